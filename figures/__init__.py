@@ -1,0 +1,1 @@
+"""Figures of the paper regenerated from saved results."""

@@ -1,0 +1,3 @@
+"""Importing this package registers every claim module's checks."""
+
+from . import foundation  # noqa: F401

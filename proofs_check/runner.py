@@ -1,0 +1,65 @@
+"""Run registered checks and report them as a table or JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+import traceback
+
+from .registry import REGISTRY, Options
+
+
+def run_claims(ids, options: Options) -> list[dict]:
+    """Run the checks of ``ids`` in order; an exception becomes status ``error``."""
+    results = []
+    for claim_id in ids:
+        claim = REGISTRY[claim_id]
+        start = time.perf_counter()
+        try:
+            outcome = claim.check(options)
+            row = {
+                "id": claim.id, "statement": claim.statement, "source": claim.source,
+                "recorded": claim.recorded, "status": outcome.status, "summary": outcome.summary,
+                "evidence": outcome.evidence,
+            }
+            if outcome.counterexample is not None:
+                row["counterexample"] = outcome.counterexample
+            if outcome.corrected is not None:
+                row["corrected_by"] = outcome.corrected
+        except Exception as error:  # a broken check is reported, never hidden
+            row = {
+                "id": claim.id, "statement": claim.statement, "source": claim.source,
+                "recorded": claim.recorded, "status": "error",
+                "summary": f"{type(error).__name__}: {error}",
+                "evidence": {"traceback": traceback.format_exc()},
+            }
+        row["seconds"] = round(time.perf_counter() - start, 3)
+        results.append(row)
+    return results
+
+
+def format_table(results: list[dict], width: int = 100) -> str:
+    lines = [f"{'claim':<24} {'status':<10} evidence", "-" * width]
+    for row in results:
+        flag = "" if row["status"] == row["recorded"] else f"  [recorded: {row['recorded']}]"
+        lines.append(f"{row['id']:<24} {row['status']:<10} {row['statement']}")
+        lines.append(f"{'':<35} -> {row['summary']}{flag}")
+    return "\n".join(lines)
+
+
+def write_json(results: list[dict], path: str, options: Options) -> None:
+    """Write atomically: a temp file in the same folder, then rename."""
+    payload = {"options": {"thorough": options.thorough, "weights": list(options.weights)},
+               "claims": results}
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w") as out:
+            json.dump(payload, out, indent=2, default=str)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
