@@ -134,7 +134,7 @@ class MultiPrecision(NumberSystem):
         self.name = f"mpmath({self.dps} digits)"
 
     def convert(self, x):
-        if isinstance(x, mpmath.mpf):
+        if hasattr(x, "_mpf_"):
             return self.ctx.mpf(x)
         if isinstance(x, (str, Fraction)) or isinstance(x, Rational):
             f = _as_fraction(x)
@@ -188,6 +188,8 @@ class Interval(NumberSystem):
 
     flint keeps its precision in one global setting; ``working()`` sets it for
     the duration of a computation and restores the caller's value afterwards.
+    Arithmetic on balls done outside ``working()`` runs at whatever flint's global
+    precision is, so callers combining balls by hand wrap it in ``working()``.
     """
 
     certified = True
@@ -211,10 +213,12 @@ class Interval(NumberSystem):
         with self.working():
             if isinstance(x, flint.arb):
                 return +x
-            if isinstance(x, mpmath.mpf):
-                # an mpf is an exact binary number; arb takes its (man, exp) exactly
-                man, exp = mpmath.mpf(x).man_exp
-                return flint.arb(int(man)) * flint.arb(2) ** int(exp)
+            if hasattr(x, "_mpf_"):
+                # an mpf (of any mpmath context) is an exact binary number
+                sign, man, exp, _ = x._mpf_
+                if not man and exp:
+                    raise ValueError(f"cannot enclose the special value {x!r} in a ball")
+                return flint.arb((-1) ** sign * int(man)) * flint.arb(2) ** int(exp)
             if isinstance(x, float):
                 return flint.arb(x)
             f = _as_fraction(x)

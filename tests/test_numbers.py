@@ -1,0 +1,71 @@
+"""theory.numbers: conversions are exact where promised and contexts do not leak."""
+
+from fractions import Fraction
+
+import flint
+import mpmath
+import numpy as np
+import pytest
+import sympy
+
+from theory.numbers import FLOAT64, SYMBOLIC, Interval, MultiPrecision
+from theory.rope import rope_angles, rotation
+
+
+def test_decimal_strings_are_decimals_and_floats_are_binary():
+    mp = MultiPrecision(40)
+    assert mp.convert("0.8") == mp.ctx.mpf(4) / 5
+    assert mp.convert(0.8) != mp.convert("0.8")  # the double nearest 0.8 is not 4/5
+    assert SYMBOLIC.convert("0.8") == sympy.Rational(4, 5)
+    assert SYMBOLIC.convert(0.5) == sympy.Rational(1, 2)
+    ball = Interval(128).convert("0.8")
+    with Interval(128).working():
+        assert ball.contains(flint.arb(4) / 5) and not ball.contains(flint.arb(0.8))
+
+
+def test_contexts_leave_global_precision_alone():
+    before_mp, before_flint = mpmath.mp.dps, flint.ctx.prec
+    MultiPrecision(80).cos(1)
+    Interval(300).cos("0.3")
+    rope_angles(16, numbers=Interval(300))
+    assert (mpmath.mp.dps, flint.ctx.prec) == (before_mp, before_flint)
+
+
+def test_interval_precision_is_honoured():
+    wide, narrow = Interval(64).cos("0.7"), Interval(400).cos("0.7")
+    assert float(narrow.rad()) < 1e-100 < float(wide.rad())
+    assert wide.overlaps(narrow)
+
+
+def test_symbolic_rotation_is_exact():
+    theta = sympy.Symbol("theta")
+    r = rotation(theta, SYMBOLIC)
+    product = sympy.Matrix(r.tolist()) * sympy.Matrix(r.tolist()).T
+    assert sympy.simplify(product - sympy.eye(2)) == sympy.zeros(2, 2)
+
+
+def test_rope_angles_power_is_exact_rational_exponent():
+    angles = rope_angles(128, numbers=SYMBOLIC)
+    assert angles[1] == sympy.Integer(10000) ** sympy.Rational(-1, 64)
+    assert rope_angles(128, numbers=FLOAT64)[1] == pytest.approx(0.8659643233600653, rel=1e-15)
+    assert rope_angles(4, base=4, numbers=SYMBOLIC)[1] == sympy.Rational(1, 2)
+
+
+@pytest.mark.parametrize("make,bad", [(MultiPrecision, 2), (MultiPrecision, 3.5), (Interval, 8), (Interval, "64")])
+def test_bad_precisions_are_refused(make, bad):
+    with pytest.raises(ValueError, match="got"):
+        make(bad)
+
+
+@pytest.mark.parametrize("dim", [0, 3, -2, 2.0])
+def test_bad_dimensions_are_refused(dim):
+    with pytest.raises(ValueError, match="even integer"):
+        rope_angles(dim)
+
+
+def test_unreadable_values_are_refused():
+    with pytest.raises(TypeError, match="bool"):
+        Interval(64).convert(True)
+    with pytest.raises(ValueError):
+        SYMBOLIC.convert("not a number")
+    assert np.isclose(FLOAT64.power(4, Fraction(1, 2)), 2.0)
