@@ -97,6 +97,8 @@ def rotate(x, position, angles, numbers: NumberSystem = FLOAT64, pairing: str = 
         pos = numbers.array(position)[..., None]
         phase = pos * angles
         c, s = numbers.cos_array(phase), numbers.sin_array(phase)
+        # one vector may be rotated to many positions (and vice versa)
+        x = np.broadcast_to(x, np.broadcast_shapes(x.shape[:-1], pos.shape[:-1]) + (dim,))
         xa, xb = x[..., a], x[..., b]
         out = x.copy()
         out[..., a] = xa * c - xb * s
