@@ -1,0 +1,375 @@
+"""The LLM evaluation of Appendix H: Table 2 prompts, datasets, answer parsing, the
+Table 3 reference, the HF backend on a tiny local model and the HTTP backend against
+a local server (127.0.0.1 only; nothing is downloaded)."""
+
+import json
+import re
+import string
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from theory.functions import is_integer_token, solve_letter, solve_number
+from training.__main__ import main
+from training.llm_backends import BackendError, HFBackend, OpenAIBackend, Reply, first_line
+from training.llm_eval import evaluate, make_items, parse_answer, score, summarize
+from training.llm_prompts import INSTRUCTIONS, WORKED_EXAMPLES, build_prompt, check_worked_examples
+from training.llm_reference import TABLE3, TABLE3_LENGTHS, TABLE3_MODELS, reference_curve
+from training.llm_tasks import LLM_SEEDS, LLM_TARGET_WINDOWS, one_hop_llm
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPER = ROOT.parent / "shared" / "reference" / "paper-2605.31558.txt"
+SOLVERS = {"number": solve_number, "letter": solve_letter}
+
+
+def normalised(text: str) -> str:
+    """Whitespace collapsed and the PDF's quote glyphs folded, to compare wording."""
+    return " ".join(re.sub("[\u2018\u2019`]", "'", text).split())
+
+
+# -- prompts (Table 2) ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("task", ["number", "letter"])
+def test_prompt_has_table2_structure_and_correct_examples(task):
+    check_worked_examples()
+    tokens = one_hop_llm(task, 12, 1, seed=0)[0][0]
+    prompt = build_prompt(task, tokens)
+    assert prompt.startswith(INSTRUCTIONS[task] + "\n\n")
+    assert "Output just the target token and absolutely nothing else." in prompt
+    pairs = re.findall(r'Input: "([^"]*)"\nOutput:(.*)', prompt)
+    assert len(pairs) == 4 and pairs[-1] == (" ".join(tokens), "")  # three examples, then the query
+    assert prompt.endswith(f'Task:\nInput: "{" ".join(tokens)}"\nOutput:')
+    for (sequence, answer), expected in zip(pairs[:3], WORKED_EXAMPLES[task]):
+        assert (sequence, answer.strip()) == expected
+        assert SOLVERS[task](sequence.split()) == (answer.strip(), 1)
+    labels = re.findall(r"^Example[^\n]*:$", prompt, flags=re.M)
+    assert labels == (["Example 1:", "Example 2:", "Example 3:"] if task == "number" else ["Example:"])
+
+
+@pytest.mark.skipif(not PAPER.exists(), reason="paper text not available")
+def test_prompt_wording_is_the_papers():
+    text = PAPER.read_text(encoding="utf-8")
+    table2 = normalised(text[text.index("Task     Prompt"):text.index("Table 2: Prompts used")])
+    for task in ("number", "letter"):
+        for line in INSTRUCTIONS[task].splitlines():
+            assert normalised(line) in table2, line
+        for sequence, answer in WORKED_EXAMPLES[task]:
+            assert f'Input: "{sequence}"' in table2 and f"Output: {answer}" in table2
+
+
+def test_prompt_rejects_bad_tokens():
+    for bad in ("a b 1", ["a b", "1"], ['a"', "1"], []):
+        with pytest.raises(ValueError):
+            build_prompt("number", bad)
+    with pytest.raises(ValueError):
+        build_prompt("nope", ["a", "1"])
+
+
+# -- datasets ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("task", ["number", "letter"])
+def test_items_cover_lengths_and_seeds_and_are_resolved(task):
+    items = make_items(task, LLM_TARGET_WINDOWS, LLM_SEEDS, count=3)
+    assert len(items) == len(LLM_TARGET_WINDOWS) * len(LLM_SEEDS) * 3
+    assert {(i.length, i.seed) for i in items} == {(L, s) for L in LLM_TARGET_WINDOWS for s in LLM_SEEDS}
+    for item in items:
+        assert len(item.tokens) == item.length + 1
+        assert SOLVERS[task](list(item.tokens)) == (item.answer, 1)
+    first = [i for i in items if (i.length, i.seed) == (48, 3)]
+    assert ([list(i.tokens) for i in first], [i.answer for i in first]) == one_hop_llm(task, 48, 3, 3)
+    assert items == make_items(task, LLM_TARGET_WINDOWS, LLM_SEEDS, count=3)
+
+
+def test_items_reject_bad_arguments():
+    for lengths, seeds in (([], [0]), ([12, 12], [0]), ([0], [0]), ([12], [-1]), ([12], [True])):
+        with pytest.raises(ValueError):
+            make_items("number", lengths, seeds, 1)
+
+
+# -- parsing and scoring ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("reply, task, parsed", [
+    ("y", "number", "y"), ("  y\n", "number", "y"), ('"y"', "number", "y"), ("'y'", "number", "y"),
+    ("`y`", "number", "y"), ("y.", "number", "y"), ('"y".', "number", "y"), ('"y."', "number", "y"),
+    ("\u201cy\u201d", "number", "y"), ("k7", "letter", "k7"), (" 'k7'. ", "letter", "k7"),
+    ("y z", "number", None), ("Output: y", "number", None), ("", "number", None), ("Y", "number", None),
+    ("k7 is the answer", "letter", None), ("k", "letter", None), ("k0", "letter", None), ("5", "number", None),
+    ('"y', "number", None), ("yy", "number", None), ("k7\nk7", "letter", None),
+])
+def test_parse_answer(reply, task, parsed):
+    assert parse_answer(reply, task) == parsed
+
+
+def test_summary_excludes_failed_items_and_counts_unparseable():
+    items = make_items("number", [12], [0, 1], count=2)
+    replies = [Reply(items[0].answer), Reply("nonsense words"), Reply(None, failed_calls=3, error="timeout"),
+               Reply(items[3].answer, failed_calls=1)]
+    (row,) = summarize(score(items, replies), [12], [0, 1])
+    assert row["per_seed"] == [0.5, 1.0] and row["accuracy_mean"] == 0.75 and row["accuracy_std"] == 0.25
+    assert (row["n_items"], row["n_scored"], row["n_correct"]) == (4, 3, 2)
+    assert (row["n_unparseable"], row["n_failed_items"], row["n_failed_calls"]) == (1, 1, 4)
+    (row,) = summarize(score(items, replies), [12], [0, 1], ddof=1)
+    assert row["accuracy_std"] == pytest.approx(0.5 ** 0.5 / 2)
+    (row,) = summarize(score(items, [Reply(None, 1)] * 4), [12], [0, 1])
+    assert row["accuracy_mean"] is None and row["per_seed"] == [None, None] and row["n_failed_items"] == 4
+
+
+# -- Table 3 -----------------------------------------------------------------------------------------
+
+def test_table3_is_complete():
+    for model in TABLE3_MODELS:
+        for task in ("number", "letter"):
+            assert sorted(TABLE3[model][task]) == list(TABLE3_LENGTHS)
+            curve = reference_curve(model, task)
+            assert len(curve["accuracy_mean"]) == len(TABLE3_LENGTHS) == 10
+            assert all(0 <= m <= 1 and 0 <= s <= 0.1 for m, s in TABLE3[model][task].values())
+    assert TABLE3["Claude Sonnet 3.7"]["letter"][32] == (0.88, 0.02)  # "above 0.88" in Section 3.7
+
+
+@pytest.mark.skipif(not PAPER.exists(), reason="paper text not available")
+def test_table3_matches_the_paper_text():
+    text = PAPER.read_text(encoding="utf-8")
+    block = text[text.index("Length    GPT 5.4"):text.index("Table 3: Mean accuracy")]
+    rows = {}
+    for line in block.splitlines()[2:]:
+        numbers = [float(x) for x in re.findall(r"\d+(?:\.\d+)?", line)]
+        if numbers:
+            rows[int(numbers[0])] = numbers[1:]
+    assert tuple(rows) == TABLE3_LENGTHS
+    for length, cells in rows.items():
+        expected = []
+        for model in TABLE3_MODELS:
+            for task in ("number", "letter"):
+                expected += TABLE3[model][task][length]
+        assert cells == expected, length
+
+
+# -- HF backend on a tiny local model ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tiny_tokenizer():
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(r"[^\S\n]+"), "removed"),
+                                   pre_tokenizers.Split("\n", "isolated"), pre_tokenizers.Punctuation("isolated")])
+    words = ["[UNK]", "[PAD]", "[EOS]"] + list(string.ascii_lowercase)
+    words += [a + d for a in string.ascii_lowercase for d in "123456789"]
+    words += [a + b for a in string.ascii_lowercase for b in string.ascii_lowercase] + [str(i) for i in range(1, 301)]
+    for task in ("number", "letter"):
+        words += [w for w, _ in pre.pre_tokenize_str(build_prompt(task, ["a1", "1"]))]
+    vocab = {w: i for i, w in enumerate(dict.fromkeys(words))}
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre
+    return PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]",
+                                   eos_token="[EOS]")
+
+
+def tiny_gpt2(tokenizer, seed=0):
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(seed)
+    config = GPT2Config(vocab_size=len(tokenizer), n_positions=512, n_embd=32, n_layer=2, n_head=2,
+                        tie_word_embeddings=False, eos_token_id=tokenizer.eos_token_id,
+                        bos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    return GPT2LMHeadModel(config).eval()
+
+
+def test_hf_backend_batches_like_unpadded_greedy_decoding(tiny_tokenizer):
+    import torch
+
+    model = tiny_gpt2(tiny_tokenizer)
+    items = make_items("letter", [12, 16], [0], count=3)
+    prompts = [item.prompt for item in items]
+    done = []
+    replies = HFBackend(model, tiny_tokenizer, max_new_tokens=3, batch_size=4).complete(prompts, done.append)
+    assert sum(done) == len(prompts)
+    for prompt, reply in zip(prompts, replies):
+        ids = torch.tensor([tiny_tokenizer(prompt)["input_ids"]])
+        for _ in range(3):  # greedy by hand, one prompt at a time, no padding
+            with torch.no_grad():
+                ids = torch.cat([ids, model(ids).logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+        new = ids[0, -3:].tolist()
+        if tiny_tokenizer.eos_token_id in new:
+            new = new[:new.index(tiny_tokenizer.eos_token_id)]
+        raw = tiny_tokenizer.decode(new, skip_special_tokens=True)
+        assert reply.raw == raw and reply.text == first_line(raw) and reply.failed_calls == 0
+
+
+def constant_model(tokenizer, token: str):
+    """A GPT-2 whose greedy continuation is always ``token``: the final LayerNorm
+    outputs a constant vector and only ``token``'s output row is non-zero."""
+    import torch
+
+    model = tiny_gpt2(tokenizer)
+    with torch.no_grad():
+        model.transformer.ln_f.weight.zero_()
+        model.transformer.ln_f.bias.fill_(1.0)
+        model.lm_head.weight.zero_()
+        model.lm_head.weight[tokenizer.convert_tokens_to_ids(token)] = 1.0
+    return model
+
+
+def test_hf_backend_scores_a_model_that_always_says_y(tiny_tokenizer):
+    model = constant_model(tiny_tokenizer, "y")
+    backend = HFBackend(model, tiny_tokenizer, name="always-y", max_new_tokens=1, batch_size=8)
+    results, records = evaluate(backend, "number", [12, 16], [0, 1], count=10)
+    assert results["model"] == "always-y" and results["backend"] == "hf"
+    for row in results["per_length"]:
+        mine = [r for r in records if r["length"] == row["length"]]
+        assert all(r["reply"] == "y" for r in mine)
+        assert row["per_seed"] == [sum(r["answer"] == "y" for r in mine if r["seed"] == s) / 10 for s in (0, 1)]
+        assert (row["n_scored"], row["n_unparseable"], row["n_failed_items"]) == (20, 0, 0)
+    backend.max_new_tokens = 3  # "y y y" is not a single token
+    results, _ = evaluate(backend, "number", [12], [0], count=4)
+    assert results["per_length"][0]["n_unparseable"] == 4 and results["per_length"][0]["accuracy_mean"] == 0
+
+
+def test_hf_backend_cuts_raw_completions_at_a_newline_but_not_chat_turns(tiny_tokenizer):
+    model = constant_model(tiny_tokenizer, "\n")
+    prompt = make_items("number", [12], [0], count=1)[0].prompt
+    with pytest.raises(ValueError, match="chat template"):
+        HFBackend(model, tiny_tokenizer, chat_template=True)
+    (raw,) = HFBackend(model, tiny_tokenizer, max_new_tokens=2).complete([prompt])
+    assert (raw.raw, raw.text) == ("\n \n", "")
+    tiny_tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    try:
+        (chat,) = HFBackend(model, tiny_tokenizer, max_new_tokens=2, chat_template=True).complete([prompt])
+    finally:
+        tiny_tokenizer.chat_template = None
+    assert chat.text == chat.raw == "\n \n"  # the turn is kept whole: not a single token
+
+
+# -- OpenAI-compatible backend against a local server -------------------------------------------------
+
+class ChatHandler(BaseHTTPRequestHandler):
+    """Behaviour chosen by the request's model name, ``<behaviour>-<unique tag>``."""
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        prompt = body["messages"][0]["content"]
+        server = self.server
+        with server.lock:
+            server.requests.append((dict(self.headers), body))
+            key = (body["model"], prompt)
+            server.calls[key] = calls = server.calls.get(key, 0) + 1
+        sequence = prompt.rsplit('Input: "', 1)[1].split('"', 1)[0].split()
+        answer = (solve_number if is_integer_token(sequence[-1]) else solve_letter)(sequence)[0]
+        wrong = (chr((ord(answer[0]) - 96) % 26 + 97) + answer[1:])
+        behaviour = body["model"].split("-")[0]
+        if behaviour == "flaky" and calls <= 2:
+            return self.send(500 if calls == 1 else 429, b"busy", {"Retry-After": "3"} if calls == 2 else {})
+        if behaviour == "malformed":
+            return self.send(200, b'{"choices": [')
+        if behaviour == "slow":
+            time.sleep(0.6)
+        statuses = {"auth": 401, "bad": 400}
+        if behaviour in statuses:
+            return self.send(statuses[behaviour], b"{}")
+        content = {"wrong": wrong, "quoted": f'"{answer}".', "null": None}.get(behaviour, answer)
+        self.send(200, json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode())
+
+    def send(self, status, payload, headers=()):
+        self.send_response(status)
+        for name, value in dict(headers).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        try:
+            self.wfile.write(payload)
+        except OSError:  # the client gave up (timeout test)
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def server():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), ChatHandler)
+    httpd.daemon_threads, httpd.block_on_close = True, False
+    httpd.lock, httpd.requests, httpd.calls = threading.Lock(), [], {}
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield httpd
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def api(server, behaviour, **options):
+    options = {"backoff": 0.0, "api_key_env": None, "sleep": lambda seconds: None, **options}  # no real waits
+    return OpenAIBackend(f"{behaviour}-{uuid.uuid4().hex[:8]}", base_url=f"http://127.0.0.1:{server.server_port}/v1",
+                         **options)
+
+
+@pytest.mark.parametrize("behaviour, options, accuracy, failed_calls_per_item, failed", [
+    ("correct", {}, 1.0, 0, False), ("wrong", {}, 0.0, 0, False), ("quoted", {}, 1.0, 0, False),
+    ("flaky", {"max_attempts": 3}, 1.0, 2, False), ("flaky", {"max_attempts": 2}, None, 2, True),
+    ("malformed", {"max_attempts": 3}, None, 3, True), ("null", {"max_attempts": 2}, None, 2, True),
+    ("bad", {"max_attempts": 4}, None, 1, True), ("slow", {"max_attempts": 2, "timeout": 0.2}, None, 2, True),
+])
+def test_openai_backend_counts_every_outcome(server, behaviour, options, accuracy, failed_calls_per_item, failed):
+    count = 2 if behaviour == "slow" else 3
+    results, records = evaluate(api(server, behaviour, **options), "letter", [12], [0], count=count)
+    (row,) = results["per_length"]
+    assert row["accuracy_mean"] == accuracy and row["n_items"] == count
+    assert row["n_failed_calls"] == failed_calls_per_item * count
+    assert (row["n_failed_items"], row["n_scored"]) == ((count, 0) if failed else (0, count))
+    assert row["n_unparseable"] == 0
+    if failed:
+        assert all(r["correct"] is None and r["error"] for r in records)
+
+
+def test_openai_backend_request_backoff_and_fatal_errors(server, monkeypatch):
+    monkeypatch.setenv("TEST_LLM_KEY", "sk-test")
+    waits = []
+    backend = api(server, "flaky", max_attempts=3, backoff=0.5, workers=3, api_key_env="TEST_LLM_KEY",
+                  max_tokens=7, max_tokens_field="max_completion_tokens", extra_body={"reasoning_effort": "none"},
+                  sleep=waits.append)
+    prompts = [item.prompt for item in make_items("number", [16], [1], count=4)]
+    replies = backend.complete(prompts)
+    assert [r.text for r in replies] == [solve_number(p.rsplit('"', 2)[1].split())[0] for p in prompts]
+    assert sorted(waits) == [0.5] * 4 + [3.0] * 4  # doubling backoff, then the 429's Retry-After
+    headers, body = next((h, b) for h, b in server.requests if b["model"] == backend.model)
+    assert headers["Authorization"] == "Bearer sk-test"
+    assert body["temperature"] == 0 and body["max_completion_tokens"] == 7 and body["reasoning_effort"] == "none"
+    assert "sk-test" not in json.dumps(backend.describe())
+    with pytest.raises(BackendError, match="401"):
+        api(server, "auth").complete(prompts[:1])
+    dead = OpenAIBackend("x", base_url="http://127.0.0.1:9/v1", api_key_env=None, max_attempts=2, backoff=0)
+    assert dead.complete(prompts[:1])[0].failed_calls == 2  # connection refused: retried, then failed
+
+
+def test_cli_writes_results_json(server, tmp_path, capsys):
+    out, replies = tmp_path / "r.json", tmp_path / "r.jsonl"
+    base = ["llm", "--backend", "openai", "--base-url", f"http://127.0.0.1:{server.server_port}/v1",
+            "--api-key-env", "UNSET_TEST_VAR", "--task", "letter", "--lengths", "12,16", "--seeds", "0,1",
+            "--count", "2", "--backoff", "0", "--json", str(out)]
+    assert main(base + ["--model", "correct-cli", "--name", "Local", "--replies", str(replies)]) == 0
+    results = json.loads(out.read_text())
+    assert (results["model"], results["backend"], results["task"]) == ("Local", "openai", "letter")
+    assert results["lengths"] == [12, 16] and results["seeds"] == [0, 1]
+    assert [row["accuracy_mean"] for row in results["per_length"]] == [1.0, 1.0]
+    assert results["settings"]["count_per_length_and_seed"] == 2
+    assert len(replies.read_text().splitlines()) == 8
+    assert main(base + ["--model", "auth-cli"]) == 1 and "401" in capsys.readouterr().err
+    assert main(base + ["--model", "correct-cli", "--lengths", "0"]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "r.jsonl"]  # no temporary files left
+
+
+def test_cli_hf_backend_loads_a_local_directory(tiny_tokenizer, tmp_path):
+    model_dir, out = tmp_path / "tiny", tmp_path / "hf.json"
+    constant_model(tiny_tokenizer, "y").save_pretrained(model_dir)
+    tiny_tokenizer.save_pretrained(model_dir)
+    args = ["llm", "--backend", "hf", "--model", str(model_dir), "--task", "number", "--lengths", "12",
+            "--seeds", "0", "--count", "5", "--max-new-tokens", "1", "--device", "cpu", "--json", str(out)]
+    assert main(args) == 0
+    results = json.loads(out.read_text())
+    assert results["backend"] == "hf" and results["settings"]["backend"]["chat_template"] is False
+    assert results["per_length"][0]["n_scored"] == 5 and results["per_length"][0]["n_unparseable"] == 0
+    assert main(args[:4] + [str(tmp_path / "missing")] + args[5:]) == 2
