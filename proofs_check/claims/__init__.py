@@ -1,3 +1,7 @@
 """Importing this package registers every claim module's checks."""
 
 from . import foundation  # noqa: F401
+from . import constructions  # noqa: F401
+from . import discrepancy  # noqa: F401
+from . import retrieval_discrepancy  # noqa: F401
+from . import impossibility  # noqa: F401

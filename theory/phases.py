@@ -1,0 +1,145 @@
+"""Exact angles ``c0 + c1 pi`` and exact decisions about cosines of them.
+
+Every RoPE phase in the constructions is an integer combination of theta and
+omega = 2 pi / |ALPH|, so with theta = c0 + c1 pi (rationals: ``0.8`` is 4/5, ``2*pi/5``
+is c1 = 2/5, and sums such as ``2*pi/9 + 1/1000000``) every phase is again c0 + c1 pi.
+
+* Equality.  cos x = cos y iff x = +-y (mod 2 pi).  As pi is irrational, x - y =
+  (c0 - c0') + (c1 - c1') pi is in 2 pi Z iff c0 = c0' and c1 - c1' is an even integer
+  (likewise for x + y): ``cosine_key`` is equal for two phases exactly when their cosines
+  are, a test on rationals with no rounding.
+* Order.  Distinct cosines are ordered with arb balls, raising the precision until every
+  neighbouring pair is separated (``certified_cosines``); two distinct cosines always
+  separate eventually, so this terminates.
+* alpha = theta / 2 pi = c1/2 + (c0/2) / pi is irrational iff c0 != 0; it is what the
+  continued fractions of ``theory.diophantine`` expand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import flint
+import numpy as np
+import sympy
+
+from .diophantine import PiRational
+from .numbers import Interval, MultiPrecision, NumberSystem, _as_fraction
+
+__all__ = ["Angle", "cosine_key", "CosineTable", "certified_cosines"]
+
+
+@dataclass(frozen=True)
+class Angle:
+    """The angle ``rational + pi_multiple * pi`` (both exact Fractions)."""
+
+    rational: Fraction = Fraction(0)
+    pi_multiple: Fraction = Fraction(0)
+
+    @classmethod
+    def of(cls, value) -> "Angle":
+        """Read an Angle; an int, Fraction, float (its binary value) or decimal string as
+        radians; an object with ``coefficient``/``times_pi`` (constructions' Angle); or a
+        sympy expression / string ``a + b*pi`` such as ``"2*pi/9 + 1/10**6"``."""
+        if isinstance(value, Angle):
+            return value
+        if hasattr(value, "coefficient") and hasattr(value, "times_pi"):
+            c = Fraction(value.coefficient)
+            return cls(Fraction(0), c) if value.times_pi else cls(c)
+        if isinstance(value, (int, float, Fraction)) and not isinstance(value, bool):
+            return cls(Fraction(value))
+        if isinstance(value, str):
+            try:
+                return cls(_as_fraction(value))
+            except (ValueError, ZeroDivisionError):
+                pass
+        expr = sympy.expand(sympy.sympify(value, rational=True))
+        b = expr.coeff(sympy.pi)
+        a = sympy.simplify(expr - b * sympy.pi)
+        if not (a.is_Rational and b.is_Rational):
+            raise ValueError(f"angle {value!r} is not of the form a + b*pi with rational a, b")
+        return cls(Fraction(int(a.p), int(a.q)), Fraction(int(b.p), int(b.q)))
+
+    def __mul__(self, k: int) -> "Angle":
+        return Angle(self.rational * k, self.pi_multiple * k)
+
+    __rmul__ = __mul__
+
+    def __add__(self, other: "Angle") -> "Angle":
+        return Angle(self.rational + other.rational, self.pi_multiple + other.pi_multiple)
+
+    def __neg__(self) -> "Angle":
+        return Angle(-self.rational, -self.pi_multiple)
+
+    def turns(self) -> PiRational:
+        """alpha = theta / (2 pi) as ``a + b / pi``."""
+        return PiRational(self.pi_multiple / 2, self.rational / 2)
+
+    def value(self, numbers: NumberSystem):
+        with numbers.working():
+            v = numbers.convert(self.rational)
+            if self.pi_multiple:
+                v = v + numbers.convert(self.pi_multiple) * numbers.pi()
+            return v
+
+    def ball(self, balls: Interval):
+        return self.value(balls)
+
+    def __float__(self):
+        return float(self.rational) + float(self.pi_multiple) * np.pi
+
+    def decimal(self, digits: int = 40) -> str:
+        mp = MultiPrecision(digits + 10)
+        return mp.ctx.nstr(self.value(mp), digits)
+
+    def sympy(self):
+        r = lambda f: sympy.Rational(f.numerator, f.denominator)  # noqa: E731
+        return r(self.rational) + r(self.pi_multiple) * sympy.pi
+
+    def __str__(self):
+        return str(self.sympy())
+
+    def describe(self, digits: int = 40) -> dict:
+        """JSON-ready: exact form and a decimal string."""
+        return {"exact": str(self), "decimal": self.decimal(digits)}
+
+
+def cosine_key(phase: Angle) -> tuple:
+    """Equal for two phases iff their cosines are equal (module docstring)."""
+    a = (phase.rational, phase.pi_multiple % 2)
+    b = (-phase.rational, (-phase.pi_multiple) % 2)
+    return min(a, b)
+
+
+@dataclass
+class CosineTable:
+    """Distinct cosines of some phases: ``rank[key]`` (0 = largest) and ``value[key]``
+    (arb at ``prec`` bits), with every neighbouring pair certified strictly ordered."""
+
+    rank: dict
+    value: dict
+    prec: int
+
+
+def certified_cosines(phases, prec: int = 128, max_prec: int = 1 << 15) -> CosineTable:
+    keys = {cosine_key(p): p for p in phases}
+    while True:
+        balls = Interval(prec)
+        with balls.working():
+            value = {k: cos_ball(p, balls) for k, p in keys.items()}
+            order = sorted(value, key=lambda k: -value[k].mid())
+            if all(value[order[i]] > value[order[i + 1]] for i in range(len(order) - 1)):
+                return CosineTable({k: r for r, k in enumerate(order)}, value, prec)
+        if prec >= max_prec:
+            raise ArithmeticError(f"distinct cosines not separated at {max_prec} bits")
+        prec *= 4
+
+
+def cos_ball(phase: Angle, balls: Interval):
+    """cos(phase) as a ball (arb's exact-argument routine for rational multiples of pi)."""
+    with balls.working():
+        if phase.rational == 0:
+            return flint.arb.cos_pi_fmpq(flint.fmpq(phase.pi_multiple.numerator,
+                                                    phase.pi_multiple.denominator))
+        return phase.ball(balls).cos()
