@@ -1,0 +1,358 @@
+"""The GPT-J decoder of the paper (Appendix C.2), written out in one file.
+
+Architecture (HF ``GPTJForCausalLM`` semantics, proven equal by ``tests/test_model.py``):
+
+* token embedding ``wte`` and embedding dropout; no learned positions (RoPE only);
+* ``n_layer`` *parallel* blocks: one LayerNorm ``ln_1`` feeds both branches and
+  ``x <- x + attn(ln_1(x)) + mlp(ln_1(x))``;
+* attention: bias-free ``q/k/v/out`` projections, rotary on the first
+  ``rotary_dim`` dims of each head with GPT-J's *adjacent* pairs ``(2k, 2k+1)``
+  and angles ``theory.rope.rope_angles`` (base 10000), logits scaled by
+  ``1 / sqrt(head_dim)`` exactly as HF GPT-J (``scaling = head_dim ** -0.5``);
+* MLP ``fc_in -> gelu_new -> fc_out`` (both with bias); final LayerNorm ``ln_f``;
+  untied ``lm_head`` *with* bias.
+
+Parameter names equal HF's (``transformer.h.3.attn.q_proj.weight`` ...), so a
+state dict moves between the two without renaming (see ``training.checkpoints``).
+
+Internals for the positional/symbolic analysis come out of the same forward pass
+(``forward(idx, return_internals=True)``); ``layer_last_token_logits`` recomputes
+one layer's last-token logits from (possibly permuted) hidden states entering it.
+
+Numerics: the rotary table ``e^(i position angle)`` is computed in float64 from
+``rope_angles`` and cast to the activation precision.  HF builds its sin/cos table
+in float32 (``float32(position) * float32(angle)``), whose angle error grows with
+position (about 2e-4 rad at position 5,000); ours is correctly rounded at every
+length.  That table is the only difference: in float64 with HF's table replaced by
+the exact one, logits agree to 1e-15 (tests/test_model.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from theory.rope import rope_angles
+
+__all__ = ["ModelConfig", "GPTJ", "Internals", "gelu_new"]
+
+
+@dataclass
+class ModelConfig:
+    """Every number of the model.  Defaults are the paper's (Appendix C.2)."""
+
+    vocab_size: int = 136  # number task; the letter task has 128
+    n_layer: int = 12
+    n_head: int = 1
+    n_embd: int = 128
+    rotary_dim: int = 128  # rotary on all head dims: 64 frequencies
+    n_inner: int = 512
+    n_positions: int = 8192  # only written to config.json: lets HF evaluate 5,000+ tokens
+    rope_base: float = 10000.0  # HF GPT-J hard-codes 10000; see to_hf_dict
+    embd_pdrop: float = 0.1
+    attn_pdrop: float = 0.1
+    resid_pdrop: float = 0.1
+    layer_norm_epsilon: float = 1e-5
+    initializer_range: float = 0.02
+
+    def __post_init__(self):
+        if self.n_embd % self.n_head:
+            raise ValueError(f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}")
+        head_dim = self.n_embd // self.n_head
+        if self.rotary_dim % 2 or not 2 <= self.rotary_dim <= head_dim:
+            raise ValueError(f"rotary_dim must be even and in [2, head_dim={head_dim}], got {self.rotary_dim}")
+
+    @property
+    def head_dim(self) -> int:
+        return self.n_embd // self.n_head
+
+    def to_hf_dict(self) -> dict:
+        """The ``config.json`` that ``transformers.GPTJConfig`` reads (model_type ``gptj``)."""
+        if self.rope_base != 10000:
+            # HF's create_sinusoidal_positions has 10000 built in: saving another base would
+            # silently give a different model in HF, so refuse.
+            raise ValueError(f"HF GPT-J supports only rope base 10000, got {self.rope_base}")
+        return {
+            "model_type": "gptj",
+            "architectures": ["GPTJForCausalLM"],
+            "vocab_size": self.vocab_size,
+            "n_layer": self.n_layer,
+            "n_head": self.n_head,
+            "n_embd": self.n_embd,
+            "rotary_dim": self.rotary_dim,
+            "n_inner": self.n_inner,
+            "n_positions": self.n_positions,
+            "activation_function": "gelu_new",
+            "embd_pdrop": self.embd_pdrop,
+            "attn_pdrop": self.attn_pdrop,
+            "resid_pdrop": self.resid_pdrop,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "initializer_range": self.initializer_range,
+            "tie_word_embeddings": False,
+            "bos_token_id": None,
+            "eos_token_id": None,
+            "dtype": "float32",
+        }
+
+    @classmethod
+    def from_hf_dict(cls, d: dict) -> "ModelConfig":
+        """Read a GPT-J ``config.json`` (ours or one HF wrote); refuse what we cannot represent."""
+        if d.get("model_type") != "gptj":
+            raise ValueError(f"model_type must be 'gptj', got {d.get('model_type')!r}")
+        if d.get("activation_function", "gelu_new") != "gelu_new":
+            raise ValueError(f"only activation_function 'gelu_new' is supported, got {d['activation_function']!r}")
+        if d.get("tie_word_embeddings", False):
+            raise ValueError("tied word embeddings are not supported (the paper's model is untied)")
+        n_embd = int(d["n_embd"])
+        n_head = int(d["n_head"])
+        n_inner = d.get("n_inner")
+        rotary_dim = d.get("rotary_dim")
+        names = {f.name for f in fields(cls)}
+        kwargs = {k: d[k] for k in names if k in d and k not in ("n_inner", "rotary_dim", "rope_base")}
+        kwargs["n_inner"] = 4 * n_embd if n_inner is None else int(n_inner)
+        # HF: rotary_dim None means rotary on the whole head
+        kwargs["rotary_dim"] = n_embd // n_head if rotary_dim is None else int(rotary_dim)
+        return cls(**kwargs)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def gelu_new(x: torch.Tensor) -> torch.Tensor:
+    """HF's ``gelu_new``: ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``.
+
+    ``F.gelu(approximate="tanh")`` is the same formula as one fused kernel (faster
+    to train); it agrees with HF's op-by-op version to rounding (tested).
+    """
+    return F.gelu(x, approximate="tanh")
+
+
+class Dropout(nn.Module):
+    """``nn.Dropout`` with cheaper random numbers on CPU.
+
+    torch's CPU generator costs about as much per float as per 64-bit word, and a
+    paper-size training step draws ~3.5M dropout decisions: ``bernoulli_`` made
+    dropout ~15% of a CPU step.  Here each 64-bit word gives four 16-bit uniforms,
+    one decision each (2-3x faster).  The drop probability is rounded to a multiple
+    of 2**-16 (0.1 -> 0.0999908) and kept units are scaled by 1 / P(keep), so the
+    expectation is exactly preserved.  On other devices: ``F.dropout``.
+    """
+
+    def __init__(self, p: float):
+        super().__init__()
+        if not 0 <= p < 1:
+            raise ValueError(f"dropout probability must be in [0, 1), got {p}")
+        self.p = p
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0:
+            return x
+        if x.device.type != "cpu":
+            return F.dropout(x, self.p, training=True)
+        n = x.numel()
+        words = torch.randint(-2**63, 2**63 - 1, ((n + 3) // 4,), dtype=torch.int64)
+        uniform16 = words.view(torch.int16)[:n].view(x.shape)  # each in [-32768, 32767]
+        keep = round((1 - self.p) * 65536)
+        return x * ((uniform16 < keep - 32768) * (65536 / keep)).to(x.dtype)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class Rotary(nn.Module):
+    """GPT-J rotary embedding with tables that grow on demand (any sequence length).
+
+    An adjacent pair (x0, x1) = dims (2k, 2k+1) rotated by angle a is the complex
+    product (x0 + i x1) * e^(i a): one complex multiply rotates all 64 planes,
+    3-4x cheaper in a training step than GPT-J's rotate_every_two with cos/sin
+    tables (identical result; tested against HF).
+    """
+
+    def __init__(self, rotary_dim: int, base: float):
+        super().__init__()
+        angles = np.asarray(rope_angles(rotary_dim, base), dtype=np.float64)
+        # float64 on CPU, never cast by model.to(dtype): the tables are built from it
+        self.angles = torch.from_numpy(angles)
+        self.rotary_dim = rotary_dim
+        self._tables: dict = {}  # (device, complex dtype) -> e^(i position angle), (length, rotary_dim/2)
+
+    def table(self, length: int, device, dtype) -> torch.Tensor:
+        key = (str(device), dtype)
+        cached = self._tables.get(key)
+        if cached is None or cached.shape[0] < length:
+            size = max(length, 64, 2 * (0 if cached is None else cached.shape[0]))
+            phase = torch.arange(size, dtype=torch.float64)[:, None] * self.angles[None, :]
+            cached = self._tables[key] = torch.polar(torch.ones_like(phase), phase).to(device=device, dtype=dtype)
+        return cached[:length]
+
+    def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """Rotate ``x`` (B, H, T, head_dim): entry t sits at position ``start + t``."""
+        r = self.rotary_dim
+        # complex arithmetic exists for float32/64 only; half precision rotates in float32
+        work = torch.float64 if x.dtype == torch.float64 else torch.float32
+        cdtype = torch.complex128 if work == torch.float64 else torch.complex64
+        cis = self.table(start + x.shape[-2], x.device, cdtype)[start:]
+        pairs = torch.view_as_complex(x[..., :r].to(work).unflatten(-1, (r // 2, 2)).contiguous())
+        rotated = torch.view_as_real(pairs * cis).flatten(-2).to(x.dtype)
+        return rotated if r == x.shape[-1] else torch.cat((rotated, x[..., r:]), dim=-1)
+
+
+class Attention(nn.Module):
+    def __init__(self, config: ModelConfig, rotary: Rotary):
+        super().__init__()
+        self.n_head, self.head_dim = config.n_head, config.head_dim
+        self.q_proj = nn.Linear(config.n_embd, config.n_embd, bias=False)
+        self.k_proj = nn.Linear(config.n_embd, config.n_embd, bias=False)
+        self.v_proj = nn.Linear(config.n_embd, config.n_embd, bias=False)
+        self.out_proj = nn.Linear(config.n_embd, config.n_embd, bias=False)
+        self.attn_pdrop = config.attn_pdrop
+        self.resid_dropout = Dropout(config.resid_pdrop)
+        self.rotary = rotary  # shared by all layers, not a parameter
+        self.scale = self.head_dim ** -0.5  # HF GPT-J's scaling
+
+    def heads(self, proj: nn.Linear, x: torch.Tensor) -> torch.Tensor:
+        B, T, _ = x.shape
+        return proj(x).view(B, T, self.n_head, self.head_dim).transpose(1, 2)  # (B, H, T, hd)
+
+    def last_token_logits(self, x: torch.Tensor) -> torch.Tensor:
+        """Pre-softmax logits of the last query over all keys, (B, H, T); x is ln_1 output."""
+        T = x.shape[1]
+        q = self.rotary(self.heads(self.q_proj, x[:, -1:]), start=T - 1)
+        k = self.rotary(self.heads(self.k_proj, x))
+        return (q @ k.transpose(-1, -2)).squeeze(-2) * self.scale
+
+    def forward(self, x: torch.Tensor, want_logits: bool = False, last_only: bool = False):
+        """Attention output for every position, or for the last one only (B, 1, C).
+
+        The last query sees every key, so its row needs no causal mask: that row is
+        both the last-only output and the exposed last-token logits.
+        """
+        B, T, C = x.shape
+        queries = x[:, -1:] if last_only else x
+        q = self.rotary(self.heads(self.q_proj, queries), start=T - queries.shape[1])
+        k = self.rotary(self.heads(self.k_proj, x))
+        v = self.heads(self.v_proj, x)
+        y = F.scaled_dot_product_attention(
+            q, k, v, is_causal=not last_only, scale=self.scale,
+            dropout_p=self.attn_pdrop if self.training else 0.0)
+        y = self.resid_dropout(self.out_proj(y.transpose(1, 2).reshape(B, queries.shape[1], C)))
+        logits = (q[:, :, -1:, :] @ k.transpose(-1, -2)).squeeze(-2) * self.scale if want_logits else None
+        return y, logits
+
+
+class MLP(nn.Module):
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.fc_in = nn.Linear(config.n_embd, config.n_inner)
+        self.fc_out = nn.Linear(config.n_inner, config.n_embd)
+        self.dropout = Dropout(config.resid_pdrop)
+
+    def forward(self, x):
+        return self.dropout(self.fc_out(gelu_new(self.fc_in(x))))
+
+
+class Block(nn.Module):
+    """GPT-J parallel block: one LayerNorm feeds attention and MLP side by side."""
+
+    def __init__(self, config: ModelConfig, rotary: Rotary):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(config.n_embd, eps=config.layer_norm_epsilon)
+        self.attn = Attention(config, rotary)
+        self.mlp = MLP(config)
+
+    def forward(self, x, want_logits: bool = False, last_only: bool = False):
+        """``last_only``: output only the last position (B, 1, C); used for the final
+        block when only the last token's logits are wanted (keys still see all of x)."""
+        h = self.ln_1(x)
+        a, logits = self.attn(h, want_logits, last_only)
+        if last_only:
+            x, h = x[:, -1:], h[:, -1:]
+        return x + a + self.mlp(h), logits
+
+
+@dataclass
+class Internals:
+    """What the analysis needs, per layer l = 0 .. n_layer-1, from one forward pass.
+
+    hidden_in[l]:   (B, T, n_embd) hidden states entering block l (after embedding
+                    dropout for l = 0, i.e. the embeddings in eval mode); equals HF's
+                    ``output_hidden_states=True`` entry l.
+    last_logits[l]: (B, n_head, T) pre-softmax attention logits of the last position
+                    (query T-1) over keys 0..T-1, scaled by 1/sqrt(head_dim) as HF;
+                    softmax over the last axis gives HF's ``attentions[l][:, :, -1]``.
+    """
+
+    hidden_in: list
+    last_logits: list
+
+
+class GPTJ(nn.Module):
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.config = config
+        self.rotary = Rotary(config.rotary_dim, config.rope_base)
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(config.vocab_size, config.n_embd),
+            drop=Dropout(config.embd_pdrop),
+            h=nn.ModuleList([Block(config, self.rotary) for _ in range(config.n_layer)]),
+            ln_f=nn.LayerNorm(config.n_embd, eps=config.layer_norm_epsilon),
+        ))
+        self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=True)  # untied, biased
+        self.apply(self._init_weights)
+
+    def _init_weights(self, module):
+        # HF GPT-J's init: normal(0, 0.02) for every matrix and embedding, zero biases,
+        # LayerNorm (1, 0); no depth scaling (unlike GPT-2/nanoGPT).
+        std = self.config.initializer_range
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, mean=0.0, std=std)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=std)
+        elif isinstance(module, nn.LayerNorm):
+            nn.init.ones_(module.weight)
+            nn.init.zeros_(module.bias)
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def forward(self, idx: torch.Tensor, last_only: bool = False, return_internals: bool = False):
+        """Logits for token ids ``idx`` (B, T).
+
+        last_only: apply ``ln_f`` + ``lm_head`` to the last position only and return
+            (B, vocab) instead of (B, T, vocab): all the last-token loss needs.
+        return_internals: also return an ``Internals`` (hidden states entering each
+            block, last-token attention logits), gathered during this same pass.
+        """
+        x = self.transformer.drop(self.transformer.wte(idx))
+        hidden_in, last_logits = [], []
+        last = len(self.transformer.h) - 1
+        for i, block in enumerate(self.transformer.h):
+            if return_internals:
+                hidden_in.append(x)
+            # the final block's queries, MLP and residual matter only at the last
+            # position when only its logits are wanted: skip the other T-1 there
+            x, logits = block(x, want_logits=return_internals, last_only=last_only and i == last)
+            if return_internals:
+                last_logits.append(logits)
+        if last_only:
+            x = x[:, -1, :]
+        logits = self.lm_head(self.transformer.ln_f(x))
+        if return_internals:
+            return logits, Internals(hidden_in, last_logits)
+        return logits
+
+    def layer_last_token_logits(self, layer: int, hidden: torch.Tensor) -> torch.Tensor:
+        """Recompute layer ``layer``'s last-token logits (B, n_head, T) from ``hidden``.
+
+        ``hidden`` (B, T, n_embd) are the states entering that block (e.g. a row of
+        ``Internals.hidden_in`` with two positions swapped); positions stay 0..T-1,
+        so a swap moves content while RoPE keeps each slot's position.
+        """
+        block = self.transformer.h[layer]
+        return block.attn.last_token_logits(block.ln_1(hidden))
