@@ -1,0 +1,120 @@
+"""python -m figures [NAMES] [--out DIR] [--list] [--runs DIR] [--llm DIR] [--figure5a FILE] [--figure4a FILE]
+
+Regenerate the paper's figures (PNG + PDF) and Table 1 (Markdown) from saved results only.
+
+Missing inputs.  With NAMES, every named figure is required: one whose input file is absent
+is reported (the file and the command that writes it) and the exit status is 1, after the
+other named figures are built.  Without NAMES, every figure is attempted; those whose inputs
+are absent are skipped with a warning, and the exit status is 0 as long as at least one
+figure was built (Figures 4A, 5A and 5C/D need only committed files, so a fresh checkout
+always builds something).  A figure drawn for one task while the other task's file is
+absent is written with a panel naming the missing file; it counts as missing input (an error
+with NAMES, a warning without).  An input that exists but does not follow its schema is an
+error in both modes.  An unknown name: one line on stderr, exit status 2, nothing built.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from .frequency_figures import build_fig8, build_table1
+from .generalisation_figures import build_discrepancy_trained, build_fig5b, build_fig5cd
+from .geometry_figures import build_fig4bc
+from .loaders import ROOT, InputError, Inputs, MissingInput
+from .style import show_path
+from .theory_figures import build_fig4a, build_fig5a
+from .training_figures import build_fig2, build_fig6, build_fig7
+
+FIGURES = {
+    "fig2": (build_fig2, "accuracy per hop, scores of L1/L5/L11, purity (analysis.json, metrics.jsonl)"),
+    "fig4a": (build_fig4a, "T_Index geometry: key v and rotated queries (constructions/results/figure4a.json)"),
+    "fig4bc": (build_fig4bc, "trained layer-1 queries/keys on the dominant plane; contribution per ID"),
+    "fig5a": (build_fig5a, "stated vs exact vs corrected discrepancy (proofs_check/results/figure5a.json)"),
+    "fig5b": (build_fig5b, "trained GPT-J accuracy against length (length_generalisation.json)"),
+    "fig5cd": (build_fig5cd, "LLM 1-hop accuracy against length: paper's Table 3 and our result files"),
+    "fig6": (build_fig6, "scores and entropy of every layer over training (analysis.json)"),
+    "fig7": (build_fig7, "head purity counts for gamma 0.1 and 0.05 (analysis.json)"),
+    "fig8": (build_fig8, "frequency-ID weights per layer with Table 1's ID marked (analysis.json)"),
+    "table1": (build_table1, "Table 1 as table1.md: paper's IDs beside ours (analysis.json)"),
+    "discrepancy_trained": (build_discrepancy_trained,
+                            "measured logit gap per trained layer vs the construction's exact discrepancy"),
+}
+GROUPS = {"fig4": ("fig4a", "fig4bc"), "fig5": ("fig5a", "fig5b", "fig5cd")}
+PROG = "python -m figures"
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors as a single line on stderr, exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{PROG}: error: {message}\n")
+
+
+def parse(argv) -> argparse.Namespace:
+    parser = OneLineParser(prog=PROG, description=__doc__.splitlines()[2])
+    parser.add_argument("names", nargs="*", metavar="NAME",
+                        help=f"figures to build (default: all): {', '.join(list(FIGURES) + list(GROUPS))}")
+    parser.add_argument("--out", type=Path, default=ROOT / "figures" / "output", help="output folder")
+    parser.add_argument("--list", action="store_true", help="list the figure names and exit")
+    parser.add_argument("--runs", type=Path, default=Inputs.runs_dir,
+                        help="folder with <task>/analysis.json, length_generalisation.json, metrics.jsonl")
+    parser.add_argument("--llm", type=Path, default=Inputs.llm_dir, help="folder of LLM results JSON files")
+    parser.add_argument("--figure5a", type=Path, default=Inputs.figure5a, help="proofs_check Figure 5A JSON")
+    parser.add_argument("--figure4a", type=Path, default=Inputs.figure4a, help="constructions Figure 4A JSON")
+    return parser.parse_args(argv)
+
+
+def select(names: list[str]) -> list[str]:
+    """Expand groups, keep the registry's order, drop repeats; unknown names raise ValueError."""
+    unknown = [n for n in names if n not in FIGURES and n not in GROUPS]
+    if unknown:
+        raise ValueError(f"unknown figure name(s): {', '.join(unknown)}; "
+                         f"known: {', '.join(list(FIGURES) + list(GROUPS))}")
+    wanted = {m for n in names for m in GROUPS.get(n, (n,))}
+    return [name for name in FIGURES if name in wanted]
+
+
+def main(argv=None) -> int:
+    args = parse(sys.argv[1:] if argv is None else argv)
+    if args.list:
+        for name, (_, description) in FIGURES.items():
+            print(f"{name:20s} {description}")
+        return 0
+    try:
+        names = select(args.names) if args.names else list(FIGURES)
+    except ValueError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    explicit = bool(args.names)
+    inputs = Inputs(runs_dir=args.runs, llm_dir=args.llm, figure5a=args.figure5a, figure4a=args.figure4a)
+    start, built, problems, failed = time.perf_counter(), [], [], []
+    for name in names:
+        builder = FIGURES[name][0]
+        try:
+            result = builder(inputs, args.out)
+        except MissingInput as absent:
+            problems.append(f"{name}: skipped, {absent}")
+            continue
+        except (InputError, KeyError, IndexError, TypeError, ValueError) as error:
+            # A file that exists but breaks its schema: always an error, whatever the mode.
+            failed.append(f"{name}: failed, {type(error).__name__}: {error}")
+            continue
+        built.append(name)
+        print(f"{name}: wrote " + ", ".join(show_path(p) for p in result.paths))
+        for absent in result.missing:
+            problems.append(f"{name}: partial, {absent}")
+    seconds = time.perf_counter() - start
+    for line in problems + failed:
+        print(("error: " if explicit or line in failed else "warning: ") + line, file=sys.stderr)
+    print(f"{len(built)} of {len(names)} built in {seconds:.1f} s into {show_path(args.out)}"
+          + (f"; {len(problems)} with missing input" if problems else ""))
+    if failed or not built or (explicit and problems):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

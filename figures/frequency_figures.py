@@ -1,0 +1,96 @@
+"""Frequency use per layer: Figure 8 (weights over the 64 RoPE frequency IDs) and Table 1.
+
+Both read the "frequency" block of training/reference/<task>/analysis.json (weights per ID
+and the weighted-average ID per layer, at the best checkpoint) and set them beside the
+paper's Table 1 as transcribed once in ``proofs_check.paper_data``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from proofs_check.paper_data import TABLE1
+
+from . import style
+from .loaders import Built, Inputs, per_task
+
+
+def build_fig8(inputs: Inputs, out: Path) -> Built:
+    """Figure 8: one bar chart per layer of the weight of each frequency ID (ID 1 = fastest),
+    with our weighted-average ID (solid) and the paper's Table 1 ID (dashed) marked."""
+    analyses, missing = per_task(inputs.analysis, style.TASKS)
+    layers = max(a["layers"] for a in analyses.values())
+    ncols = 4 if layers > 3 else layers
+    nrows = math.ceil(layers / ncols)
+    fig = style.new_figure(2.3 * ncols * 2 + 1, 1.9 * nrows + 1.2)
+    for subfig, task in zip(fig.subfigures(1, 2, wspace=0.03), style.TASKS):
+        subfig.suptitle(style.TASK_TITLE[task], fontsize=11)
+        if task not in analyses:
+            style.placeholder(subfig.add_subplot(), style.missing_text(task, missing))
+            continue
+        frequency = analyses[task]["frequency"]
+        paper_ids = [paper_id for paper_id, _ in TABLE1[task]]
+        axes = subfig.subplots(nrows, ncols, sharex=True, squeeze=False).ravel()
+        for layer, ax in enumerate(axes):
+            if layer >= len(frequency["weights"]):
+                ax.set_axis_off()
+                continue
+            weights = frequency["weights"][layer]
+            # One filled step patch per layer, not 64 bar patches: 24 panels of bars took ~10 s to save.
+            ax.stairs(weights, [i + 0.5 for i in range(len(weights) + 1)], fill=True, color=style.TASK_COLOUR[task],
+                      alpha=0.75)
+            ours = frequency["weighted_id"][layer]
+            ax.axvline(ours, color="black", lw=1.2, label="ours: weighted ID")
+            if layer < len(paper_ids):
+                ax.axvline(paper_ids[layer], color="#1f77b4", lw=1.4, label="paper: Table 1 ID", **style.PAPER_STYLE)
+                ax.set_title(f"L{layer}: ours {ours:.1f}, paper {paper_ids[layer]}", fontsize=8.5)
+            else:
+                ax.set_title(f"L{layer}: ours {ours:.1f}", fontsize=8.5)
+            if layer % ncols == 0:
+                ax.set_ylabel("Weight")
+            if layer >= (nrows - 1) * ncols:
+                ax.set_xlabel("Frequency ID")
+        handles, labels = axes[0].get_legend_handles_labels()
+        subfig.legend(handles, labels, loc="outside lower center", ncol=2)
+    fig.suptitle("Figure 8: frequency use per layer (bars: ours at the best checkpoint)", fontsize=12)
+    return Built(style.save(fig, out, "fig8"), missing)
+
+
+def _cell(values, layer, fmt) -> str:
+    if values is None or layer >= len(values) or values[layer] is None:
+        return "–"
+    return format(values[layer], fmt)
+
+
+def table1_markdown(analyses: dict, missing: list) -> str:
+    """Table 1 as Markdown: per layer, the paper's ID and frequency beside ours, per task."""
+    lines = ["# Table 1: weighted-average frequency ID per layer, paper beside ours", ""]
+    for task in style.TASKS:
+        frequency = analyses[task]["frequency"] if task in analyses else None
+        step = frequency.get("step") if frequency else None
+        lines.append(f"## {style.TASK_TITLE[task]}" + (f" (ours at step {step})" if step is not None else ""))
+        lines.append("")
+        if frequency is None:
+            lines += [f"Not available: {style.missing_text(task, missing).splitlines()[-1]}", ""]
+        lines += ["| Layer | Paper ID | Paper frequency | Our weighted ID | Our frequency |",
+                  "|---:|---:|---:|---:|---:|"]
+        ours_id = frequency["weighted_id"] if frequency else None
+        ours_freq = frequency["frequency"] if frequency else None
+        count = max(len(TABLE1[task]), len(ours_id or []))
+        for layer in range(count):
+            paper_id, paper_freq = TABLE1[task][layer] if layer < len(TABLE1[task]) else ("–", "–")
+            lines.append(f"| {layer} | {paper_id} | {paper_freq} | {_cell(ours_id, layer, '.1f')} | "
+                         f"{_cell(ours_freq, layer, '.4f')} |")
+        lines.append("")
+    lines.append("Paper values: Table 1 of arXiv 2605.31558 (proofs_check/paper_data.py). Ours: the "
+                 "\"frequency\" block of training/reference/<task>/analysis.json.")
+    return "\n".join(lines) + "\n"
+
+
+def build_table1(inputs: Inputs, out: Path) -> Built:
+    analyses, missing = per_task(inputs.analysis, style.TASKS)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "table1.md"
+    path.write_text(table1_markdown(analyses, missing))
+    return Built([path], missing)

@@ -1,0 +1,137 @@
+"""Length generalisation: Figure 5B (our GPT-J), Figure 5C/D (LLMs against the paper's
+Table 3) and the new figure "discrepancy_trained" (measured logit gaps of the trained
+layers against the construction's exact discrepancy at the same angle).
+
+Inputs: training/reference/<task>/length_generalisation.json, the "measured_discrepancy"
+block of training/reference/<task>/analysis.json, training.llm_reference.TABLE3 (always
+there) and any ``python -m training llm`` results in training/reference/llm/.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from training.llm_reference import TABLE3_MODELS, reference_curve
+
+from . import style
+from .loaders import Built, Inputs, per_task
+
+# Section 3.6: "over 90% accuracy with sequence lengths up to 850" for the letter task.
+PAPER_LETTER_LENGTH, PAPER_LETTER_ACCURACY = 850, 0.9
+PAPER_PANELS = {"C. GPT 5.4 & 5.5": ("GPT 5.4", "GPT 5.5"), "D. Claude Sonnet 3.7": ("Claude Sonnet 3.7",)}
+MARKERS = ("o", "s", "^", "D", "v", "P")
+
+
+def build_fig5b(inputs: Inputs, out: Path) -> Built:
+    """Figure 5B: accuracy against input length for both trained models (log x)."""
+    results, missing = per_task(inputs.length_generalisation, style.TASKS)
+    fig = style.new_figure(8, 4.8)
+    ax = fig.subplots()
+    for task, data in results.items():
+        colour = style.TASK_COLOUR[task]
+        ax.semilogx(data["lengths"], data["accuracy"], color=colour, lw=2, marker="o", ms=3.5,
+                    label=f"ours: {style.TASK_TITLE[task]} (all hops)")
+        for hop, values in sorted(data.get("per_hop", {}).items(), key=lambda kv: int(kv[0])):
+            ax.semilogx(data["lengths"], values, color=colour, lw=0.7, alpha=0.35 + 0.12 * int(hop),
+                        label="thin: per hop count (1 light → 4 dark)" if (task, hop) == (next(iter(results)), "1")
+                        else None)
+    ax.plot([PAPER_LETTER_LENGTH], [PAPER_LETTER_ACCURACY], marker="*", ms=12, color=style.TASK_COLOUR["letter"],
+            mec="black", linestyle="none", label="paper: letter > 0.9 up to length 850")
+    ax.axhline(PAPER_LETTER_ACCURACY, color="0.6", lw=0.8, linestyle=":")
+    for absent in missing:
+        ax.text(0.02, 0.02, str(absent), transform=ax.transAxes, fontsize=7, color="0.3", wrap=True)
+    ax.set(title="Figure 5B: length generalisation of the trained GPT-J", xlabel="Input length in tokens (log)",
+           ylabel="Accuracy", ylim=(-0.03, 1.03))
+    style.legend_below(ax)
+    return Built(style.save(fig, out, "fig5b"), missing)
+
+
+def _key(name: str) -> str:
+    """Model names compared without case or punctuation: "gpt-5.4" matches "GPT 5.4"."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def _ours_curve(result: dict):
+    rows = [r for r in result["per_length"] if r.get("accuracy_mean") is not None]
+    return ([r["length"] for r in rows], [r["accuracy_mean"] for r in rows],
+            [r.get("accuracy_std") or 0.0 for r in rows])
+
+
+def build_fig5cd(inputs: Inputs, out: Path) -> Built:
+    """Figure 5C/D: 1-hop accuracy of LLMs against the target-window size.  The paper's
+    Table 3 is drawn dashed ("paper"); each results file in the LLM folder is drawn solid in
+    the panel of the paper model it names, or in a third panel when it names another model."""
+    ours = inputs.llm_results()
+    panels = dict(PAPER_PANELS)
+    known = {_key(m) for m in TABLE3_MODELS}
+    others = sorted({r["model"] for r in ours if _key(r["model"]) not in known})
+    if others:
+        panels["E. other models (ours)"] = tuple(others)
+    fig = style.new_figure(5.2 * len(panels), 4.8)
+    axes = fig.subplots(1, len(panels), squeeze=False, sharex=True, sharey=True)[0]
+    for ax, (title, models) in zip(axes, panels.items()):
+        for marker, model in zip(MARKERS, models):
+            for task in style.TASKS:
+                colour = style.TASK_COLOUR[task]
+                if model in TABLE3_MODELS:
+                    ref = reference_curve(model, task)
+                    ax.errorbar(ref["lengths"], ref["accuracy_mean"], yerr=ref["accuracy_std"], color=colour,
+                                marker=marker, ms=4, lw=1.4, capsize=2, label=f"paper: {model}, {task}",
+                                **style.PAPER_STYLE)
+                for result in ours:
+                    if _key(result["model"]) == _key(model) and result["task"] == task:
+                        lengths, mean, std = _ours_curve(result)
+                        ax.errorbar(lengths, mean, yerr=std, color=colour, marker=marker, mfc="white", ms=4,
+                                    lw=1.8, capsize=2, label=f"ours: {result['model']}, {task} ({result['_file']})")
+        ax.set(title=title, xlabel="Target-window size (tokens before the query)", ylabel="Accuracy (1-hop)",
+               ylim=(-0.03, 1.05))
+        style.legend_below(ax, ncol=1 if len(ours) else 2)
+    folder = style.show_path(inputs.llm_dir)
+    note = f"{len(ours)} result file(s) from {folder}" if ours else f"no model results in {folder}: paper only"
+    fig.suptitle(f"Figure 5C/D: LLMs on the 1-hop tasks, red = number, green = letter\n({note})", fontsize=11)
+    return Built(style.save(fig, out, "fig5cd"))
+
+
+def build_discrepancy_trained(inputs: Inputs, out: Path) -> Built:
+    """New figure: per trained layer, the measured gap between the largest and second-largest
+    last-token logit against the length n (median solid, minimum dotted), beside the exact
+    discrepancy of the construction at that layer's dominant angle (dashed), log-log."""
+    blocks, missing = per_task(lambda task: inputs.analysis_block(task, "measured_discrepancy"), style.TASKS)
+    fig = style.new_figure(14, 5.8)
+    for ax, task in zip(fig.subplots(1, 2), style.TASKS):
+        block = blocks.get(task)
+        if block is None:
+            style.placeholder(ax, style.missing_text(task, missing))
+            continue
+        lengths = block["lengths"]
+        strong = [layer for layer in block["layers"] if layer.get("kind") in ("index", "retrieval")]
+        palette = style.plt.get_cmap("tab10")
+        for layer in block["layers"]:
+            emphasised = layer in strong
+            colour = palette(strong.index(layer) % 10) if emphasised else "0.7"
+            slope = layer.get("decay_exponent")
+            name = (f"L{layer['layer']} ({layer.get('kind')}, ID {layer.get('dominant_id')}, "
+                    f"θ = {layer.get('angle', float('nan')):.4g}" + (f", slope {slope:.2f})" if slope is not None else ")"))
+            ax.loglog(lengths, style.positive(layer["median"]), color=colour, lw=1.8 if emphasised else 0.8,
+                      label=f"{name}: measured median" if emphasised
+                      else ("other layers: median" if layer is _first_other(block) else None))
+            if emphasised:
+                ax.loglog(lengths, style.positive(layer["min"]), color=colour, lw=0.9, linestyle=":",
+                          label=f"L{layer['layer']}: measured min")
+                theory = layer.get("theory") or {}
+                if theory.get("values"):
+                    ax.loglog(lengths, style.positive(theory["values"]), color=colour, lw=1.4, linestyle="--",
+                              label=f"L{layer['layer']}: construction Δ ({theory.get('reading', '?')})")
+        step = block.get("step")
+        ax.set(title=f"{style.TASK_TITLE[task]}" + (f" (step {step})" if step is not None else ""),
+               xlabel="Sequence length n (log)", ylabel="Largest − second-largest logit (log)")
+        ax.legend(loc="lower left", fontsize=6.5)
+    fig.suptitle("Measured discrepancy of the trained layers vs the construction's exact discrepancy "
+                 "at the same angle", fontsize=12)
+    return Built(style.save(fig, out, "discrepancy_trained"), missing)
+
+
+def _first_other(block: dict):
+    """The first layer not of kind index/retrieval: it alone carries the grey legend entry."""
+    return next((layer for layer in block["layers"] if layer.get("kind") not in ("index", "retrieval")), None)

@@ -1,0 +1,195 @@
+"""Read the saved results the figures are drawn from; never compute or train anything.
+
+Every input has a default location in the repository and a path override.  A file that is
+absent raises :class:`MissingInput`, whose message names the file and the command that
+writes it; a file that is there but does not follow its schema raises :class:`InputError`
+naming the file and what is wrong.  The figure code can then say precisely why a figure
+was skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# How each input is produced; ``{path}`` is the file asked for, ``{task}`` the task.
+COMMANDS = {
+    "analysis": "python -m training analyze --run training/reference/{task} --task {task} --json {path}",
+    "length": ("python -m training evaluate --run training/reference/{task} --task {task} "
+               "--lengths 17,25,50,100,200,400,850,1500,3000,5000 --json {path}"),
+    "metrics": ("python -m training train --task {task} --preset paper --out {folder} "
+                "(all tasks: sh scripts/train_reference.sh)"),
+    "figure5a": "python -m proofs_check.figure5a --out {path}",
+    "llm": "python -m training llm --backend hf|openai --model M --task T --json {path}",
+    "figure4a": ("python -c \"from constructions.geometry import write_figure4a; "
+                 "write_figure4a('{path}', '0.8', range(1, 9))\""),
+}
+
+
+class MissingInput(Exception):
+    """Input files are absent: ``items`` holds (path, command that writes it, field) for each;
+    ``field`` names an optional block of a file that is there but lacks it ("" otherwise)."""
+
+    def __init__(self, path: Path, command: str, more: list | None = None, field: str = ""):
+        self.path, self.command = Path(path), command
+        self.items = [(self.path, command, field)] + list(more or [])
+        super().__init__("; ".join(_missing_line(*item) for item in self.items))
+
+    @classmethod
+    def combine(cls, missing: list["MissingInput"]) -> "MissingInput":
+        items = [item for m in missing for item in m.items]
+        return cls(items[0][0], items[0][1], items[1:], items[0][2])
+
+
+def _missing_line(path: Path, command: str, field: str) -> str:
+    where = f"the '{field}' block of " if field else ""
+    return f"missing {where}{_show(path)} (produce it with: {command})"
+
+
+class InputError(Exception):
+    """An input file exists but cannot be read as the schema it should follow."""
+
+
+def _show(path: Path) -> str:
+    """A path relative to the repository when it lies inside it: shorter and copy-pastable."""
+    try:
+        return str(Path(path).resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def _command(kind: str, path: Path, task: str = "") -> str:
+    return COMMANDS[kind].format(path=_show(path), task=task, folder=_show(Path(path).parent))
+
+
+def read_json(path: Path, kind: str, task: str = "", required: tuple = ()) -> dict:
+    """One JSON object; absent -> MissingInput, unreadable or lacking ``required`` keys -> InputError."""
+    path = Path(path)
+    if not path.is_file():
+        raise MissingInput(path, _command(kind, path, task))
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise InputError(f"{_show(path)} is not readable JSON: {error}") from error
+    require(data, required, path)
+    return data
+
+
+def require(data, keys, path) -> None:
+    if not isinstance(data, dict):
+        raise InputError(f"{_show(path)}: expected a JSON object, found {type(data).__name__}")
+    absent = [key for key in keys if key not in data]
+    if absent:
+        raise InputError(f"{_show(path)} lacks the field(s) {', '.join(absent)}")
+
+
+def read_validation(path: Path, task: str) -> list[dict]:
+    """The validation records of a training's metrics.jsonl (``training.train`` writes one per
+    evaluation: split "validation", step, accuracy, accuracy_by_hop), in the shape of
+    analysis.json's "validation" list: step, overall, per_hop."""
+    path = Path(path)
+    if not path.is_file():
+        raise MissingInput(path, _command("metrics", path, task))
+    records = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as error:
+            raise InputError(f"{_show(path)} line {number} is not JSON: {error}") from error
+        if record.get("split") == "validation":
+            records.append({"step": record["step"], "overall": record["accuracy"],
+                            "per_hop": record.get("accuracy_by_hop", {})})
+    if not records:
+        raise InputError(f"{_show(path)} holds no validation record")
+    return records
+
+
+@dataclass
+class Inputs:
+    """Where every input lives; the defaults are the repository's own result files."""
+
+    runs_dir: Path = ROOT / "training" / "reference"
+    llm_dir: Path = ROOT / "training" / "reference" / "llm"
+    figure5a: Path = ROOT / "proofs_check" / "results" / "figure5a.json"
+    figure4a: Path = ROOT / "constructions" / "results" / "figure4a.json"
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def _cached(self, key, load):
+        # Several figures read the same analysis.json; parse it once per run.
+        if key not in self._cache:
+            self._cache[key] = load()
+        return self._cache[key]
+
+    def analysis(self, task: str) -> dict:
+        path = Path(self.runs_dir) / task / "analysis.json"
+        return self._cached(("analysis", task), lambda: read_json(
+            path, "analysis", task, ("steps", "layers", "scores", "purity")))
+
+    def analysis_block(self, task: str, block: str) -> dict:
+        """One optional block of analysis.json; its absence is a missing input, not a bad file."""
+        analysis = self.analysis(task)
+        if not analysis.get(block):
+            path = Path(self.runs_dir) / task / "analysis.json"
+            raise MissingInput(path, _command("analysis", path, task), field=block)
+        return analysis[block]
+
+    def length_generalisation(self, task: str) -> dict:
+        path = Path(self.runs_dir) / task / "length_generalisation.json"
+        return self._cached(("length", task), lambda: read_json(path, "length", task, ("lengths", "accuracy")))
+
+    def validation(self, task: str) -> list[dict]:
+        """Validation accuracy over steps: metrics.jsonl when present (the training's own record),
+        else the "validation" list of analysis.json."""
+        path = Path(self.runs_dir) / task / "metrics.jsonl"
+        if path.is_file():
+            return self._cached(("metrics", task), lambda: read_validation(path, task))
+        analysis = self.analysis(task)
+        if not analysis.get("validation"):
+            raise MissingInput(path, _command("metrics", path, task))
+        return analysis["validation"]
+
+    def proofs_figure5a(self) -> dict:
+        return self._cached("figure5a", lambda: read_json(
+            self.figure5a, "figure5a", required=("n", "index", "index_worst_angle", "retrieval")))
+
+    def construction_figure4a(self) -> dict:
+        return self._cached("figure4a", lambda: read_json(
+            self.figure4a, "figure4a", required=("theta", "key", "queries", "logits")))
+
+    def llm_results(self) -> list[dict]:
+        """Every results JSON of ``python -m training llm`` in ``llm_dir`` (none is fine: the
+        paper's Table 3 is always drawn), sorted by file name for a stable legend."""
+        folder = Path(self.llm_dir)
+        results = []
+        for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+            data = read_json(path, "llm", required=("model", "task", "per_length"))
+            data["_file"] = path.name
+            results.append(data)
+        return results
+
+
+@dataclass
+class Built:
+    """What one figure builder wrote, and the inputs it had to leave out (a partial figure)."""
+
+    paths: list
+    missing: list = field(default_factory=list)
+
+
+def per_task(load, tasks) -> tuple[dict, list[MissingInput]]:
+    """Load one input per task; return what exists and what is missing.  Raise the first
+    MissingInput when no task has it, since then nothing at all can be drawn."""
+    found, missing = {}, []
+    for task in tasks:
+        try:
+            found[task] = load(task)
+        except MissingInput as absent:
+            missing.append(absent)
+    if not found:
+        raise MissingInput.combine(missing)
+    return found, missing

@@ -1,0 +1,93 @@
+"""One look for every figure: colours, fonts, saving, and the helpers panels share.
+
+The paper's colour code is kept so a reader can hold our figure beside theirs: red for
+positional scores, the number task and Index; green for symbolic scores, the letter task and
+Retrieval; purple for attention entropy; magenta for the hop-averaged accuracy.  Anything the
+paper printed is drawn dashed and labelled "paper"; our measurements are solid.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display is ever needed, and Agg is the fastest backend
+import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+
+TASKS = ("number", "letter")
+TASK_TITLE = {"number": "Number task", "letter": "Letter task"}
+TASK_COLOUR = {"number": "#d62728", "letter": "#2ca02c"}
+SCORE_COLOUR = {"positional": "#d62728", "symbolic": "#2ca02c", "entropy": "#9467bd"}
+KIND_COLOUR = {"positional": "#d62728", "symbolic": "#2ca02c", "index": "#d62728", "retrieval": "#2ca02c",
+               "other": "#7f7f7f", None: "#7f7f7f"}
+ACCURACY_COLOUR = "#e377c2"
+HOP_COLOURS = {"1": "#1f77b4", "2": "#ff7f0e", "3": "#17becf", "4": "#8c564b"}
+PAPER_STYLE = {"linestyle": "--", "alpha": 0.85}
+BEST_STEP_STYLE = {"color": "0.45", "linestyle": "--", "linewidth": 1.0}
+
+plt.rcParams.update({
+    "figure.dpi": 110, "savefig.dpi": 130, "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9,
+    "legend.fontsize": 7.5, "legend.framealpha": 0.85, "axes.grid": True, "grid.alpha": 0.25,
+    "axes.spines.top": False, "axes.spines.right": False, "pdf.fonttype": 42,
+})
+
+
+def new_figure(width: float, height: float, **kwargs):
+    """A figure with constrained layout, so long titles and legends never overlap."""
+    return plt.figure(figsize=(width, height), layout="constrained", **kwargs)
+
+
+def save(fig, out_dir: Path, name: str) -> list[Path]:
+    """Write ``name``.png and ``name``.pdf into ``out_dir``, close the figure, return both paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / f"{name}.png", out_dir / f"{name}.pdf"]
+    fig.savefig(paths[0])
+    # The layout of the PNG holds for the PDF (same size in inches): freeze it rather than
+    # solve the constrained layout again, about half of the saving time of a 24-panel figure.
+    fig.set_layout_engine("none")
+    fig.savefig(paths[1])
+    plt.close(fig)
+    return paths
+
+
+def placeholder(ax, message: str) -> None:
+    """Say in the panel itself what is missing, rather than leave a silent blank."""
+    ax.set_axis_off()
+    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=8, wrap=True, color="0.3",
+            transform=ax.transAxes)
+
+
+def missing_text(task: str, missing: list) -> str:
+    """A panel's note for a task whose input is absent: the file and the command that writes it."""
+    lines = [str(m) for m in missing if f"/{task}/" in str(m.path).replace("\\", "/")]
+    return f"{TASK_TITLE[task]}: no data\n" + "\n".join(lines)
+
+
+def mark_step(ax, step, label: str | None = None) -> None:
+    """The grey dashed line of the paper's Figure 2: the step of maximal accuracy."""
+    if step is not None:
+        ax.axvline(step, label=label, **BEST_STEP_STYLE)
+
+
+def legend_below(ax, ncol: int = 2) -> None:
+    """A legend under the panel: curves that span the whole axes leave no free corner."""
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=ncol, frameon=False)
+
+
+def show_path(path) -> str:
+    """A path relative to the working folder when it lies inside it, for short messages."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def positive(values):
+    """Values for a log axis: non-positive and missing entries become NaN (a gap in the line)."""
+    return [v if v is not None and v > 0 else float("nan") for v in values]
+
+
+def layer_label(layers) -> str:
+    """'L3' or 'L9, L10': the paper's way of naming the heads that became pure together."""
+    return ", ".join(f"L{layer}" for layer in layers)

@@ -1,0 +1,159 @@
+"""Figures of the hand-built constructions: Figure 4A (T_Index geometry) and Figure 5A
+(discrepancy bounds against exact discrepancies).
+
+Inputs: constructions/results/figure4a.json (``constructions.geometry.write_figure4a``) and
+proofs_check/results/figure5a.json (``python -m proofs_check.figure5a``).  Nothing is
+recomputed here: every curve is a series from those files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from . import style
+from .loaders import Built, Inputs
+
+
+def _arrow(ax, vector, colour, width=0.012, **kwargs):
+    ax.arrow(0, 0, vector[0], vector[1], color=colour, width=width, length_includes_head=True,
+             head_width=0.06, **kwargs)
+
+
+def _unit_circle(ax, title: str) -> None:
+    t = np.linspace(0, 2 * np.pi, 200)
+    ax.plot(np.cos(t), np.sin(t), color="0.85", lw=0.8)
+    ax.set(xlim=(-1.3, 1.3), ylim=(-1.3, 1.3), aspect="equal", title=title, xlabel="Dimension 1",
+           ylabel="Dimension 2")
+
+
+def build_fig4a(inputs: Inputs, out: Path) -> Built:
+    """Figure 4A: every key is v; the query of integer s is v turned by -s theta, so RoPE at
+    offset t brings it back onto v exactly when t = s (logit cos((t - s) theta) = 1)."""
+    data = inputs.construction_figure4a()
+    key, theta = data["key"], data.get("theta_decimal", data["theta"])
+    offsets = sorted(int(s) for s in data["queries"])
+    cmap = style.plt.get_cmap("viridis")
+    colour = {s: cmap(i / max(1, len(offsets) - 1)) for i, s in enumerate(offsets)}
+    fig = style.new_figure(14, 4.8)
+    left, middle, right = fig.subplots(1, 3)
+
+    _unit_circle(left, f"Query vectors W_Q E(s) = ρ(θ)^(-s) v  (θ = {theta})")
+    _arrow(left, key, "black", width=0.02, label="v: key of every token (and letter query)")
+    for s in offsets:
+        q = data["queries"][str(s)]
+        _arrow(left, q, colour[s])
+        left.annotate(f"E({s})", (1.13 * q[0], 1.13 * q[1]), ha="center", va="center", fontsize=8, color=colour[s])
+    left.legend(loc="lower left")
+
+    probe = offsets[len(offsets) // 2]  # one query, seen from every offset: the mechanism in one panel
+    _unit_circle(middle, f"Query of s = {probe} after RoPE at offset t")
+    _arrow(middle, key, "black", width=0.02, label="v (key)")
+    for t, r in sorted(data["rotated_queries"][str(probe)].items(), key=lambda kv: int(kv[0])):
+        hit = int(t) == probe
+        _arrow(middle, r, "#d62728" if hit else "0.6", width=0.018 if hit else 0.008, alpha=1 if hit else 0.8)
+        middle.annotate(f"t={t}", (1.15 * r[0], 1.15 * r[1]), ha="center", va="center", fontsize=7.5,
+                        color="#d62728" if hit else "0.4")
+    middle.legend(loc="lower left", title=f"red: t = s = {probe}, lands on v")
+
+    ts = sorted({int(t) for row in data["logits"].values() for t in row})
+    grid = np.array([[data["logits"][str(s)].get(str(t), np.nan) for t in ts] for s in offsets])
+    image = right.imshow(grid, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", origin="lower",
+                         extent=(ts[0] - 0.5, ts[-1] + 0.5, offsets[0] - 0.5, offsets[-1] + 0.5))
+    for i, s in enumerate(offsets):
+        for j, t in enumerate(ts):
+            right.text(t, s, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=6.5,
+                       color="white" if abs(grid[i, j]) > 0.6 else "black", fontweight="bold" if s == t else "normal")
+    right.set(title="Logit cos((t − s)θ): maximal (= 1) only at t = s", xlabel="Key offset t from the query",
+              ylabel="Query integer s")
+    right.grid(False)
+    fig.colorbar(image, ax=right, label="logit")
+    fig.suptitle("Figure 4A: the Index construction (T_Index) — keys aligned, queries rotated by their offset",
+                 fontsize=12)
+    return Built(style.save(fig, out, "fig4a"))
+
+
+def _first_crossing(ns, values, bound):
+    """The smallest n where the exact value exceeds the stated bound (a counterexample), or None."""
+    for n, value, limit in zip(ns, values, bound):
+        if value is not None and limit is not None and value > limit * (1 + 1e-12):
+            return n
+    return None
+
+
+def build_fig5a(inputs: Inputs, out: Path) -> Built:
+    """Figure 5A: the paper's panel (stated bounds, n <= 100, linear) with the exact
+    discrepancies drawn over it, then Index and Retrieval on log-log axes up to n-max with the
+    worst angle found and the corrected bounds."""
+    data = inputs.proofs_figure5a()
+    ns, index, worst, retrieval = data["n"], data["index"], data["index_worst_angle"], data["retrieval"]
+    red, green = style.TASK_COLOUR["number"], style.TASK_COLOUR["letter"]
+    theta_i, theta_w = index["theta"]["decimal"], worst["theta"]["exact"]
+    theta_r, alph = retrieval["theta"]["decimal"], retrieval["alph_size"]
+    fig = style.new_figure(16, 6.4)
+    paper_ax, index_ax, retr_ax = fig.subplots(1, 3)
+
+    short = [i for i, n in enumerate(ns) if n <= 100]
+    take = lambda series: [series[i] for i in short]  # noqa: E731
+    n_short = take(ns)
+    paper_ax.plot(n_short, take(index["stated_bound"]), color=red, lw=2, label=f"paper: Index bound (θ = {theta_i})",
+                  **style.PAPER_STYLE)
+    paper_ax.plot(n_short, take(retrieval["stated_bound"]), color=green, lw=2,
+                  label=f"paper: Retrieval bound (θ = {theta_r}, |ALPH| = {alph})", **style.PAPER_STYLE)
+    paper_ax.plot(n_short, take(index["sup"]), color=red, lw=1.3, label="exact: Index Δ (Def. 3.1, max over inputs)")
+    paper_ax.plot(n_short, take(retrieval["competitor"]), color=green, lw=1.3,
+                  label="exact: Retrieval Δ (proof's competitor gap)")
+    paper_ax.set(title="As in the paper (n ≤ 100): stated bound vs exact", xlabel="Sequence length n",
+                 ylabel="Discrepancy", ylim=(0, None))
+    style.legend_below(paper_ax, ncol=1)
+
+    index_ax.loglog(ns, index["stated_bound"], color="black", lw=2, label="paper: min{1−cos θ, 2π²/n²}",
+                    **style.PAPER_STYLE)
+    index_ax.loglog(ns, index["sup"], color=red, lw=1.6, label=f"exact Δ, paper's θ = {theta_i}")
+    index_ax.loglog(ns, style.positive(worst["sup"]), color="#ff7f0e", lw=1.3, label=f"exact Δ, worst θ = {theta_w}")
+    if data.get("index_sup_over_angles"):
+        index_ax.loglog(ns, style.positive(data["index_sup_over_angles"]), color="0.3", lw=1,
+                        label="sup of Δ over all angles")
+    index_ax.loglog(ns, index["corrected_sup_bound"], color="#1f77b4", lw=1.2, linestyle=":",
+                    label=f"corrected bound (θ = {theta_i})")
+    index_ax.loglog(ns, style.positive(index["inf"]), color=red, lw=0.9, linestyle="-.",
+                    label=f"Lemma F.1's λ(n) (min over inputs), θ = {theta_i}")
+    broken = _first_crossing(ns, index["sup"], index["stated_bound"])
+    if broken:
+        index_ax.axvline(broken, color=red, lw=0.8, alpha=0.5)
+        index_ax.annotate(f"stated bound fails\nfrom n = {broken}", (broken, 1e-9), xytext=(5, 0),
+                          textcoords="offset points", fontsize=7.5, color=red)
+    index_ax.set(title="Index: bound vs exact discrepancy", xlabel="Sequence length n (log)",
+                 ylabel="Discrepancy (log)")
+    style.legend_below(index_ax)
+
+    # The theorem assumes theta < omega / (2 n0): its bound (and ours) only speak for n <= n0_max.
+    inside = lambda series: [v if n <= retrieval["n0_max"] else None for n, v in zip(ns, series)]  # noqa: E731
+    retr_ax.loglog(ns, style.positive(inside(retrieval["stated_bound"])), color="black", lw=2,
+                   label="paper: 1 − cos(ω − nθ) (n ≤ n0)", **style.PAPER_STYLE)
+    retr_ax.loglog(ns, style.positive(retrieval["competitor"]), color=green, lw=1.6, label="exact: competitor gap")
+    retr_ax.loglog(ns, style.positive(inside(retrieval["corrected_competitor_bound"])), color="#1f77b4", lw=1.2,
+                   linestyle=":", label="corrected: 1 − cos(ω − (n−1)θ) (n ≤ n0)")
+    retr_ax.loglog(ns, style.positive(retrieval["margin"]), color="#8c564b", lw=1.1,
+                   label="margin (matched − best other symbol), where > 0")
+    retr_ax.loglog(ns, style.positive(retrieval["sup"]), color="0.4", lw=1,
+                   label="Def. 3.1 reading (max over inputs)")
+    # lambda(n) where the closed form gives it, else its certified lower bound (beyond n0)
+    lower = retrieval.get("inf_lower_bound", retrieval["inf"])
+    lam = [exact if exact is not None else bound for exact, bound in zip(retrieval["inf"], lower)]
+    retr_ax.loglog(ns, style.positive(lam), color=green, lw=0.9, linestyle="-.",
+                   label="λ(n) (or certified lower bound)")
+    retr_ax.axvline(retrieval["n0_max"], color="0.5", lw=0.8, linestyle="--")
+    retr_ax.annotate(f"n0 = {retrieval['n0_max']}: largest n0\nwith θ < ω/(2 n0)", (retrieval["n0_max"], 1e-4),
+                     xytext=(-4, 0), textcoords="offset points", fontsize=7.5, color="0.35", ha="right")
+    negative = next((n for n, m in zip(ns, retrieval["margin"]) if m is not None and m <= 0), None)
+    if negative:
+        retr_ax.annotate(f"margin ≤ 0 (a wrong symbol\ncan win) from n = {negative}", (negative, 1e-9),
+                         xytext=(-4, 0), textcoords="offset points", fontsize=7.5, color="#8c564b", ha="right")
+    retr_ax.set(title=f"Retrieval (θ = {theta_r}, |ALPH| = {alph})", xlabel="Sequence length n (log)",
+                ylabel="Discrepancy (log)")
+    style.legend_below(retr_ax)
+    fig.suptitle("Figure 5A: discrepancy of the constructions — the paper's bounds (dashed) against exact values",
+                 fontsize=12)
+    return Built(style.save(fig, out, "fig5a"))
