@@ -8,9 +8,11 @@ the unique maximum, and no token at all (an error) when the maximum is shared.  
 decoding gap of one output is its top score minus its second score.
 
 Every quantity is computed by one route, the matrix route E -> W_Q/W_K -> theory.rope ->
-attention -> F -> decode, in whichever number system is passed: float64 (vectorised over
-batches), mpmath at any precision, sympy exactly.  Two more views, in
-``constructions.exact``, serve the proofs:
+attention -> F -> decode (attention and decoding: ``constructions.attention``), in
+whichever number system is passed: float64 (vectorised over batches), mpmath at any
+precision, sympy exactly.  ``constructions.export`` shows a construction as a one-layer
+model to trained-model analysis.  Two more views, in ``constructions.exact``, serve the
+proofs:
 
 * the closed form: every logit is cos((t + c_theta) theta + c_omega omega) with integer
   shifts (c_theta, c_omega) read off the tokens (``Construction.phase_shift``); sympy proves
@@ -28,16 +30,18 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
-from theory.numbers import FLOAT64, SYMBOLIC, Interval, MultiPrecision, NumberSystem
+from theory.numbers import FLOAT64, NumberSystem
+from theory.phases import Angle
 from theory.rope import rope_logit, rotation
 
-from .exact import Angle, check_length, exact_hard
+from .attention import FLOAT_TIE, average_hard, decode, extreme, softmax
+from .exact import check_length, exact_hard
+from .export import LayerTrace, OneLayerModel
 
+# Angle, FLOAT_TIE, extreme, LayerTrace and OneLayerModel live in theory.phases,
+# constructions.attention and constructions.export; they stay importable from here too.
 __all__ = ["Angle", "Construction", "Weights", "FLOAT_TIE", "extreme", "compare_outputs", "LayerTrace",
            "OneLayerModel"]
-
-FLOAT_TIE = 1e-12  # float64 cannot tell logits closer than this apart; they count as tied
-DECODE_TIE = 1e-9  # nor decoding scores (small integers over |J|) closer than this
 
 
 @dataclass
@@ -181,14 +185,14 @@ class Construction:
         logits = self.logits_from_hidden(hidden, numbers)
         values = hidden @ self.weights(numbers).value.T
         if attention == "hard":
-            mixed = _average_hard(logits, values, numbers)
+            mixed = average_hard(logits, values, numbers)
         elif attention == "softmax":
             if beta is None or not beta > 0:
                 raise ValueError(f"softmax attention needs an inverse temperature beta > 0, got {beta!r}")
-            mixed = _softmax(logits, values, beta, numbers)
+            mixed = softmax(logits, values, beta, numbers)
         else:
             raise ValueError(f"attention must be 'hard' or 'softmax', got {attention!r}")
-        return _decode(self.residual(hidden, mixed)[..., : len(self.vocab)], numbers)
+        return decode(self.residual(hidden, mixed)[..., : len(self.vocab)], numbers)
 
     def integer_tables(self):
         """(R, V) integer matrices |V| x |V|: candidate scores = R[x] + average of V[keys]."""
@@ -201,89 +205,6 @@ class Construction:
         if not (np.array_equal(tables[0], residual) and np.array_equal(tables[1], value)):
             raise ValueError("exact decoding needs integer embedding and value tables")
         return tables
-
-
-# ---- attention and decoding in any number system -------------------------------------------
-def _tie_tolerance(numbers: NumberSystem):
-    if numbers is FLOAT64:
-        return FLOAT_TIE
-    if isinstance(numbers, MultiPrecision):
-        return numbers.ctx.mpf(10) ** (8 - numbers.dps)
-    return 0
-
-
-def _top(row, numbers):
-    """Indices of the maximal entries of one row (None / -inf entries are masked keys)."""
-    live = [j for j, x in enumerate(row) if x is not None and not (numbers is FLOAT64 and x == -np.inf)]
-    if numbers is SYMBOLIC:  # exact: rank numerically, then prove every near-tie by simplification
-        approx = {j: sympy.N(row[j], 60) for j in live}
-        best = max(approx.values())
-        near = [j for j in live if best - approx[j] < sympy.Float("1e-50")]
-        if any(sympy.simplify(row[j] - row[near[0]]) != 0 for j in near[1:]):
-            raise ArithmeticError("sympy could not decide a near-tie between two values")
-        return near
-    best = max(row[j] for j in live)
-    tol = _tie_tolerance(numbers)
-    return [j for j in live if row[j] >= best - tol]
-
-
-def _average_hard(logits, values, numbers):
-    if numbers is FLOAT64:
-        top = logits.max(axis=-1, keepdims=True)
-        chosen = logits >= top - FLOAT_TIE
-        return (chosen / chosen.sum(axis=-1, keepdims=True)) @ values
-    out = np.empty(logits.shape[:-1] + values.shape[-1:], dtype=object)
-    for i in range(logits.shape[-2]):
-        top = _top(list(logits[i]), numbers)
-        with numbers.working():
-            out[i] = sum((values[j] for j in top[1:]), values[top[0]]) / numbers.convert(len(top))
-    return out
-
-
-def _softmax(logits, values, beta, numbers):
-    if numbers is FLOAT64:
-        shifted = beta * (logits - logits.max(axis=-1, keepdims=True))
-        weights = np.exp(shifted)
-        return (weights / weights.sum(axis=-1, keepdims=True)) @ values
-    if not isinstance(numbers, MultiPrecision):
-        raise ValueError(f"softmax is evaluated in float64 or mpmath, not in {numbers.name}")
-    ctx = numbers.ctx
-    out = np.empty(logits.shape[:-1] + values.shape[-1:], dtype=object)
-    for i in range(logits.shape[-2]):
-        live = [j for j, x in enumerate(logits[i]) if x is not None]
-        top = max(logits[i][j] for j in live)
-        weights = {j: ctx.exp(numbers.convert(beta) * (logits[i][j] - top)) for j in live}
-        total = ctx.fsum(weights.values())
-        out[i] = sum((values[j] * (weights[j] / total) for j in live), values[0] * 0)
-    return out
-
-
-def _decode(scores, numbers):
-    """Unique-argmax decoding: (ids with -1 where the top score is shared, decoding gaps)."""
-    if numbers is FLOAT64:
-        order = np.sort(scores, axis=-1)
-        gaps = order[..., -1] - order[..., -2]
-        out = np.where(gaps > DECODE_TIE, scores.argmax(axis=-1), -1)
-        return out, gaps
-    out, gaps = [], []
-    for row in scores:
-        top = _top(list(row), numbers)
-        ranked = sorted(row, key=lambda x: sympy.N(x, 60) if numbers is SYMBOLIC else x)
-        gaps.append(ranked[-1] - ranked[-2])
-        out.append(top[0] if len(top) == 1 else -1)
-    return np.array(out), gaps
-
-
-def extreme(values, numbers: NumberSystem, largest: bool = True):
-    """max (or min) of a list in any system; for arb balls a ball certainly holding it."""
-    values = list(values)
-    if isinstance(numbers, Interval):
-        with numbers.working():
-            out = values[0]
-            for x in values[1:]:
-                out = out.max(x) if largest else out.min(x)
-            return out
-    return max(values) if largest else min(values)
 
 
 # ---- checking against the reference functions ------------------------------------------------
@@ -311,50 +232,3 @@ def compare_outputs(model: Construction, ids, expected, attention: str = "exact"
                                    "expected": model.display(model.vocab[expected[b, i]]),
                                    "got": model.display(model.tokens([out[b, i]])[0])}
     return report
-
-
-# ---- export as an analysable one-layer model ---------------------------------------------------
-@dataclass
-class LayerTrace:
-    """Per-layer quantities of one input (one entry per layer; here one layer)."""
-
-    tokens: list
-    hidden_states: list      # [array (n, d)] entering each layer
-    last_token_logits: list  # [array (n,)] attention logits from the last token to every position
-    values: list             # [array (n, d)] W_V applied to the hidden states
-
-
-class OneLayerModel:
-    """A construction seen as a one-layer model, as trained-model analysis sees a GPT-J layer.
-
-    ``layer_logits(layer, hidden_states)`` recomputes the last token's logits from any hidden
-    states with the positions unchanged: that is what a positional/symbolic swap test needs
-    (it swaps hidden states between positions and re-runs only that layer's attention).
-    """
-
-    num_layers = 1
-
-    def __init__(self, construction: Construction, numbers: NumberSystem = FLOAT64):
-        self.construction = construction
-        self.numbers = numbers
-
-    def _check_layer(self, layer: int) -> None:
-        if layer != 0:
-            raise ValueError(f"layer {layer} does not exist: this model has one layer (layer 0)")
-
-    def layer_logits(self, layer: int, hidden_states):
-        """Last-token logits (n,) of ``layer`` recomputed from hidden states (n, d)."""
-        self._check_layer(layer)
-        hidden = np.asarray(hidden_states)
-        last = hidden.shape[-2] - 1
-        return self.construction.logits_from_hidden(hidden, self.numbers, rows=[last])[..., 0, :]
-
-    layer_last_token_logits = layer_logits  # the name training.model.GPTJ uses
-
-    def run(self, tokens) -> LayerTrace:
-        """hidden_states, last_token_logits and values of one input, one entry per layer."""
-        c = self.construction
-        hidden = c.hidden(c.ids(tokens), self.numbers)
-        values = hidden @ c.weights(self.numbers).value.T
-        return LayerTrace(list(tokens), [hidden], [self.layer_logits(0, hidden)], [values])
-

@@ -1,145 +1,78 @@
-"""Exact decisions: angles given exactly, ties and order of cosines, exact average-hard
-attention, and the sympy proof that the closed-form logits equal the matrix route.
+"""Exact decisions: the angles of a construction, ties and order of cosines, exact
+average-hard attention, and the sympy proof that the closed-form logits equal the matrix route.
 
 Every angle of a construction is either a rational number of radians (``0.8`` is 4/5) or a
-rational multiple of pi (``2*pi/3``).  Every attention logit is then cos(phase) with
-phase = c0 + c1 * pi for rationals c0, c1, and two logits are equal exactly when
-cos x = cos y, i.e. x = +-y (mod 2 pi).  Since pi is irrational, that happens iff
-c0 = +-c0' and c1 = +-c1' (mod 2) with the same sign: a test on rationals, no rounding.
-Distinct cosines are then ordered with arb balls (``theory.numbers.Interval``), raising
-the precision until every neighbouring pair is separated.  So ties and order, the two
+rational multiple of pi (``2*pi/3``), held as a ``theory.phases.Angle``.  Every attention
+logit is then cos(phase) with phase = c0 + c1 * pi for rationals c0, c1, and two logits are
+equal exactly when their ``theory.phases.cosine_key`` are (cos x = cos y iff x = +-y mod
+2 pi, and pi is irrational): a test on rationals, no rounding.  Distinct cosines are then
+ordered with arb balls (``theory.phases.certified_cosines``).  So ties and order, the two
 things average-hard attention depends on, are both decided exactly.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
-from numbers import Rational
 
-import flint
 import numpy as np
 import sympy
 
-from theory.numbers import SYMBOLIC, Interval, MultiPrecision, NumberSystem
+from theory.numbers import SYMBOLIC, Interval
+from theory.phases import Angle, AngleFormError, certified_cosines, cosine_key
 from theory.rope import rope_logit
 
-__all__ = ["Angle", "cosine_key", "phase_parts", "certified_cosine_ranks", "check_length", "exact_hard",
-           "prove_closed_form"]
+__all__ = ["Angle", "read_angle", "certified_cosine_ranks", "check_length", "exact_hard", "prove_closed_form"]
 
 
-@dataclass(frozen=True)
-class Angle:
-    """``coefficient * pi`` when ``times_pi``, else ``coefficient`` radians (exact rationals)."""
-
-    coefficient: Fraction
-    times_pi: bool = False
-
-    @classmethod
-    def of(cls, value) -> "Angle":
-        """Read an Angle, a rational or float (its exact binary value), a decimal string,
-        or a sympy expression / string such as ``"2*pi/3"``."""
-        if isinstance(value, Angle):
-            return value
-        if isinstance(value, bool):
-            raise ValueError(f"angle must be a number, got {value!r}")
-        if isinstance(value, (int, float, Rational)) and not isinstance(value, sympy.Basic):
-            return cls(Fraction(value))
-        try:
-            expr = sympy.sympify(value, rational=True)  # "0.8" is 4/5, as in theory.numbers
-        except (sympy.SympifyError, TypeError) as error:
-            raise ValueError(f"cannot read the angle {value!r}") from error
-        if expr.is_Rational:
-            return cls(Fraction(int(expr.p), int(expr.q)))
-        ratio = sympy.simplify(expr / sympy.pi)
-        if ratio.is_Rational:
-            return cls(Fraction(int(ratio.p), int(ratio.q)), times_pi=True)
-        raise ValueError(f"angle {value!r} must be rational or a rational multiple of pi "
-                         f"(so that ties between logits can be decided exactly)")
-
-    def value(self, numbers: NumberSystem):
-        with numbers.working():
-            c = numbers.convert(self.coefficient)
-            return c * numbers.pi() if self.times_pi else c
-
-    def sympy(self):
-        c = sympy.Rational(self.coefficient.numerator, self.coefficient.denominator)
-        return c * sympy.pi if self.times_pi else c
-
-    def decimal(self, digits: int = 40) -> str:
-        mp = MultiPrecision(digits + 10)
-        return mp.ctx.nstr(self.value(mp), digits)
-
-    def __str__(self):
-        return str(self.sympy())
-
-    def check_range(self, name: str = "theta") -> "Angle":
-        """Raise unless 0 < angle <= pi (the range in which a RoPE angle is not redundant)."""
-        c = self.coefficient
-        if self.times_pi:
-            inside = 0 < c <= 1
-        else:  # a rational is never pi: compare against certified bounds on pi
-            balls = Interval(256)
-            with balls.working():
-                inside = c > 0 and bool(balls.convert(c) < balls.pi())
-        if not inside:
-            raise ValueError(f"angle {name} = {self} (~{self.decimal(12)}) is outside the valid "
-                             f"range 0 < {name} <= pi")
-        return self
-
-
-def phase_parts(a: int, b: int, theta: Angle, omega: Angle | None) -> tuple:
-    """a * theta + b * omega as (c0, c1) with phase = c0 + c1 * pi."""
-    c0, c1 = Fraction(0), Fraction(0)
-    for count, angle in ((a, theta), (b, omega)):
-        if count == 0 or angle is None:
-            continue
-        if angle.times_pi:
-            c1 += count * angle.coefficient
-        else:
-            c0 += count * angle.coefficient
-    return c0, c1
-
-
-def cosine_key(c0: Fraction, c1: Fraction) -> tuple:
-    """A key with cosine_key(x) == cosine_key(y) iff cos(x) == cos(y) (see module docstring)."""
-    return min((c0, c1 % 2), (-c0, (-c1) % 2))
+def read_angle(value, name: str = "theta") -> Angle:
+    """A construction's angle: rational or a rational multiple of pi (so that ties between
+    logits can be decided exactly), and 0 < angle <= pi (the range in which a RoPE angle is
+    not redundant)."""
+    form = (f"angle {value!r} must be rational or a rational multiple of pi "
+            f"(so that ties between logits can be decided exactly)")
+    try:
+        angle = Angle.of(value)  # a ValueError of its own for what is not a number at all
+    except AngleFormError:
+        raise ValueError(form) from None
+    if angle.rational and angle.pi_multiple:
+        raise ValueError(form)
+    if angle.rational:  # a rational is never pi: compare against certified bounds on pi
+        balls = Interval(256)
+        with balls.working():
+            inside = angle.rational > 0 and bool(balls.convert(angle.rational) < balls.pi())
+    else:
+        inside = 0 < angle.pi_multiple <= 1
+    if not inside:
+        raise ValueError(f"angle {name} = {angle} (~{angle.decimal(12)}) is outside the valid "
+                         f"range 0 < {name} <= pi")
+    return angle
 
 
 def certified_cosine_ranks(pairs, theta: Angle, omega: Angle | None, prec: int = 128) -> list:
     """Ranks of cos(a theta + b omega) over integer pairs (a, b): equal cosines get equal
     ranks, larger cosines larger ranks.  Every comparison is certified."""
     distinct, inverse = _distinct_cosines(np.asarray(pairs, dtype=np.int64).reshape(-1, 2), theta, omega)
-    while prec <= 1 << 16:
-        balls = Interval(prec)
-        with balls.working():
-            values = [_cosine_ball(c0, c1, balls) for c0, c1 in distinct]
-            # sort by float first (fast); an order float got wrong fails the certified check below
-            order = sorted(range(len(distinct)), key=lambda i: float(values[i].mid()))
-            if not _certified_increasing(values, order):
-                order = sorted(range(len(distinct)), key=lambda i: values[i].mid())
-            if _certified_increasing(values, order):
-                rank = np.empty(len(distinct), dtype=np.int64)
-                rank[order] = np.arange(len(order))
-                return rank[inverse].tolist()
-        prec *= 4
-    raise ArithmeticError("could not separate two distinct cosines even at 65536 bits")
+    table = certified_cosines([Angle(c0, c1) for c0, c1 in distinct], prec)  # rank 0 = largest
+    top = len(distinct) - 1
+    rank = np.array([top - table.rank[cosine_key(Angle(c0, c1))] for c0, c1 in distinct], dtype=np.int64)
+    return rank[inverse].tolist()
 
 
 def _distinct_cosines(pairs, theta: Angle, omega: Angle | None):
     """The distinct cosine_keys of the phases a theta + b omega, and for each phase the index
-    of its key.  Vectorised in integers: with common denominators L0 (rational angles) and L1
+    of its key.  Vectorised in integers: with common denominators L0 (rational parts) and L1
     (multiples of pi) a phase is N0 / L0 + (N1 / L1) pi, and cosine_key is the smaller of
     (N0, N1 mod 2 L1) and (-N0, -N1 mod 2 L1).  Python Fractions when int64 could overflow."""
     columns = [(theta, pairs[:, 0])] + ([] if omega is None else [(omega, pairs[:, 1])])
     parts = []
-    for times_pi in (False, True):
-        mine = [(angle.coefficient, col) for angle, col in columns if angle.times_pi == times_pi]
+    for part in ("rational", "pi_multiple"):
+        mine = [(getattr(angle, part), col) for angle, col in columns if getattr(angle, part)]
         common = math.lcm(*(c.denominator for c, _ in mine)) if mine else 1
         steps = [(c.numerator * (common // c.denominator), col) for c, col in mine]
         if sum(abs(step) * (int(np.abs(col).max()) + 1) for step, col in steps) >= 1 << 60:
-            keys = [cosine_key(*phase_parts(int(a), int(b), theta, omega)) for a, b in pairs]
+            zero = Angle()
+            keys = [cosine_key(int(a) * theta + (zero if omega is None else int(b) * omega)) for a, b in pairs]
             distinct = list(dict.fromkeys(keys))
             position = {key: i for i, key in enumerate(distinct)}
             return distinct, np.array([position[key] for key in keys], dtype=np.int64)
@@ -151,16 +84,6 @@ def _distinct_cosines(pairs, theta: Angle, omega: Angle | None):
     values, inverse = np.unique(keys, axis=0, return_inverse=True)
     distinct = [(Fraction(int(k0), l0), Fraction(int(k1), l1)) for k0, k1 in values.tolist()]
     return distinct, inverse.ravel()
-
-
-def _cosine_ball(c0: Fraction, c1: Fraction, balls: Interval):
-    if c0 == 0:  # cos(c1 pi) straight from the exact rational: fast and tight
-        return flint.arb.cos_pi_fmpq(flint.fmpq(c1.numerator, c1.denominator))
-    return (balls.convert(c0) + balls.convert(c1) * balls.pi()).cos()
-
-
-def _certified_increasing(values, order) -> bool:
-    return all(values[order[k]] < values[order[k + 1]] for k in range(len(order) - 1))
 
 
 def check_length(n: int, n0: int) -> None:

@@ -8,12 +8,9 @@ position, and not elsewhere".  The logit is the dot product with v, cos((t - s) 
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-
 import numpy as np
 
+from theory.files import atomic_write_json
 from theory.numbers import FLOAT64
 from theory.rope import rotate
 
@@ -47,14 +44,5 @@ def figure4a_geometry(theta, offsets) -> dict:
 def write_figure4a(path, theta, offsets) -> dict:
     """Write ``figure4a_geometry`` as JSON atomically (temp file in the same folder, then rename)."""
     data = figure4a_geometry(theta, offsets)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w") as out:
-            json.dump(data, out, indent=2)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    atomic_write_json(path, data, indent=2)
     return data

@@ -16,10 +16,12 @@ import sympy
 
 from theory.functions import index, is_integer_token
 from theory.numbers import FLOAT64, SYMBOLIC, NumberSystem
+from theory.phases import Angle
 from theory.rope import rope_logit
 
-from .common import Construction, Weights, extreme
-from .exact import Angle
+from .attention import extreme
+from .common import Construction, Weights
+from .exact import read_angle
 
 __all__ = ["IndexConstruction", "check_alphabet", "NUMBER_ALPH", "number_task"]
 
@@ -33,7 +35,7 @@ def number_task(n0: int, theta=None) -> "IndexConstruction":
     largest smallest logit gap: the n0 points t theta (t < n0) are then evenly spread, and by
     pigeonhole no angle keeps all of them further than 2 pi / n0 apart."""
     if theta is None:
-        theta = Angle(Fraction(2, n0), times_pi=True)
+        theta = Angle(pi_multiple=Fraction(2, n0))
     return IndexConstruction(NUMBER_ALPH, 16, theta, n0)
 
 
@@ -68,7 +70,7 @@ class IndexConstruction(Construction):
         self.alphabet = check_alphabet(alphabet)
         self.m = check_count(m, "m (INT = [m])", 1)
         self.n0 = check_count(n0, "n0", 2)
-        self.theta = Angle.of(theta).check_range("theta")
+        self.theta = read_angle(theta, "theta")
         self.vocab = list(range(1, self.m + 1)) + self.alphabet
         # s(token): how many steps back the query looks (0 for a letter: itself)
         self.shift = np.array(list(range(1, self.m + 1)) + [0] * len(self.alphabet))
@@ -121,9 +123,9 @@ class IndexConstruction(Construction):
     # ---- when is it exact: the condition the proof needs ------------------------------------
     def tie_period(self):
         """Least P >= 1 with P theta in 2 pi Z, or None (theta rational: never)."""
-        if not self.theta.times_pi:
+        if self.theta.rational:
             return None
-        c = self.theta.coefficient  # theta = (p/q) pi; P p / (2q) integer  <=>  2q / gcd(p, 2q) | P
+        c = self.theta.pi_multiple  # theta = (p/q) pi; P p / (2q) integer  <=>  2q / gcd(p, 2q) | P
         return 2 * c.denominator // gcd(c.numerator, 2 * c.denominator)
 
     def max_tie_difference(self) -> int:

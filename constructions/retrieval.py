@@ -12,12 +12,14 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
+from theory.discrepancy_retrieval import omega_of
 from theory.functions import is_integer_token, retrieval, split_pair
 from theory.numbers import FLOAT64, SYMBOLIC, Interval, NumberSystem
 from theory.rope import rope_logit
 
-from .common import Construction, Weights, extreme
-from .exact import Angle, certified_cosine_ranks
+from .attention import extreme
+from .common import Construction, Weights
+from .exact import certified_cosine_ranks, read_angle
 from .index import check_alphabet, check_count
 
 __all__ = ["RetrievalConstruction", "LETTER_ALPH", "letter_task"]
@@ -29,7 +31,7 @@ def letter_task(n0: int, theta=None) -> "RetrievalConstruction":
     """T_Retrieval on the letter-task vocabulary; default theta = omega / (4 n0), half the
     paper's bound omega / (2 n0), which leaves matches and non-matches equally far apart."""
     if theta is None:
-        theta = Angle(Fraction(2, len(LETTER_ALPH)) / (4 * n0), times_pi=True)
+        theta = omega_of(len(LETTER_ALPH)) * Fraction(1, 4 * n0)
     return RetrievalConstruction(LETTER_ALPH, 8, theta, n0)
 
 
@@ -43,10 +45,9 @@ class RetrievalConstruction(Construction):
         self.alphabet = check_alphabet(alphabet)
         self.m = check_count(m, "m (INT = [m])", 1)
         self.n0 = check_count(n0, "n0", 2)
-        self.theta = Angle.of(theta).check_range("theta")
+        self.theta = read_angle(theta, "theta")
         size = len(self.alphabet)
-        self.omega = (Angle(Fraction(2, size), times_pi=True) if omega is None
-                      else Angle.of(omega).check_range("omega"))
+        self.omega = omega_of(size) if omega is None else read_angle(omega, "omega")
         self.phi = {x: k + 1 for k, x in enumerate(self.alphabet)}
         rights = self.alphabet + list(range(1, self.m + 1))
         self.vocab = [(left, right) for left in self.alphabet for right in rights]
@@ -64,8 +65,10 @@ class RetrievalConstruction(Construction):
     def paper_condition(self) -> bool:
         """0 < theta < omega / (2 n0), decided exactly (both angles are exact)."""
         a, b = self.theta, self.omega
-        if a.times_pi == b.times_pi:
-            return a.coefficient < b.coefficient / (2 * self.n0)
+        if not a.rational and not b.rational:  # both multiples of pi
+            return a.pi_multiple < b.pi_multiple / (2 * self.n0)
+        if not a.pi_multiple and not b.pi_multiple:  # both rational
+            return a.rational < b.rational / (2 * self.n0)
         balls = Interval(256)
         with balls.working():
             return bool(a.value(balls) * 2 * self.n0 < b.value(balls))
@@ -102,7 +105,7 @@ class RetrievalConstruction(Construction):
         """The r = phi(key left) - phi(query letter) != 0 that can occur, up to 2 pi: with the
         paper's omega = 2 pi/|ALPH|, r and r + |ALPH| are the same angle, so 1 .. |ALPH| - 1."""
         size = len(self.alphabet)
-        if self.omega == Angle(Fraction(2, size), times_pi=True):
+        if self.omega == omega_of(size):
             return list(range(1, size))
         return [r for r in range(1 - size, size) if r]
 
@@ -229,10 +232,15 @@ class RetrievalConstruction(Construction):
             variants = match[0] - extreme(match[1:], numbers)
             value_aware = extreme([pointer, variants], numbers, largest=False)
             lemma = None
-            if self.theta.coefficient * (n0 - 1) <= (1 if self.theta.times_pi else 3):  # 3 < pi
+            if self._recency_ordered():
                 steps = [match[t] - match[t + 1] for t in range(n0 - 1)]
                 lemma = extreme([value_aware] + steps, numbers, largest=False)
         return {"value_aware": value_aware, "lemma": lemma, "pointer": pointer}
+
+    def _recency_ordered(self) -> bool:
+        """(n0 - 1) theta <= pi, decided on the exact angle (a rational theta: against 3 < pi)."""
+        theta, steps = self.theta, self.n0 - 1
+        return theta.pi_multiple * steps <= 1 if not theta.rational else theta.rational * steps <= 3
 
     def variant_ids(self, n: int) -> np.ndarray:
         """n - 1 copies of a1, then a2 (or aa, then a1 when m = 1): a proper input whose last

@@ -14,11 +14,8 @@ each series says which.  The file is written atomically (temp file, then rename)
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
 import sys
-import tempfile
 
 import flint
 import numpy as np
@@ -26,6 +23,7 @@ import numpy as np
 from theory.discrepancy_index import index_discrepancy, index_L
 from theory.discrepancy_retrieval import (bound_stated, in_regime, inf_lower_bound, n0_max, retrieval_closed_form,
                                           retrieval_general)
+from theory.files import atomic_write_json
 from theory.numbers import Interval
 from theory.phases import Angle
 
@@ -105,19 +103,6 @@ def build(n_max: int) -> dict:
     }
 
 
-def write_atomic(payload: dict, path: str) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w") as out:
-            json.dump(payload, out, indent=1)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m proofs_check.figure5a", description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, metavar="FILE", help="JSON file to write")
@@ -125,7 +110,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.n_max < 2:
         parser.error(f"--n-max must be >= 2, got {args.n_max}")
-    write_atomic(build(args.n_max), args.out)
+    atomic_write_json(args.out, build(args.n_max), indent=1)
     print(f"wrote {args.out}")
     return 0
 

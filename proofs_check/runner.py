@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 import time
 import traceback
+
+from theory.files import atomic_write_json
 
 from .registry import REGISTRY, Options
 
@@ -50,16 +49,7 @@ def format_table(results: list[dict], width: int = 100) -> str:
 
 
 def write_json(results: list[dict], path: str, options: Options) -> None:
-    """Write atomically: a temp file in the same folder, then rename."""
+    """Write atomically (``theory.files``), creating missing parent folders."""
     payload = {"options": {"thorough": options.thorough, "weights": list(options.weights)},
                "claims": results}
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w") as out:
-            json.dump(payload, out, indent=2, default=str)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    atomic_write_json(path, payload, indent=2, default=str)

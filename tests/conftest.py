@@ -12,3 +12,16 @@ def reset_precision():
     yield
     mpmath.mp.prec = saved_mp
     flint.ctx.prec = saved_flint
+
+
+@pytest.fixture
+def one_torch_thread():
+    """torch on one thread for the test, its thread count restored after.  Not autouse: a test
+    module that runs torch asks for it (``pytestmark = pytest.mark.usefixtures(...)``), so the
+    tests that never touch torch do not import it."""
+    import torch
+
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(saved)

@@ -15,8 +15,9 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructions.common import OneLayerModel, compare_outputs
+from constructions.common import compare_outputs
 from constructions.exact import Angle, certified_cosine_ranks, exact_hard, prove_closed_form
+from constructions.export import OneLayerModel
 from constructions.geometry import figure4a_geometry, write_figure4a
 from constructions.index import IndexConstruction, number_task
 from constructions.retrieval import RetrievalConstruction, letter_task
@@ -42,7 +43,7 @@ def test_angle_outside_zero_pi_is_refused(angle):
 
 
 def test_pi_itself_is_allowed_and_irrational_non_pi_angles_are_refused():
-    assert IndexConstruction(["A", "B"], 2, "pi", 5).theta == Angle(Fraction(1), True)
+    assert IndexConstruction(["A", "B"], 2, "pi", 5).theta == Angle(pi_multiple=Fraction(1))
     with pytest.raises(ValueError, match="rational or a rational multiple of pi"):
         IndexConstruction(["A", "B"], 2, "sqrt(2)", 5)
 
@@ -72,17 +73,17 @@ def test_length_beyond_n0_and_foreign_tokens_are_refused():
 # ---- exact angles ------------------------------------------------------------------------------
 def test_angle_parsing_is_exact():
     assert Angle.of("0.8") == Angle(Fraction(4, 5))
-    assert Angle.of("2*pi/3") == Angle(Fraction(2, 3), True)
-    assert Angle.of(sympy.pi / 4) == Angle(Fraction(1, 4), True)
+    assert Angle.of("2*pi/3") == Angle(pi_multiple=Fraction(2, 3))
+    assert Angle.of(sympy.pi / 4) == Angle(pi_multiple=Fraction(1, 4))
     assert Angle.of("2*pi/3").decimal(20).startswith("2.094395102393195492")
 
 
 def test_certified_ranks_find_exact_ties_and_the_order():
-    theta = Angle(Fraction(1, 3), True)  # cos(a pi/3): a = 1 and a = 5 tie, a = 6 is the top
+    theta = Angle(pi_multiple=Fraction(1, 3))  # cos(a pi/3): a = 1 and a = 5 tie, a = 6 is the top
     ranks = certified_cosine_ranks([(1, 0), (5, 0), (6, 0), (2, 0), (-1, 0), (3, 0)], theta, None)
     assert ranks[0] == ranks[1] == ranks[4] and ranks[2] == max(ranks) and ranks[5] == min(ranks)
     pairs = [(a, b) for a in range(-7, 9) for b in range(-3, 4)]
-    omega = Angle(Fraction(2, 7), True)
+    omega = Angle(pi_multiple=Fraction(2, 7))
     ranks = certified_cosine_ranks(pairs, Angle(Fraction(3, 10)), omega)  # 0.3 radians: mixed
     values = [math.cos(a * 0.3 + b * 2 * math.pi / 7) for a, b in pairs]
     for i in range(len(pairs)):
@@ -235,7 +236,7 @@ def test_an_irrational_angle_can_tie_counterexample():
 
 @pytest.mark.parametrize("m,n0", [(2, 7), (5, 6), (1, 5)])
 def test_index_tie_condition_matches_every_input(m, n0):
-    angles = [Angle(Fraction(2 * k, p), True) for p in range(2, n0 + 2) for k in range(1, p // 2 + 1)
+    angles = [Angle(pi_multiple=Fraction(2 * k, p)) for p in range(2, n0 + 2) for k in range(1, p // 2 + 1)
               if math.gcd(k, p) == 1]
     base = IndexConstruction(["A", "B"], m, angles[0], n0)
     ids = base.all_valid_ids(n0)
@@ -254,7 +255,7 @@ def test_retrieval_gap_criterion_matches_every_input():
     ids = base.all_proper_ids(5)
     expected = reference(base, ids)
     for q in (40, 10, 8, 7, 6, 5, 4, 2, 1):
-        model = RetrievalConstruction(["a", "b"], 2, Angle(Fraction(1, q), True), 5)
+        model = RetrievalConstruction(["a", "b"], 2, Angle(pi_multiple=Fraction(1, q)), 5)
         observed = compare_outputs(model, ids, expected, "exact")["wrong"] == 0
         assert observed == model.is_exact(), q
         if model.paper_condition():

@@ -18,7 +18,7 @@ from theory.discrepancy_retrieval import (bound_stated, in_regime, inf_lower_bou
                                           retrieval_general)
 from theory.functions import retrieval, split_pair
 from theory.numbers import FLOAT64, Interval, MultiPrecision
-from theory.phases import Angle
+from theory.phases import Angle, AngleFormError
 
 # ~20 angles: the paper's, Table 1's, and angles within 1e-6 .. 1e-9 of 2 pi p/q
 ANGLES = ["0.8", "0.866", "0.2738", "0.0027", "1", "2.5", "3.1", "0.123456789",
@@ -61,6 +61,17 @@ def test_min_distance_is_certified_and_rational_ties_are_exact():
 
 
 # ---- the per-row gap -----------------------------------------------------------------------------
+def test_angles_are_read_exactly_and_anything_else_is_a_value_error():
+    assert Angle.of("2*pi/9 + 1/10**6") == Angle(Fraction(1, 10 ** 6), Fraction(2, 9))
+    assert Angle.of("0.8") == Angle(Fraction(4, 5)) and Angle.of(np.int64(3)) == Angle(Fraction(3))
+    with pytest.raises(AngleFormError, match="a \\+ b\\*pi"):
+        Angle.of("sqrt(2)")
+    for bad in (True, None, "2*pi/(", object()):
+        with pytest.raises(ValueError) as caught:
+            Angle.of(bad)
+        assert not isinstance(caught.value, AngleFormError)
+
+
 def test_logit_gap_in_every_number_system():
     assert logit_gap(np.array([0.2, 0.9, 0.5])) == pytest.approx(0.4)
     assert logit_gap(np.array([1.0, 1.0, 0.3])) == 0.0

@@ -21,13 +21,7 @@ TINY = ModelConfig(vocab_size=40, n_layer=2, n_head=1, n_embd=32, rotary_dim=32,
 TINY_PARTIAL = ModelConfig(vocab_size=40, n_layer=2, n_head=2, n_embd=32, rotary_dim=8, n_inner=48)
 FULL = ModelConfig(vocab_size=136)
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    saved = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(saved)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def hf_config(cfg: ModelConfig, **extra) -> GPTJConfig:

@@ -22,6 +22,8 @@ from training.train import batch_indices, lr_factor, make_optimizer, train
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 
 def cli(*args, timeout=120):
     return subprocess.run([sys.executable, "-m", "training", *map(str, args)], cwd=REPO, env=ENV,
@@ -39,14 +41,6 @@ def tensors_equal(a: dict, b: dict) -> bool:
 def tree_digest(root: Path) -> dict:
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    saved = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(saved)
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,11 @@ import sympy
 from .diophantine import PiRational
 from .numbers import Interval, MultiPrecision, NumberSystem, _as_fraction
 
-__all__ = ["Angle", "cosine_key", "CosineTable", "certified_cosines"]
+__all__ = ["Angle", "AngleFormError", "cosine_key", "CosineTable", "certified_cosines"]
+
+
+class AngleFormError(ValueError):
+    """A value read as a number that is not ``a + b*pi`` with rational a, b (e.g. sqrt(2))."""
 
 
 @dataclass(frozen=True)
@@ -40,25 +44,30 @@ class Angle:
     @classmethod
     def of(cls, value) -> "Angle":
         """Read an Angle; an int, Fraction, float (its binary value) or decimal string as
-        radians; an object with ``coefficient``/``times_pi`` (constructions' Angle); or a
-        sympy expression / string ``a + b*pi`` such as ``"2*pi/9 + 1/10**6"``."""
+        radians; or a sympy expression / string ``a + b*pi`` such as ``"2*pi/9 + 1/10**6"``.
+        Anything else raises ValueError (AngleFormError for a number of another form)."""
         if isinstance(value, Angle):
             return value
-        if hasattr(value, "coefficient") and hasattr(value, "times_pi"):
-            c = Fraction(value.coefficient)
-            return cls(Fraction(0), c) if value.times_pi else cls(c)
-        if isinstance(value, (int, float, Fraction)) and not isinstance(value, bool):
+        if isinstance(value, bool):
+            raise ValueError(f"angle must be a number, got {value!r}")
+        if isinstance(value, (int, float, Fraction)):
             return cls(Fraction(value))
         if isinstance(value, str):
             try:
                 return cls(_as_fraction(value))
             except (ValueError, ZeroDivisionError):
                 pass
-        expr = sympy.expand(sympy.sympify(value, rational=True))
+        try:
+            expr = sympy.sympify(value, rational=True)  # "0.8" is 4/5, as in theory.numbers
+        except (sympy.SympifyError, TypeError) as error:
+            raise ValueError(f"cannot read the angle {value!r}") from error
+        if not isinstance(expr, sympy.Expr):
+            raise ValueError(f"cannot read the angle {value!r}")
+        expr = sympy.expand(expr)
         b = expr.coeff(sympy.pi)
         a = sympy.simplify(expr - b * sympy.pi)
         if not (a.is_Rational and b.is_Rational):
-            raise ValueError(f"angle {value!r} is not of the form a + b*pi with rational a, b")
+            raise AngleFormError(f"angle {value!r} is not of the form a + b*pi with rational a, b")
         return cls(Fraction(int(a.p), int(a.q)), Fraction(int(b.p), int(b.q)))
 
     def __mul__(self, k: int) -> "Angle":

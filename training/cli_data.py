@@ -10,9 +10,11 @@ more than a few million tokens in memory beyond the 17-token core of every row.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-import tempfile
+
+from theory.files import atomic_open
 
 from . import generators as gen
 from .cli_common import UsageError
@@ -93,17 +95,12 @@ def _write_stdout(chunks) -> int:
 
 
 def _write_atomically(path: str, chunks) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}-", suffix=".tmp", dir=directory)
-    except OSError as bad:
-        raise UsageError(f"--out: cannot write {path!r}: {bad.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Stream ``chunks`` into ``path`` atomically; a folder that does not exist (or is not
+    writable) is a usage error, found before any line is generated."""
+    with contextlib.ExitStack() as stack:
+        try:
+            handle = stack.enter_context(atomic_open(path, "w", parents=False))
+        except OSError as bad:
+            raise UsageError(f"--out: cannot write {path!r}: {bad.strerror}") from None
+        for chunk in chunks:
+            handle.write(chunk)

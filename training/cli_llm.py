@@ -15,7 +15,8 @@ import argparse
 import json
 import os
 import sys
-import tempfile
+
+from theory.files import atomic_write_json, atomic_write_text
 
 from .cli_common import UsageError
 from .llm_backends import BackendError, HFBackend, OpenAIBackend
@@ -114,19 +115,6 @@ def _backend(args):
     return backend
 
 
-def _write_atomically(path: str, text: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def run(args) -> int:
     if args.count < 1:
         raise UsageError(f"--count must be a positive integer, got {args.count}")
@@ -148,8 +136,8 @@ def run(args) -> int:
     if args.name:
         results["model"] = args.name
     if args.replies:
-        _write_atomically(args.replies, "".join(json.dumps(r) + "\n" for r in records))
-    _write_atomically(args.json, json.dumps(results, indent=1) + "\n")
+        atomic_write_text(args.replies, "".join(json.dumps(r) + "\n" for r in records), parents=False)
+    atomic_write_json(args.json, results, indent=1, trailing_newline=True, parents=False)
     for row in results["per_length"]:
         mean = "  n/a" if row["accuracy_mean"] is None else f"{row['accuracy_mean']:.3f}"
         std = "n/a" if row["accuracy_std"] is None else f"{row['accuracy_std']:.3f}"

@@ -27,10 +27,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from theory.files import atomic_open, atomic_write_json
 
 from . import generators as gen
 from .tasks import Batch, check_count, check_hops, check_seed, get_task
@@ -152,18 +153,6 @@ def _parameters(task, sizes: dict, seed: int, hops: tuple) -> dict:
             "vocab_sha256": hashlib.sha256(json.dumps(task.vocab).encode()).hexdigest()}
 
 
-def _atomic_write(path: Path, write) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            write(handle)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def _load(data_path: Path, manifest_path: Path, parameters: dict):
     """The cached splits if the manifest matches ``parameters`` and the content its hash, else None."""
     try:
@@ -196,11 +185,12 @@ def cached_splits(task_name, sizes=None, seed: int = 0, hops=ALL_HOPS, cache_dir
     directory.mkdir(parents=True, exist_ok=True)
     arrays = {f"{name}/{field}": getattr(batch, field) for name, batch in splits.items()
               for field in ("inputs", "answers", "hops")}
-    _atomic_write(data_path, lambda handle: np.savez(handle, **arrays))
+    with atomic_open(data_path, "wb") as handle:
+        np.savez(handle, **arrays)
     manifest = {"parameters": parameters, "content_sha256": _content_sha256(splits), "data_file": data_path.name,
                 **info, "balance": {name: balance_report(task, batch) for name, batch in splits.items()}}
     # The manifest goes last: a crash in between leaves a data file no manifest vouches for.
-    _atomic_write(manifest_path, lambda handle: handle.write(json.dumps(manifest, indent=1).encode()))
+    atomic_write_json(manifest_path, manifest, indent=1)
     return splits
 
 

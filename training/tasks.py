@@ -17,13 +17,12 @@ position marginals cannot all be exactly equal.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
+from theory.files import atomic_write_json
 from theory.functions import solve_letter, solve_number
 
 from . import generators as gen
@@ -208,18 +207,7 @@ def sample_batch(task, rng: np.random.Generator, batch_size: int, extra_target: 
 def save_vocab(path, task) -> None:
     """Write the task's token strings in id order as a JSON list, atomically."""
     task = get_task(task)
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".vocab-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(task.vocab, handle)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write_json(path, task.vocab, trailing_newline=True, parents=False)
 
 
 def load_vocab(path, task) -> list[str]:

@@ -11,12 +11,13 @@ from fractions import Fraction
 import numpy as np
 
 from constructions.common import compare_outputs
-from constructions.exact import Angle, prove_closed_form
+from constructions.exact import prove_closed_form
 from constructions.index import IndexConstruction, number_task
 from constructions.retrieval import RetrievalConstruction, letter_task
 from constructions.temperature import margin_lower_bound, observed_critical_beta, temperature_report
 from theory.functions import index
 from theory.numbers import SYMBOLIC
+from theory.phases import Angle
 
 from .. import paper_data
 from ..registry import Outcome, claim
@@ -107,7 +108,7 @@ def _verdict(rows, proof, extra_failures, what):
        "Theorem 3.1, Appendix F.2.1", recorded="verified")
 def index_theorem(options):
     sizes = [(2, 3, 8), (3, 2, 7)] if options.thorough else [(2, 3, 7)]
-    small = [IndexConstruction(list("ABC")[:a], m, Angle(Fraction(2, n0), True), n0) for a, m, n0 in sizes]
+    small = [IndexConstruction(list("ABC")[:a], m, Angle(pi_multiple=Fraction(2, n0)), n0) for a, m, n0 in sizes]
     rows = _theorem_checks(small, "all_valid_ids", number_task,
                            lambda mdl, rng, n: mdl.sample_valid_ids(rng, n)[0], options)
     proof = prove_closed_form(IndexConstruction(["A", "B"], 2, "0.8", 4))
@@ -160,7 +161,7 @@ def index_irrational(options):
 def index_corrected(options):
     grid = []
     for alphabet, m, n0 in ((["A", "B"], 2, 7), (["A", "B"], 5, 6)):
-        angles = [Angle(Fraction(2 * k, p), True) for p in range(2, n0 + 1) for k in range(1, p // 2 + 1)
+        angles = [Angle(pi_multiple=Fraction(2 * k, p)) for p in range(2, n0 + 1) for k in range(1, p // 2 + 1)
                   if np.gcd(k, p) == 1] + [Angle.of("0.8"), Angle.of(3)]
         base = IndexConstruction(alphabet, m, angles[0], n0)
         ids = base.all_valid_ids(n0)
@@ -190,7 +191,7 @@ def index_corrected(options):
        "Theorem 3.1, Appendix F.2.2", recorded="verified")
 def retrieval_theorem(options):
     sizes = [(2, 1, 8), (3, 1, 6), (2, 2, 6)] if options.thorough else [(2, 1, 7), (3, 1, 5)]
-    small = [RetrievalConstruction(list("abc")[:a], m, Angle(Fraction(1, 2 * a * n0), True), n0)
+    small = [RetrievalConstruction(list("abc")[:a], m, Angle(pi_multiple=Fraction(1, 2 * a * n0)), n0)
              for a, m, n0 in sizes]  # theta = omega / (4 n0)
     rows = _theorem_checks(small, "all_proper_ids", letter_task,
                            lambda mdl, rng, n: mdl.sample_proper_ids(rng, n), options,
@@ -234,7 +235,7 @@ def retrieval_condition(options):
     expected = _reference(base, ids)
     grid = []
     for q in (64, 24, 13, 12, 11, 10, 9, 8, 6, 4, 3, 2, 1):
-        model = RetrievalConstruction(["a", "b"], 1, Angle(Fraction(1, q), True), 6)
+        model = RetrievalConstruction(["a", "b"], 1, Angle(pi_multiple=Fraction(1, q)), 6)
         report = compare_outputs(model, ids, expected, "exact")
         grid.append({"theta": str(model.theta), "paper_condition": model.paper_condition(),
                      "predicted_exact": model.is_exact(), "observed_exact": report["wrong"] == 0,

@@ -81,6 +81,13 @@ def _sup_over_angles_exceeds(n_lo: int, n_hi: int) -> dict:
     return {"n_lo": n_lo, "n_hi": n_hi, "not_exceeding": failing}
 
 
+def _corrected_bound_checks(reading: str) -> tuple[dict, dict]:
+    """The corrected bound checked block by block on every n <= N_MAX for every angle, and the
+    angles where a block failed or stayed undecided."""
+    results = {a: index_corrected_holds(a, reading, N_MAX, M) for a in ANGLES}
+    return results, {a: r for a, r in results.items() if r["failures"] or r["undecided_blocks"]}
+
+
 @claim("C7-index-sup",
        "Theorem 3.2, Definition 3.1 reading (max over inputs): Delta_Index(n) <= min{1 - cos theta, "
        "2 pi^2 / n^2} for every n > 1",
@@ -120,8 +127,7 @@ def index_sup(options):
        "2 pi^2/(L+1)^2} <= 8 pi^2/(n+1)^2 with L = L_min(n) = max(ceil((n-1)/2), n-1-m); sharp in theta",
        "corrects Theorem 3.2 (Index, max reading)", recorded="verified")
 def index_sup_corrected(options):
-    results = {a: index_corrected_holds(a, "sup", N_MAX, M) for a in ANGLES}
-    bad = {a: r for a, r in results.items() if r["failures"] or r["undecided_blocks"]}
+    results, bad = _corrected_bound_checks("sup")
     sharp = []
     for n in (17, 100, 10 ** 6):
         L = index_L(n, "sup", M)
@@ -170,8 +176,7 @@ def index_inf(options):
        "(every n <= n0 for a correct T_Index; all n when theta/2pi is irrational); asymptotically sharp",
        "corrects Theorem 3.2 (Index, min reading)", recorded="verified")
 def index_inf_corrected(options):
-    results = {a: index_corrected_holds(a, "min", N_MAX, M) for a in ANGLES}
-    bad = {a: r for a, r in results.items() if r["failures"] or r["undecided_blocks"]}
+    _, bad = _corrected_bound_checks("min")
     same = []  # lambda(n) equals the min reading whenever the letter query has no tie
     for a in ANGLES:
         for n in (2, 5, 17, 64, 1000):

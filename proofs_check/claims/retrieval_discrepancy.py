@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-
 from theory.discrepancy import decide
 from theory.discrepancy_retrieval import (bound_stated, inf_lower_bound, logits_from_tokens, n0_max,
                                           omega_of, retrieval_brute, retrieval_closed_form)
@@ -43,6 +42,11 @@ def _scan(theta, A: int, reading: str, n_hi: int | None = None) -> dict:
             "undecided": undecided}
 
 
+def _scans(reading: str) -> dict:
+    """``_scan`` of every (theta, |ALPH|) case in CASES."""
+    return {f"{t}|A={A}": _scan(t, A, reading) for t, A in CASES}
+
+
 def _ranges(ns: list[int]) -> list[list[int]]:
     out = []
     for n in ns:
@@ -53,14 +57,21 @@ def _ranges(ns: list[int]) -> list[list[int]]:
     return out
 
 
-def _example(tokens, theta, reading: str, value, n_note: str = "") -> dict:
-    """A concrete input, its certified value vs the bound, and an mpmath re-derivation of the
-    per-input gap from the tokens (twice the precision of the 128-bit arb values)."""
-    n, A = len(tokens), len(LETTERS)
+def _over_bound(value, n: int):
+    """The stated bound at the paper's angle, |ALPH| = 8 and length n, and value - bound (arb, 128 bits)."""
     balls = Interval(128)
     with balls.working():
-        bound = bound_stated(theta, A, n, balls)
-        excess = value - bound
+        bound = bound_stated(PAPER[0], len(LETTERS), n, balls)
+        return bound, value - bound
+
+
+def _example(tokens, reading: str, mpmath_key: str, recompute, n_note: str = "") -> dict:
+    """A concrete input at the paper's angle: the certified closed-form value of ``reading``
+    vs the bound, and an mpmath re-derivation from the tokens (twice the precision of the
+    128-bit arb values): ``recompute(row)`` of their logits, stored under ``mpmath_key``."""
+    theta, n, A = PAPER[0], len(tokens), len(LETTERS)
+    value = retrieval_closed_form(theta, A, n, reading, Interval(128))
+    bound, excess = _over_bound(value, n)
     mp = MultiPrecision(80)
     row = logits_from_tokens(tokens, theta, LETTERS, mp)
     c = {"reading": reading, "theta": Angle.of(theta).describe(), "alph_size": A, "n": n,
@@ -70,12 +81,10 @@ def _example(tokens, theta, reading: str, value, n_note: str = "") -> dict:
          "mpmath_row_first": [str(x)[:22] for x in row[:3]]}
     if n_note:
         c["note"] = n_note
-    return c, row
-
-
-def _mp_gap(row):
-    ordered = sorted(row, reverse=True)
-    return ordered[0] - ordered[1]
+    again = recompute(row)
+    c[mpmath_key] = str(again)[:22]
+    c["mpmath_agrees"] = abs(float(again) - float(value.mid())) < 1e-15
+    return c
 
 
 @claim("C7-retrieval-sup",
@@ -83,14 +92,9 @@ def _mp_gap(row):
        "Delta_Retrieval(n) <= 1 - cos(omega - n theta)",
        "Theorem 3.2; Definition 3.1; Appendix F.2.2", recorded="refuted")
 def retrieval_sup(options):
-    scans = {f"{t}|A={A}": _scan(t, A, "sup") for t, A in CASES}
-    theta, n = PAPER[0], 100
-    tokens = ["e1"] * (n - 1) + ["a1"]  # query a1 matches itself; every other key is d = 4 = |ALPH|/2
-    balls = Interval(128)
-    value = retrieval_closed_form(theta, 8, n, "sup", balls)
-    example, row = _example(tokens, theta, "sup", value)
-    example["mpmath_gap"] = str(_mp_gap(row))[:22]
-    example["mpmath_agrees"] = abs(float(_mp_gap(row)) - float(value.mid())) < 1e-15
+    scans = _scans("sup")
+    tokens = ["e1"] * 99 + ["a1"]  # n = 100; query a1 matches itself; every other key is d = 4 = |ALPH|/2
+    example = _example(tokens, "sup", "mpmath_gap", lambda row: sorted(row)[-1] - sorted(row)[-2])  # top - second
     ok = example["certified_exceeds"] and example["mpmath_agrees"]
     return Outcome("refuted" if ok else "undecided",
                    f"theta = 0.0027, |ALPH| = 8, n = 100: an input whose other keys all carry the opposite letter has "
@@ -137,17 +141,12 @@ def retrieval_sup_exact(options):
        "at any position 1..n), maximised over inputs: <= 1 - cos(omega - n theta) for theta < omega/(2 n0)",
        "Appendix F.2.2 (discrepancy computation)", recorded="refuted")
 def retrieval_competitor(options):
-    scans = {f"{t}|A={A}": _scan(t, A, "competitor") for t, A in CASES}
-    theta, n = PAPER[0], 100
-    tokens = ["b1"] * (n - 1) + ["a1"]
-    value = retrieval_closed_form(theta, 8, n, "competitor", Interval(128))
-    example, row = _example(tokens, theta, "competitor", value,
-                            "matched key at offset 0 (logit 1); the proof's best competitor is d = -1 at offset "
-                            "n-1, cos(omega - (n-1) theta): positions reach offset n-1, not n")
-    mp = MultiPrecision(80)
-    direct = 1 - mp.ctx.cos(2 * mp.ctx.pi / 8 - (n - 1) * Angle.of(theta).value(mp))
-    example["mpmath_value"] = str(direct)[:22]
-    example["mpmath_agrees"] = abs(float(direct) - float(value.mid())) < 1e-15
+    scans = _scans("competitor")
+    n, mp = 100, MultiPrecision(80)  # re-derived in mpmath from the proof's formula, not from the row
+    direct = lambda row: 1 - mp.ctx.cos(2 * mp.ctx.pi / 8 - (n - 1) * Angle.of(PAPER[0]).value(mp))  # noqa: E731
+    example = _example(["b1"] * (n - 1) + ["a1"], "competitor", "mpmath_value", direct,
+                       "matched key at offset 0 (logit 1); the proof's best competitor is d = -1 at offset "
+                       "n-1, cos(omega - (n-1) theta): positions reach offset n-1, not n")
     return Outcome("refuted" if example["certified_exceeds"] else "undecided",
                    f"every ALPH x INT query gives 1 - cos(omega - (n-1) theta) > 1 - cos(omega - n theta) (off by one "
                    f"offset); theta = 0.0027, n = 100: {example['discrepancy'][:10]} > {example['bound'][:10]}",
@@ -171,13 +170,10 @@ def retrieval_competitor_corrected(options):
        "n theta) for every n > 1, given theta < omega/(2 n0)",
        "Theorem 3.2; Lemma F.1; Appendix F.2.2", recorded="refuted")
 def retrieval_inf(options):
-    scans = {f"{t}|A={A}": _scan(t, A, "inf") for t, A in CASES}
+    scans = _scans("inf")
     theta, n = PAPER[0], 291  # 291 theta = 0.7857 ~ omega = 0.78540: the bound nearly vanishes
-    balls = Interval(128)
     low = inf_lower_bound(theta, 8, n)
-    with balls.working():
-        bound = bound_stated(theta, 8, n, balls)
-        excess = low - bound
+    bound, excess = _over_bound(low, n)
     example = {"reading": "inf", "theta": Angle.of(theta).describe(), "alph_size": 8, "n": n,
                "n0_max": n0_max(theta, 8), "lambda_lower_bound": _s(low), "bound": _s(bound),
                "certified_exceeds": bool(excess > 0),
@@ -196,7 +192,7 @@ def retrieval_inf(options):
        "1 - cos(omega - n theta) for every n >= 2 with (n+1) theta <= omega, hence for every n <= n0",
        "corrects Theorem 3.2 (Retrieval, Lemma F.1 reading)", recorded="verified")
 def retrieval_inf_corrected(options):
-    scans = {f"{t}|A={A}": _scan(t, A, "inf") for t, A in CASES}
+    scans = _scans("inf")
     bad = _brute_agreement(["inf", "min"], BRUTE_CASES)
     # (n+1) theta <= omega covers n <= n0: theta < omega/(2 n0) gives (n0+1) theta < omega (n0+1)/(2 n0) <= omega
     cover = {f"{t}|A={A}": decide(lambda b: omega_of(A).ball(b) - (n0_max(t, A) + 1) * Angle.of(t).ball(b)).sign
@@ -214,13 +210,9 @@ def retrieval_inf_corrected(options):
        "best other-symbol logit): margin(n) <= 1 - cos(omega - n theta) for n <= n0",
        "Theorem 3.2 with the proof's competitor set, Appendix F.2.2", recorded="refuted")
 def retrieval_margin(options):
-    scans = {f"{t}|A={A}": _scan(t, A, "margin") for t, A in CASES}
-    theta = PAPER[0]
-    tokens = ["h1", "a1"]  # query a1 matches itself at offset 0; h has d = -1 at offset 1
-    value = retrieval_closed_form(theta, 8, 2, "margin", Interval(128))
-    example, row = _example(tokens, theta, "margin", value)
-    example["mpmath_margin"] = str(row[1] - row[0])[:22]
-    example["mpmath_agrees"] = abs(float(row[1] - row[0]) - float(value.mid())) < 1e-15
+    scans = _scans("margin")
+    theta = PAPER[0]  # input h1 a1: query a1 matches itself at offset 0; h has d = -1 at offset 1
+    example = _example(["h1", "a1"], "margin", "mpmath_margin", lambda row: row[1] - row[0])
     return Outcome("refuted" if example["certified_exceeds"] else "undecided",
                    f"for small theta the margin exceeds the 'upper bound': theta = 0.0027, n = 2: "
                    f"{example['discrepancy'][:10]} > {example['bound'][:10]} (n in {scans[f'{theta}|A=8']['exceeds_bound_at']})",
