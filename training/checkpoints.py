@@ -26,7 +26,9 @@ from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file, save
+
+from theory.files import atomic_write_bytes, atomic_write_json, atomic_write_text
 
 from .model import GPTJ, ModelConfig
 from .tasks import load_vocab
@@ -56,17 +58,13 @@ def _fsync(path) -> None:
 
 
 def write_json_atomic(path: Path, obj) -> None:
-    tmp = Path(path).with_name(f".{Path(path).name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(obj, indent=2) + "\n")
-    _fsync(tmp)
-    os.replace(tmp, path)
+    """Indented JSON, flushed to disk before the rename (theory.files does the swap)."""
+    atomic_write_json(path, obj, indent=2, trailing_newline=True, fsync=True, parents=False)
 
 
 def _save_tensors_atomic(path: Path, tensors: dict) -> None:
-    tmp = Path(path).with_name(f".{Path(path).name}.tmp-{os.getpid()}")
-    save_file(tensors, str(tmp), metadata={"format": "pt"})  # "pt": what HF's loader expects
-    _fsync(tmp)
-    os.replace(tmp, path)
+    # metadata "pt": what HF's loader expects
+    atomic_write_bytes(path, save(tensors, metadata={"format": "pt"}), fsync=True, parents=False)
 
 
 def save_weights(directory, model: GPTJ, write_config: bool = True) -> None:
@@ -232,9 +230,7 @@ class Metrics:
     def truncate(self, step: int) -> None:
         """Drop what an interrupted run logged after the checkpoint it resumes from."""
         keep = [r for r in self.read() if r.get("step", 0) <= step]
-        tmp = self.path.with_name(".metrics.jsonl.tmp")
-        tmp.write_text("".join(json.dumps(r) + "\n" for r in keep))
-        tmp.replace(self.path)
+        atomic_write_text(self.path, "".join(json.dumps(r) + "\n" for r in keep), parents=False)
 
     def append(self, record: dict) -> None:
         with open(self.path, "a") as f:
