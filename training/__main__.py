@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import sys
 
-from . import cli_bench, cli_data, cli_llm, cli_train
+from . import cli_analyze, cli_bench, cli_data, cli_evaluate, cli_llm, cli_train
 from .cli_common import OneLineParser, UsageError, report_usage_error
 
-COMMANDS = [cli_data, cli_train, cli_bench, cli_llm]
+COMMANDS = [cli_data, cli_train, cli_bench, cli_llm, cli_evaluate, cli_analyze]
 
 
 def build_parser() -> OneLineParser:

@@ -5,3 +5,4 @@ from . import constructions  # noqa: F401
 from . import discrepancy  # noqa: F401
 from . import retrieval_discrepancy  # noqa: F401
 from . import impossibility  # noqa: F401
+from . import trained  # noqa: F401

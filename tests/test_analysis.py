@@ -1,0 +1,206 @@
+"""training.analysis and friends: scores through the analysis code path on heads whose nature is
+known (the constructions), the purity rule, frequency use, geometry numbers, length
+generalisation in chunks, and the analyze / evaluate commands end to end on a smoke run."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from constructions.common import OneLayerModel
+from constructions.index import number_task
+from constructions.retrieval import letter_task
+from training.adapters import adapter_for
+from training.analysis import analyse_run, model_scores, purity, score_inputs
+from training.checkpoints import load_model
+from training.evaluate import length_generalisation
+from training.frequency import frequency_use, top_logit_planes, weighted_id
+from training.geometry import circular_correlation, key_collapse
+from training.measured_discrepancy import classify, decay_exponent, theory_curve
+from training.tasks import get_task
+from training.train import train
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(saved)
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    """A 20-step smoke run of the number task: checkpoints at steps 0 and 20."""
+    torch.set_num_threads(1)
+    out = tmp_path_factory.mktemp("runs") / "number"
+    train("number", out, preset="smoke", steps=20, progress=False)
+    return out
+
+
+def construction_ids(construction, task_name, count=30):
+    task = get_task(task_name)
+    rows = task.decode(task.generate(count, seed=0).inputs)
+    return np.array([construction.ids(row) for row in rows])
+
+
+@pytest.mark.parametrize("method", ["fast", "rerun"])
+def test_t_index_is_purely_positional_through_the_analysis(method):
+    """T_Index's logits cos((t - s) theta) ignore key contents: s_POS = 1 on every input."""
+    construction = number_task(17)
+    scores = model_scores(OneLayerModel(construction), construction_ids(construction, "number"), method)
+    assert scores["positional"].shape == (1, 30, 1)
+    assert scores["positional"].min() > 1 - 1e-12
+    assert scores["symbolic"].max() < 0.5
+
+
+@pytest.mark.parametrize("method", ["fast", "rerun"])
+def test_t_retrieval_is_symbolic_through_the_analysis(method):
+    """T_Retrieval's logits follow the key's left letter (theta tiny): s_SYM ~ 1, s_POS low."""
+    construction = letter_task(17)
+    scores = model_scores(OneLayerModel(construction), construction_ids(construction, "letter"), method)
+    assert scores["symbolic"].min() > 1 - 1e-5  # not exactly 1: theta > 0 adds a small positional part
+    assert scores["positional"].max() < 0.5
+
+
+def test_purity_rule_on_crafted_series():
+    steps = [0, 500, 1000, 1500, 2000]
+    series = {  # layer: (s_POS over steps, s_SYM over steps)
+        0: ([1.0, 0.6, 0.95, 0.97, 0.96], [1.0, 0.5, 0.04, 0.02, 0.03]),     # positional from 1000
+        1: ([1.0, 0.05, 0.3, 0.08, 0.02], [1.0, 0.99, 0.5, 0.93, 0.97]),     # symbolic, lapses, symbolic from 1500
+        2: ([0.2, 0.95, 0.5, 0.6, 0.5], [0.9, 0.03, 0.5, 0.5, 0.5]),         # pure at 500 only: never "becomes pure"
+        3: ([0.97, 0.99, 0.96, 0.02, 0.01], [0.03, 0.02, 0.03, 0.99, 0.995]),  # positional, then symbolic from 1500
+    }
+    positional = np.array([series[layer][0] for layer in range(4)]).T  # (steps, layers)
+    symbolic = np.array([series[layer][1] for layer in range(4)]).T
+    block = purity(positional, symbolic, steps, 0.1)
+    assert block["pure_from_step"] == [1000, 1500, None, 1500]
+    assert block["kind"] == ["positional", "symbolic", None, "symbolic"]
+    assert block["count"] == [0, 0, 1, 3, 3]
+    assert block["count_positional"] == [0, 0, 1, 1, 1] and block["count_symbolic"] == [0, 0, 0, 2, 2]
+    assert block["count_instantaneous"] == [1, 3, 2, 3, 3]
+    strict = purity(positional, symbolic, steps, 0.05)
+    assert strict["pure_from_step"] == [1000, 2000, None, 1500]  # layer 1: s_SYM 0.93 < 0.95 at step 1500
+
+
+def test_frequency_terms_sum_to_the_top_logit_and_weights():
+    torch.manual_seed(0)
+    from training.model import GPTJ, ModelConfig
+
+    model = GPTJ(ModelConfig(vocab_size=136, n_layer=2, n_embd=32, rotary_dim=32, n_inner=64)).double().eval()
+    adapter = adapter_for(model)
+    hidden, logits = adapter.trace(score_inputs("number", 12).inputs)
+    planes = top_logit_planes(adapter, 0, hidden[0])
+    assert np.allclose(planes["terms"].sum(-1) + planes["rest"], planes["logit"], atol=1e-12)
+    assert np.allclose(planes["logit"], logits[0].max(-1), atol=1e-12)
+    use = frequency_use(adapter, hidden)
+    assert len(use["weights"][0]) == 16 and 1 <= use["weighted_id"][0] <= 16
+    assert use["frequency"][0] == pytest.approx(10000 ** (-2 * (use["rounded_id"][0] - 1) / 32))
+    assert weighted_id([0, 0, 2, 0]) == 3.0 and weighted_id([1, 0, 1]) == 2.0 and weighted_id([0, 0]) is None
+
+
+def test_geometry_numbers_on_known_configurations():
+    angles = np.linspace(0, 2 * np.pi, 50, endpoint=False)
+    collapsed = np.stack([np.cos(0.3 + 0 * angles), np.sin(0.3 + 0 * angles)], -1) * 2.0
+    spread = np.stack([np.cos(angles), np.sin(angles)], -1)
+    assert key_collapse(collapsed)[0] == pytest.approx(1.0) and key_collapse(collapsed)[1] == pytest.approx(0.3)
+    assert key_collapse(spread)[0] < 1e-9
+    offsets = np.arange(1, 17)
+    assert circular_correlation(1.0 - 0.866 * offsets, -0.866 * offsets) == pytest.approx(1.0)
+
+
+def test_geometry_of_t_index_is_figure_4a():
+    """T_Index's keys are all v and its queries rho(-s theta) v: collapse 1, alignment 1,
+    correlation 1, and every query attends its target offset (theta = 2 pi / 17: no ties)."""
+    from training.geometry import index_geometry
+
+    construction = number_task(17)
+    task = get_task("number")
+    batch = task.generate(20, seed=1)
+    ids = np.array([construction.ids(row) for row in task.decode(batch.inputs)])
+    adapter = adapter_for(OneLayerModel(construction))
+    geometry = index_geometry(adapter, 0, adapter.hidden_states(ids)[0], batch.inputs, task, plane_id=1)
+    for key in ("key_collapse", "query_alignment", "query_spread", "pointing_fraction", "attends_target_fraction"):
+        assert geometry[key] == pytest.approx(1.0, abs=1e-9), key
+    assert len(geometry["queries"]) == len(geometry["offsets"]) == 20 * 9 and min(geometry["offsets"]) >= 1
+
+
+def test_discrepancy_helpers():
+    assert decay_exponent([10, 100, 1000], [1.0, 0.01, 1e-4]) == pytest.approx(-2.0)
+    assert decay_exponent([10, 100], [0.0, 1.0]) is None
+    assert classify(0.97, 0.1) == "index" and classify(0.2, 0.99) == "retrieval" and classify(0.9, 0.9) == "other"
+    index = theory_curve("index", 0.8660254037844386, [17, 100, 1000], 120)
+    assert index["reading"] == "min" and index["values"][0] > index["values"][-1] > 0
+    retrieval = theory_curve("retrieval", 0.0027, [17, 50], 8)
+    assert retrieval["reading"] == "margin" and retrieval["routes"] == ["exact (closed form)"] * 2
+
+
+def test_length_generalisation_in_chunks_matches_one_batch(smoke_run):
+    """At a long length the batch shrinks (1 sequence per chunk) and the accuracy is unchanged."""
+    model = load_model(smoke_run)
+    chunked = length_generalisation(model, "number", [17, 600], count=8, batch_tokens=700, progress=False)
+    whole = length_generalisation(model, "number", [17, 600], count=8, batch_tokens=10 ** 6, progress=False)
+    assert chunked["lengths"] == [17, 600] and chunked["n_per_length"] == [8, 8]
+    assert chunked["accuracy"] == pytest.approx(whole["accuracy"])
+    assert set(chunked["per_hop"]) == {"1", "2", "3", "4"}
+    capped = length_generalisation(model, "number", [17, 600], count=8, max_tokens=600 * 3, min_count=2,
+                                   progress=False)
+    assert capped["n_per_length"] == [8, 3]
+
+
+def test_analyse_run_schema_and_routes_agree(smoke_run):
+    fast = analyse_run(smoke_run, "number", "fast", n_inputs=12, discrepancy_lengths=[17, 60], discrepancy_count=3,
+                       progress=False)
+    rerun = analyse_run(smoke_run, "number", "rerun", n_inputs=12, discrepancy=False, progress=False)
+    assert fast["steps"] == [0, 20] and fast["layers"] == 2
+    for key in ("positional", "symbolic", "entropy"):
+        assert np.max(np.abs(np.array(fast["scores"][key]) - np.array(rerun["scores"][key]))) < 1e-9
+        assert np.array(fast["scores"][key]).shape == (2, 2)
+    assert np.array(fast["scores"]["entropy_normalised"]).min() >= 0
+    assert set(fast["purity"]) == {"0.1", "0.05"} and len(fast["purity"]["0.1"]["count"]) == 2
+    assert [v["step"] for v in fast["validation"]] == [0, 20]
+    assert set(fast["validation"][0]["per_hop"]) == {"1", "2", "3", "4"}
+    assert len(fast["frequency"]["weights"]) == 2 and len(fast["frequency"]["weights"][0]) == 16
+    geometry = fast["index_geometry"]
+    assert geometry["layer"] == 1 and len(geometry["queries"]) == len(geometry["offsets"]) == 12 * 9
+    assert 0 <= geometry["key_collapse"] <= 1
+    layer = fast["measured_discrepancy"]["layers"][0]
+    assert fast["measured_discrepancy"]["lengths"] == [17, 60] and len(layer["median"]) == 2
+    assert layer["kind"] in ("index", "retrieval", "other")
+    json.dumps(fast)  # plain JSON
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "training", *args], capture_output=True, text=True,
+                          env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"})
+
+
+def test_cli_analyze_and_evaluate_end_to_end(smoke_run, tmp_path):
+    out = tmp_path / "analysis.json"
+    done = cli("analyze", "--run", str(smoke_run), "--task", "number", "--json", str(out), "--n-inputs", "6",
+               "--discrepancy-lengths", "17,40", "--discrepancy-count", "2", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["n_inputs"] == 6
+    out = tmp_path / "length.json"
+    done = cli("evaluate", "--run", str(smoke_run), "--task", "number", "--lengths", "17,300", "--json", str(out),
+               "--count", "4", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())
+    assert result["lengths"] == [17, 300] and result["n_per_length"] == [4, 4] and set(result["per_hop"])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["analyze", "--run", "/nonexistent/run", "--task", "number", "--json", "/tmp/x.json"], "does not exist"),
+    (["analyze", "--run", "RUN", "--task", "letter", "--json", "/tmp/x.json"], "does not match"),
+    (["evaluate", "--run", "RUN", "--task", "letter", "--lengths", "17", "--json", "/tmp/x.json"], "does not match"),
+    (["evaluate", "--run", "RUN", "--task", "number", "--lengths", "10,20", "--json", "/tmp/x.json"], ">= 17"),
+    (["evaluate", "--run", "RUN", "--task", "number", "--lengths", "17", "--json", "/nonexistent/x.json"],
+     "does not exist"),
+])
+def test_cli_errors_are_one_line_exit_2(smoke_run, args, message):
+    done = cli(*[str(smoke_run) if a == "RUN" else a for a in args])
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and message in done.stderr
