@@ -82,3 +82,18 @@ def test_batched_shapes_and_bad_arguments():
         head_scores(np.zeros(3), np.zeros((3, 3)), swap_pairs(2), tau=0)
     with pytest.raises(ValueError, match="at least 2 positions"):
         swap_pairs(1)
+
+
+@pytest.mark.parametrize("scale", [0.1, 1, 30, 1000, 1e6])
+def test_scores_from_cross_equal_the_literal_rows_even_with_saturated_attention(scale):
+    from theory.scores import head_scores_from_cross
+
+    rng = np.random.default_rng(4)
+    cross = rng.normal(size=(40, 17, 17)) * scale
+    cross[:10, :, 3] += 5 * scale  # position 3 takes all attention (positional, sharp)
+    cross[10:20, 5, :] += 5 * scale  # content 5 takes all attention wherever it goes (symbolic)
+    pairs = swap_pairs(16)
+    literal = head_scores(np.diagonal(cross, axis1=-2, axis2=-1), swapped_rows_from_cross(cross, pairs), pairs)
+    fast = head_scores_from_cross(cross, pairs)
+    assert np.all(np.isfinite(fast))
+    assert np.max(np.abs(np.array(fast) - np.array(literal))) < 1e-12

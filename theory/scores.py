@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["DEFAULT_TAU", "swap_pairs", "softmax", "swapped_rows_from_cross", "head_scores",
-           "attention_entropy"]
+           "head_scores_from_cross", "attention_entropy"]
 
 DEFAULT_TAU = 1e-4
 
@@ -75,24 +75,62 @@ def _cosine(u_a, u_b, w_a, w_b):
     return np.where(norms > 0, dot / np.where(norms > 0, norms, 1.0), 1.0)
 
 
-def head_scores(logits, swapped_logits, pairs, tau: float = DEFAULT_TAU):
-    """``(s_POS, s_SYM)`` per input.
-
-    logits:          ``(..., n)`` last-token logits before the swap
-    swapped_logits:  ``(..., P, n)`` the same row after each swap of ``pairs``
-    """
+def _weighted_scores(d_a, d_b, s_a, s_b, tau: float):
+    """The score formula proper, from attention at the swapped positions before (d) and
+    after (s) each swap, shapes (..., P)."""
     if tau <= 0:
         raise ValueError(f"tau must be > 0, got {tau}")
-    attention = softmax(logits)  # (..., n)
-    swapped = softmax(swapped_logits)  # (..., P, n)
-    a, b = pairs[:, 0], pairs[:, 1]
-    d_a, d_b = attention[..., a], attention[..., b]  # (..., P)
-    s_a = np.take_along_axis(swapped, np.broadcast_to(a[:, None], swapped.shape[:-1] + (1,)), -1)[..., 0]
-    s_b = np.take_along_axis(swapped, np.broadcast_to(b[:, None], swapped.shape[:-1] + (1,)), -1)[..., 0]
     alpha = softmax(np.abs(d_a - d_b) / tau)
     positional = (alpha * _cosine(s_a, s_b, d_a, d_b)).sum(axis=-1)
     symbolic = (alpha * _cosine(s_a, s_b, d_b, d_a)).sum(axis=-1)
     return positional, symbolic
+
+
+def head_scores(logits, swapped_logits, pairs, tau: float = DEFAULT_TAU):
+    """``(s_POS, s_SYM)`` per input, from whole post-swap rows (the literal definition).
+
+    logits:          ``(..., n)`` last-token logits before the swap
+    swapped_logits:  ``(..., P, n)`` the same row after each swap of ``pairs``
+    """
+    attention = softmax(logits)  # (..., n)
+    swapped = softmax(swapped_logits)  # (..., P, n)
+    a, b = pairs[:, 0], pairs[:, 1]
+    index = np.arange(len(pairs))
+    return _weighted_scores(attention[..., a], attention[..., b],
+                            swapped[..., index, a], swapped[..., index, b], tau)
+
+
+def head_scores_from_cross(cross, pairs, tau: float = DEFAULT_TAU):
+    """``(s_POS, s_SYM)`` per input straight from ``cross`` (..., n, n), in O(P) per input.
+
+    A swap changes two logits of the row, so its softmax normaliser is the unswapped one
+    less two terms plus two: no post-swap row is built.  Where the two swapped positions
+    held almost all the attention (the remainder below 1e-6 of the total), that
+    subtraction would cancel, so those (input, swap) rows, rare, are rebuilt and
+    normalised in full.  Equals ``head_scores`` on ``swapped_rows_from_cross`` (tested).
+    """
+    cross = np.asarray(cross, dtype=np.float64)
+    a, b = pairs[:, 0], pairs[:, 1]
+    base = np.diagonal(cross, axis1=-2, axis2=-1)  # (..., n)
+    moved_a, moved_b = cross[..., b, a], cross[..., a, b]  # the two logits after each swap, (..., P)
+    top = base.max(axis=-1, keepdims=True)
+    e = np.exp(base - top)
+    total = e.sum(axis=-1, keepdims=True)
+    rest = total - e[..., a] - e[..., b]  # mass on the untouched positions, relative to exp(top)
+    # log-sum-exp over {rest, moved_a, moved_b}, all relative to exp(top)
+    lift = np.maximum(0.0, np.maximum(moved_a, moved_b) - top)
+    w_a, w_b = np.exp(moved_a - top - lift), np.exp(moved_b - top - lift)
+    swapped_total = rest * np.exp(-lift) + w_a + w_b
+    with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 only where `unsafe` redoes it
+        s_a, s_b = w_a / swapped_total, w_b / swapped_total
+    unsafe = np.nonzero(rest < 1e-6 * total)
+    if unsafe[0].size:
+        rows = base[unsafe[:-1]].copy()  # (k, n): the literal post-swap rows, only where needed
+        k, pair = np.arange(len(rows)), unsafe[-1]
+        rows[k, a[pair]], rows[k, b[pair]] = moved_a[unsafe], moved_b[unsafe]
+        exact = softmax(rows)
+        s_a[unsafe], s_b[unsafe] = exact[k, a[pair]], exact[k, b[pair]]
+    return _weighted_scores(e[..., a] / total, e[..., b] / total, s_a, s_b, tau)
 
 
 def attention_entropy(logits) -> np.ndarray:

@@ -37,7 +37,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from theory.scores import DEFAULT_TAU, attention_entropy, head_scores, swap_pairs, swapped_rows_from_cross
+from theory.scores import (DEFAULT_TAU, attention_entropy, head_scores, head_scores_from_cross, swap_pairs,
+                           swapped_rows_from_cross)
 
 from .adapters import adapter_for
 from .checkpoints import Metrics, RunError, list_checkpoints, load_model
@@ -96,8 +97,13 @@ def swapped_rows(adapter, layer: int, hidden, pairs: np.ndarray, method: str = "
 def layer_scores(adapter, layer: int, hidden, method: str = "fast", tau: float = DEFAULT_TAU) -> dict:
     """Per input and head (B, H): s_POS, s_SYM and the entropy of the last-token attention."""
     pairs = swap_pairs(hidden.shape[1] - 1)  # every position before the query
-    base, rows = swapped_rows(adapter, layer, hidden, pairs, method)
-    positional, symbolic = head_scores(base, rows, pairs, tau)
+    if method == "fast":  # the cross matrix alone, O(P) per input (theory.scores)
+        cross = adapter.cross(layer, hidden)
+        base = np.diagonal(cross, axis1=-2, axis2=-1)
+        positional, symbolic = head_scores_from_cross(cross, pairs, tau)
+    else:
+        base, rows = swapped_rows(adapter, layer, hidden, pairs, method)
+        positional, symbolic = head_scores(base, rows, pairs, tau)
     return {"positional": positional, "symbolic": symbolic, "entropy": attention_entropy(base)}
 
 
