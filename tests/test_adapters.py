@@ -28,12 +28,7 @@ VOCAB, LENGTH, INPUTS = 40, 17, 6
 OURS = ModelConfig(vocab_size=VOCAB, n_layer=2, n_head=2, n_embd=32, rotary_dim=8, n_inner=48)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    saved = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(saved)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def sharpen(model, names=("q_proj", "k_proj", "query_key_value"), factor=6.0):
