@@ -63,3 +63,17 @@ def test_a_changed_outcome_exits_non_zero_and_a_recorded_refutation_does_not(tem
     temporary_claims("T-flipped", "verified", lambda options: Outcome("refuted", "no longer holds"))
     assert cli.main(["--only", "T-flipped"]) == 1
     assert "CHANGED T-flipped: recorded verified, now refuted" in capsys.readouterr().err
+
+
+def test_table3_claims_point_at_the_cells_that_break_the_summary():
+    from proofs_check.claims.llm import letter_consistently_higher, summary_matches_table
+    from proofs_check.registry import Options
+
+    summary = summary_matches_table(Options())
+    assert summary.status == "refuted"
+    assert summary.counterexample == {"model": "Claude Sonnet 3.7", "task": "letter", "length": 32, "mean": 0.88,
+                                      "claim": "> 0.88", "holds": False}
+    assert sum(not cell["holds"] for cell in summary.evidence["cells"]) == 1
+    higher = letter_consistently_higher(Options())
+    assert higher.status == "refuted"
+    assert (higher.counterexample["model"], higher.counterexample["length"]) == ("GPT 5.4", 12)

@@ -6,3 +6,4 @@ from . import discrepancy  # noqa: F401
 from . import retrieval_discrepancy  # noqa: F401
 from . import impossibility  # noqa: F401
 from . import trained  # noqa: F401
+from . import llm  # noqa: F401
