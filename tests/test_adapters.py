@@ -15,14 +15,12 @@ projections are scaled up: attention then peaks and the scores move away from 1.
 import numpy as np
 import pytest
 import torch
+from transformers import (GPTJConfig, GPTJForCausalLM, GPTNeoXConfig, GPTNeoXForCausalLM, LlamaConfig,
+                          LlamaForCausalLM)
 
-transformers = pytest.importorskip("transformers")
-from transformers import (GPTJConfig, GPTJForCausalLM, GPTNeoXConfig, GPTNeoXForCausalLM,  # noqa: E402
-                          LlamaConfig, LlamaForCausalLM)
-
-from training.adapters import adapter_for  # noqa: E402
-from training.analysis import model_scores  # noqa: E402
-from training.model import GPTJ, ModelConfig  # noqa: E402
+from training.adapters import adapter_for
+from training.analysis import model_scores
+from training.model import GPTJ, ModelConfig
 
 VOCAB, LENGTH, INPUTS = 40, 17, 6
 OURS = ModelConfig(vocab_size=VOCAB, n_layer=2, n_head=2, n_embd=32, rotary_dim=8, n_inner=48)
