@@ -7,7 +7,6 @@ paper's Table 1 as transcribed once in ``proofs_check.paper_data``.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from proofs_check.paper_data import TABLE1
@@ -20,39 +19,26 @@ def build_fig8(inputs: Inputs, out: Path) -> Built:
     """Figure 8: one bar chart per layer of the weight of each frequency ID (ID 1 = fastest),
     with our weighted-average ID (solid) and the paper's Table 1 ID (dashed) marked."""
     analyses, missing = per_task(inputs.analysis, style.TASKS)
-    layers = max(a["layers"] for a in analyses.values())
-    ncols = 4 if layers > 3 else layers
-    nrows = math.ceil(layers / ncols)
-    fig = style.new_figure(2.3 * ncols * 2 + 1, 1.9 * nrows + 1.2)
-    for subfig, task in zip(fig.subfigures(1, 2, wspace=0.03), style.TASKS):
-        subfig.suptitle(style.TASK_TITLE[task], fontsize=11)
-        if task not in analyses:
-            style.placeholder(subfig.add_subplot(), style.missing_text(task, missing))
-            continue
-        frequency = analyses[task]["frequency"]
+
+    def draw(ax, task, analysis, layer):
+        frequency = analysis["frequency"]
+        if layer >= len(frequency["weights"]):
+            return False
+        weights = frequency["weights"][layer]
+        # One filled step patch per layer, not 64 bar patches: 24 panels of bars took ~10 s to save.
+        ax.stairs(weights, [i + 0.5 for i in range(len(weights) + 1)], fill=True, color=style.TASK_COLOUR[task],
+                  alpha=0.75)
+        ours = frequency["weighted_id"][layer]
+        ax.axvline(ours, color="black", lw=1.2, label="ours: weighted ID")
         paper_ids = [paper_id for paper_id, _ in TABLE1[task]]
-        axes = subfig.subplots(nrows, ncols, sharex=True, squeeze=False).ravel()
-        for layer, ax in enumerate(axes):
-            if layer >= len(frequency["weights"]):
-                ax.set_axis_off()
-                continue
-            weights = frequency["weights"][layer]
-            # One filled step patch per layer, not 64 bar patches: 24 panels of bars took ~10 s to save.
-            ax.stairs(weights, [i + 0.5 for i in range(len(weights) + 1)], fill=True, color=style.TASK_COLOUR[task],
-                      alpha=0.75)
-            ours = frequency["weighted_id"][layer]
-            ax.axvline(ours, color="black", lw=1.2, label="ours: weighted ID")
-            if layer < len(paper_ids):
-                ax.axvline(paper_ids[layer], color="#1f77b4", lw=1.4, label="paper: Table 1 ID", **style.PAPER_STYLE)
-                ax.set_title(f"L{layer}: ours {ours:.1f}, paper {paper_ids[layer]}", fontsize=8.5)
-            else:
-                ax.set_title(f"L{layer}: ours {ours:.1f}", fontsize=8.5)
-            if layer % ncols == 0:
-                ax.set_ylabel("Weight")
-            if layer >= (nrows - 1) * ncols:
-                ax.set_xlabel("Frequency ID")
-        handles, labels = axes[0].get_legend_handles_labels()
-        subfig.legend(handles, labels, loc="outside lower center", ncol=2)
+        if layer < len(paper_ids):
+            ax.axvline(paper_ids[layer], color="#1f77b4", lw=1.4, label="paper: Table 1 ID", **style.PAPER_STYLE)
+            ax.set_title(f"L{layer}: ours {ours:.1f}, paper {paper_ids[layer]}", fontsize=8.5)
+        else:
+            ax.set_title(f"L{layer}: ours {ours:.1f}", fontsize=8.5)
+        return True
+
+    fig = style.per_layer_grids(analyses, missing, (2.3, 1.9), 1.2, draw, "Weight", "Frequency ID", legend_ncol=2)
     fig.suptitle("Figure 8: frequency use per layer (bars: ours at the best checkpoint)", fontsize=12)
     return Built(style.save(fig, out, "fig8"), missing)
 

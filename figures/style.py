@@ -8,6 +8,7 @@ paper printed is drawn dashed and labelled "paper"; our measurements are solid.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import matplotlib
@@ -49,6 +50,38 @@ def save(fig, out_dir: Path, name: str) -> list[Path]:
     fig.savefig(paths[1])
     plt.close(fig)
     return paths
+
+
+def per_layer_grids(analyses: dict, missing: list, panel: tuple, pad: float, draw, ylabel: str, xlabel: str,
+                    legend_ncol: int, **subplots):
+    """One grid of per-layer panels for each task, side by side (Figures 6 and 8).
+
+    ``draw(ax, task, analysis, layer)`` fills one panel and returns False when that layer has
+    nothing to show (the panel is then hidden).  Grid cells past the last layer are hidden,
+    the first column and last row are labelled, and the first panel's legend serves the grid.
+    Returns the figure.
+    """
+    layers = max(a["layers"] for a in analyses.values())
+    ncols = 4 if layers > 3 else layers
+    nrows = math.ceil(layers / ncols)
+    fig = new_figure(panel[0] * ncols * 2 + 1, panel[1] * nrows + pad)
+    for subfig, task in zip(fig.subfigures(1, 2, wspace=0.03), TASKS):
+        subfig.suptitle(TASK_TITLE[task], fontsize=11)
+        if task not in analyses:
+            placeholder(subfig.add_subplot(), missing_text(task, missing))
+            continue
+        axes = subfig.subplots(nrows, ncols, sharex=True, squeeze=False, **subplots).ravel()
+        for layer, ax in enumerate(axes):
+            if layer >= analyses[task]["layers"] or draw(ax, task, analyses[task], layer) is False:
+                ax.set_axis_off()
+                continue
+            if layer % ncols == 0:
+                ax.set_ylabel(ylabel)
+            if layer >= (nrows - 1) * ncols:
+                ax.set_xlabel(xlabel)
+        handles, labels = axes[0].get_legend_handles_labels()
+        subfig.legend(handles, labels, loc="outside lower center", ncol=legend_ncol)
+    return fig
 
 
 def placeholder(ax, message: str) -> None:

@@ -157,30 +157,13 @@ def build_fig2(inputs: Inputs, out: Path) -> Built:
 def build_fig6(inputs: Inputs, out: Path) -> Built:
     """Figure 6: positional / symbolic scores and normalised entropy for every layer."""
     analyses, missing = per_task(inputs.analysis, style.TASKS)
-    layers = max(a["layers"] for a in analyses.values())
-    ncols = 4 if layers > 3 else layers
-    nrows = math.ceil(layers / ncols)
-    fig = style.new_figure(2.4 * ncols * 2 + 1, 2.0 * nrows + 1)
-    for subfig, task in zip(fig.subfigures(1, 2, wspace=0.03), style.TASKS):
-        subfig.suptitle(style.TASK_TITLE[task], fontsize=11)
-        if task not in analyses:
-            style.placeholder(subfig.add_subplot(), style.missing_text(task, missing))
-            continue
-        analysis = analyses[task]
-        validation = _validation_or_none(inputs, task, [])
-        best = step_of_max(analysis, validation)
-        axes = subfig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False).ravel()
-        for layer, ax in enumerate(axes):
-            if layer >= analysis["layers"]:
-                ax.set_axis_off()
-                continue
-            scores_panel(ax, analysis, layer, best, f"L{layer}", legend=False)
-            if layer % ncols == 0:
-                ax.set_ylabel("Score / entropy")
-            if layer >= (nrows - 1) * ncols:
-                ax.set_xlabel("Training steps")
-        handles, labels = axes[0].get_legend_handles_labels()
-        subfig.legend(handles, labels, loc="outside lower center", ncol=3)
+    best = {task: step_of_max(analysis, _validation_or_none(inputs, task, [])) for task, analysis in analyses.items()}
+
+    def draw(ax, task, analysis, layer):
+        scores_panel(ax, analysis, layer, best[task], f"L{layer}", legend=False)
+
+    fig = style.per_layer_grids(analyses, missing, (2.4, 2.0), 1, draw, "Score / entropy", "Training steps",
+                                legend_ncol=3, sharey=True)
     fig.suptitle("Figure 6: scores and attention entropy per layer (ours; dashed = step of max accuracy)",
                  fontsize=12)
     return Built(style.save(fig, out, "fig6"), missing)

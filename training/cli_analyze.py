@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 
 from .checkpoints import RunError
-from .cli_common import UsageError
+from .cli_common import UsageError, add_compute_options, prepare_json_output
 from .tasks import TASKS
 
 
@@ -51,14 +51,11 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--discrepancy-lengths", default=None, metavar="N,..",
                         help="total lengths (default 17,25,50,100,200,400,850,1500,3000,5000)")
     parser.add_argument("--discrepancy-count", type=int, default=32, metavar="N", help="inputs per length (default 32)")
-    parser.add_argument("--threads", type=int, default=None, metavar="K", help="torch CPU threads")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_compute_options(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args) -> int:
-    from pathlib import Path
-
     from .analysis import SCORE_SEED, analyse_run
     from .checkpoints import write_json_atomic
     from .measured_discrepancy import DEFAULT_LENGTHS
@@ -68,13 +65,7 @@ def run(args) -> int:
     if args.seed is not None and args.seed < 0:
         raise UsageError(f"--seed must be >= 0, got {args.seed}")
     lengths = DEFAULT_LENGTHS if args.discrepancy_lengths is None else _lengths(args.discrepancy_lengths)
-    out = Path(args.json)
-    if not out.parent.is_dir():
-        raise UsageError(f"--json: directory {out.parent} does not exist")
-    if args.threads:
-        import torch
-
-        torch.set_num_threads(args.threads)
+    out = prepare_json_output(args)
     try:
         result = analyse_run(args.run, args.task, method=args.method, checkpoint_dir=args.checkpoint_dir,
                              n_inputs=args.n_inputs, seed=SCORE_SEED if args.seed is None else args.seed,

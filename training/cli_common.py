@@ -25,3 +25,25 @@ class OneLineParser(argparse.ArgumentParser):
 def report_usage_error(prog: str, error: UsageError) -> int:
     print(f"{prog}: error: {error}", file=sys.stderr)
     return 2
+
+
+def add_compute_options(parser) -> None:
+    """``--threads`` and ``--no-progress``, shared by the commands that run a model."""
+    parser.add_argument("--threads", type=int, default=None, metavar="K", help="torch CPU threads")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def prepare_json_output(args):
+    """Check ``--json``'s folder exists and apply ``--threads`` before any work; return the path."""
+    from pathlib import Path
+
+    out = Path(args.json)
+    if not out.parent.is_dir():
+        raise UsageError(f"--json: directory {out.parent} does not exist")
+    if args.threads is not None:
+        if args.threads < 1:
+            raise UsageError(f"--threads must be >= 1, got {args.threads}")
+        import torch
+
+        torch.set_num_threads(args.threads)
+    return out

@@ -15,7 +15,7 @@ import json
 
 from .checkpoints import RunError
 from .cli_analyze import _lengths
-from .cli_common import UsageError
+from .cli_common import UsageError, add_compute_options, prepare_json_output
 from .tasks import TASKS
 
 
@@ -30,14 +30,11 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--max-tokens", type=int, default=None, metavar="B",
                         help="cap the sequences of a length at B / length (at least 64); default: no cap")
     parser.add_argument("--seed", type=int, default=3, metavar="S", help="seed of the generated inputs (default 3)")
-    parser.add_argument("--threads", type=int, default=None, metavar="K", help="torch CPU threads")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_compute_options(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args) -> int:
-    from pathlib import Path
-
     from .analysis import check_run
     from .checkpoints import load_model, write_json_atomic
     from .evaluate import length_generalisation
@@ -49,13 +46,7 @@ def run(args) -> int:
         raise UsageError(f"--max-tokens must be >= 17, got {args.max_tokens}")
     if args.seed < 0:
         raise UsageError(f"--seed must be >= 0, got {args.seed}")
-    out = Path(args.json)
-    if not out.parent.is_dir():
-        raise UsageError(f"--json: directory {out.parent} does not exist")
-    if args.threads:
-        import torch
-
-        torch.set_num_threads(args.threads)
+    out = prepare_json_output(args)
     try:
         check_run(args.run, args.task)
         model = load_model(args.run)
