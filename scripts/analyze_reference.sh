@@ -8,7 +8,9 @@
 #   training/reference/<task>/length_generalisation.json  python -m training evaluate
 #       accuracy at 10 lengths 17..5,000: 400 sequences per length, capped at
 #       500,000 tokens per length (333 at 1,500, 166 at 3,000, 100 at 5,000)
-# The two tasks run side by side, one thread each (about 9 minutes on 2 cores).
+#   training/reference/<task>/test_accuracy.json          python -m training evaluate --split test
+#       accuracy of the best weights on the paper's 45,600-sequence test split
+# The two tasks run side by side, one thread each (about 10 minutes on 2 cores).
 # Run from anywhere:  sh scripts/analyze_reference.sh
 # Logs: /tmp/analyze_number.log, /tmp/analyze_letter.log.
 set -e
@@ -21,7 +23,9 @@ for task in number letter; do
         python -m training analyze --run "training/reference/$task" --task "$task" --method fast \
             --json "training/reference/$task/analysis.json" --threads 1 &&
         python -m training evaluate --run "training/reference/$task" --task "$task" --lengths "$LENGTHS" \
-            --count 400 --max-tokens 500000 --json "training/reference/$task/length_generalisation.json" --threads 1
+            --count 400 --max-tokens 500000 --json "training/reference/$task/length_generalisation.json" --threads 1 &&
+        python -m training evaluate --run "training/reference/$task" --task "$task" --split test \
+            --json "training/reference/$task/test_accuracy.json" --threads 1
     ) > "/tmp/analyze_$task.log" 2>&1 &
     pids="$pids $!"
 done
@@ -30,4 +34,4 @@ for pid in $pids; do
     wait "$pid" || status=1
 done
 [ "$status" -eq 0 ] || { echo "analysis failed: see /tmp/analyze_number.log and /tmp/analyze_letter.log" >&2; exit 1; }
-echo "wrote training/reference/{number,letter}/{analysis,length_generalisation}.json"
+echo "wrote training/reference/{number,letter}/{analysis,length_generalisation,test_accuracy}.json"

@@ -75,6 +75,24 @@ def test_our_gptj_fast_equals_rerun_every_input_and_layer():
     assert_routes_agree(model, ids(1))
 
 
+def test_our_gptj_forward_queries_and_keys_are_the_recomputed_ones():
+    """The fast route takes our GPT-J's unrotated queries and keys from its forward pass
+    (``Internals``); they are those ``queries_keys`` recomputes from the hidden states, and
+    the cross matrix built from either is the same."""
+    from training.adapter_base import Adapter
+
+    torch.manual_seed(2)
+    adapter = adapter_for(sharpen(GPTJ(OURS)).double().eval())
+    hidden, recorded = adapter.hidden_and_keys(ids(2))
+    hidden_again, recomputed = Adapter.hidden_and_keys(adapter, ids(2))
+    assert len(recorded) == len(recomputed) == adapter.n_layers
+    for layer, ((q, k), (q2, k2)) in enumerate(zip(recorded, recomputed)):
+        assert torch.equal(hidden[layer], hidden_again[layer])
+        assert q.shape == (INPUTS, OURS.n_head, OURS.head_dim) and k.shape == (INPUTS, OURS.n_head, LENGTH, OURS.head_dim)
+        assert np.max(np.abs(q - q2)) < 1e-12 and np.max(np.abs(k - k2)) < 1e-12
+        assert np.max(np.abs(adapter.cross(layer, hidden[layer], (q, k)) - adapter.cross(layer, hidden[layer]))) < 1e-12
+
+
 @pytest.mark.parametrize("family", ["gptj", "gpt-neox", "llama"])
 def test_hf_family_fast_equals_rerun(family):
     model = sharpen(hf_models()[family]).double().eval()

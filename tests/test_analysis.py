@@ -14,12 +14,13 @@ from constructions.common import OneLayerModel
 from constructions.index import number_task
 from constructions.retrieval import letter_task
 from training.adapters import adapter_for
-from training.analysis import analyse_run, model_scores, purity, score_inputs
+from training.analysis import analyse_run, model_scores, score_inputs
 from training.checkpoints import load_model
 from training.evaluate import length_generalisation
 from training.frequency import frequency_use, top_logit_planes, weighted_id
 from training.geometry import circular_correlation, key_collapse
 from training.measured_discrepancy import classify, decay_exponent, theory_curve
+from training.purity import purity
 from training.tasks import get_task
 from training.train import train
 
@@ -187,7 +188,33 @@ def test_cli_analyze_and_evaluate_end_to_end(smoke_run, tmp_path):
     assert result["lengths"] == [17, 300] and result["n_per_length"] == [4, 4] and set(result["per_hop"])
 
 
+def test_cli_evaluate_on_a_paper_split(smoke_run, tmp_path):
+    """--split: accuracy on the paper's fixed split, equal to a direct argmax over the split."""
+    import os
+
+    from training.checkpoints import load_model
+    from training.datasets import paper_splits
+
+    out = tmp_path / "validation.json"
+    done = subprocess.run([sys.executable, "-m", "training", "evaluate", "--run", str(smoke_run), "--task", "number",
+                           "--split", "validation", "--json", str(out), "--no-progress"], capture_output=True, text=True,
+                          env={**os.environ, "OMP_NUM_THREADS": "1", "ROPE_HEADS_CACHE": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())
+    split = paper_splits("number", cache_dir=tmp_path / "cache")["validation"]
+    with torch.no_grad():
+        predicted = load_model(smoke_run)(torch.as_tensor(split.inputs), last_only=True).argmax(-1).numpy()
+    assert result["split"] == "validation" and result["n"] == len(split.answers) == 2400
+    assert result["n_correct"] == int((predicted == split.answers).sum())
+    assert result["accuracy"] == pytest.approx((predicted == split.answers).mean(), abs=1e-9)
+    for hop, accuracy in result["per_hop"].items():
+        chosen = split.hops == int(hop)
+        assert accuracy == pytest.approx((predicted[chosen] == split.answers[chosen]).mean(), abs=1e-9)
+
+
 @pytest.mark.parametrize("args, message", [
+    (["evaluate", "--run", "RUN", "--task", "number", "--split", "test", "--lengths", "17", "--json", "/tmp/x.json"],
+     "not allowed with"),
     (["analyze", "--run", "/nonexistent/run", "--task", "number", "--json", "/tmp/x.json"], "does not exist"),
     (["analyze", "--run", "RUN", "--task", "letter", "--json", "/tmp/x.json"], "does not match"),
     (["evaluate", "--run", "RUN", "--task", "letter", "--lengths", "17", "--json", "/tmp/x.json"], "does not match"),

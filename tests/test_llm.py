@@ -266,6 +266,12 @@ class ChatHandler(BaseHTTPRequestHandler):
             return self.send(500 if calls == 1 else 429, b"busy", {"Retry-After": "3"} if calls == 2 else {})
         if behaviour == "malformed":
             return self.send(200, b'{"choices": [')
+        if behaviour == "hangup":  # close without a reply: the client sees RemoteDisconnected
+            self.close_connection = True
+            return
+        if behaviour == "truncated":  # fewer bytes than announced: the client sees IncompleteRead
+            self.close_connection = True
+            return self.send(200, b'{"choices": [', {"Content-Length": "1000"})
         if behaviour == "slow":
             time.sleep(0.6)
         statuses = {"auth": 401, "bad": 400}
@@ -276,9 +282,9 @@ class ChatHandler(BaseHTTPRequestHandler):
 
     def send(self, status, payload, headers=()):
         self.send_response(status)
-        for name, value in dict(headers).items():
+        headers = {"Content-Length": str(len(payload)), **dict(headers)}
+        for name, value in headers.items():
             self.send_header(name, value)
-        self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         try:
             self.wfile.write(payload)
@@ -311,6 +317,7 @@ def api(server, behaviour, **options):
     ("correct", {}, 1.0, 0, False), ("wrong", {}, 0.0, 0, False), ("quoted", {}, 1.0, 0, False),
     ("flaky", {"max_attempts": 3}, 1.0, 2, False), ("flaky", {"max_attempts": 2}, None, 2, True),
     ("malformed", {"max_attempts": 3}, None, 3, True), ("null", {"max_attempts": 2}, None, 2, True),
+    ("hangup", {"max_attempts": 2}, None, 2, True), ("truncated", {"max_attempts": 2}, None, 2, True),
     ("bad", {"max_attempts": 4}, None, 1, True), ("slow", {"max_attempts": 2, "timeout": 0.2}, None, 2, True),
 ])
 def test_openai_backend_counts_every_outcome(server, behaviour, options, accuracy, failed_calls_per_item, failed):

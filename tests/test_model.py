@@ -229,3 +229,49 @@ def test_last_only_gradients_equal_full_forward():
         grads.append([p.grad.clone() if p.grad is not None else torch.zeros_like(p) for p in ours.parameters()])
     for a, b in zip(*grads):
         assert torch.allclose(a, b, atol=1e-12, rtol=0)
+
+
+# -- on a GPU (skipped, and reported as skipped, where CUDA is absent; scripts/gpu_check.sh runs them) --
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+
+@cuda
+@pytest.mark.parametrize("cfg", [TINY_PARTIAL, FULL], ids=["tiny-partial-rotary", "full"])
+def test_logits_equal_hf_on_cuda(cfg):
+    """On the GPU: float64 with the exact table to 1e-12 as on the CPU; float32 (TF32 off)
+    to 1e-4; and both models equal the CPU float64 logits within their own precision."""
+    ours, theirs = pair(cfg)
+    idx = torch.randint(0, cfg.vocab_size, (2, 300), generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        reference = ours.double()(idx)
+    ours, theirs = ours.cuda(), theirs.double().cuda()
+    exact_hf_table(theirs, ours)
+    with torch.no_grad():
+        assert (ours(idx.cuda()) - theirs(idx.cuda()).logits).abs().max().item() < 1e-12
+        assert (ours(idx.cuda()).cpu() - reference).abs().max().item() < 1e-10
+        ours, theirs = ours.float(), theirs.float()
+        previous = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = False
+        try:
+            a, b = ours(idx.cuda()).double().cpu(), theirs(idx.cuda()).logits.double().cpu()
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = previous
+    assert (a - b).abs().max().item() < 1e-4
+    assert (a - reference).abs().max().item() < 1e-4
+
+
+@cuda
+def test_bf16_autocast_logits_track_float32_on_cuda():
+    """Training on CUDA runs under bf16 autocast (training.train): its logits stay within
+    bf16 precision of float32 ones (8 mantissa bits: a few hundredths on logits of size ~1)."""
+    ours, _ = pair(FULL)
+    ours = ours.cuda()
+    idx = torch.randint(0, FULL.vocab_size, (8, 17), generator=torch.Generator().manual_seed(4)).cuda()
+    with torch.no_grad():
+        exact = ours(idx)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            low = ours(idx).float()
+    scale = exact.abs().max().item()
+    assert (low - exact).abs().max().item() < 0.05 * scale
+    assert (low.argmax(-1) == exact.argmax(-1)).float().mean().item() > 0.9

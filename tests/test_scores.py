@@ -97,3 +97,45 @@ def test_scores_from_cross_equal_the_literal_rows_even_with_saturated_attention(
     fast = head_scores_from_cross(cross, pairs)
     assert np.all(np.isfinite(fast))
     assert np.max(np.abs(np.array(fast) - np.array(literal))) < 1e-12
+
+
+def definition_scores(logits, swapped_logits, pairs, tau):
+    """The module docstring's formula, one swap at a time in plain Python (no shared code).
+    Conventions: attention below the smallest normal double counts as 0, and a zero vector
+    agrees with anything (cosine 1)."""
+    import math
+    import sys
+
+    def attention(row):
+        top = max(row)
+        weights = [math.exp(x - top) for x in row]
+        return [0.0 if w / sum(weights) < sys.float_info.min else w / sum(weights) for w in weights]
+
+    def cosine(u, w):
+        norms = math.hypot(*u) * math.hypot(*w)
+        return 1.0 if norms == 0 else (u[0] * w[0] + u[1] * w[1]) / norms
+
+    d = attention(list(logits))
+    gaps = [abs(d[a] - d[b]) / tau for a, b in pairs]  # the flush moves a gap by < 2.3e-308
+    alpha = attention(gaps)
+    positional = symbolic = 0.0
+    for weight, (a, b), row in zip(alpha, pairs, swapped_logits):
+        s = attention(list(row))
+        positional += weight * cosine((s[a], s[b]), (d[a], d[b]))
+        symbolic += weight * cosine((s[a], s[b]), (d[b], d[a]))
+    return positional, symbolic
+
+
+@pytest.mark.parametrize("scale", [0.3, 3, 3000])
+def test_vectorised_scores_equal_the_definition_swap_by_swap(scale):
+    """Includes rows where attention underflows to exactly 0 at both swapped positions
+    (scale 3000), the zero-vector convention of the docstring."""
+    from theory.scores import head_scores_from_cross
+
+    rng = np.random.default_rng(5)
+    pairs = swap_pairs(16)
+    for cross in rng.normal(size=(6, 17, 17)) * scale:
+        base, rows = np.diagonal(cross), swapped_rows_from_cross(cross, pairs)
+        expected = definition_scores(base, rows, pairs, 1e-4)
+        assert np.allclose(head_scores(base, rows, pairs), expected, rtol=0, atol=1e-12)
+        assert np.allclose(head_scores_from_cross(cross, pairs), expected, rtol=0, atol=1e-12)

@@ -113,7 +113,8 @@ def test_run_loads_in_hf(reference_run):
     transformers = pytest.importorskip("transformers")
     out, _ = reference_run
     hf = transformers.GPTJForCausalLM.from_pretrained(out).eval()
-    ours = load_model(out).eval()
+    ours = load_model(out)
+    assert not ours.training  # loaded for inference: dropout off
     idx = torch.randint(0, 136, (3, 17))
     with torch.no_grad():
         assert torch.allclose(ours(idx), hf(idx).logits, atol=1e-5, rtol=0)

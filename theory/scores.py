@@ -65,24 +65,50 @@ def swapped_rows_from_cross(cross: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     return rows
 
 
-def _cosine(u_a, u_b, w_a, w_b):
-    """Cosine similarity of the 2-vectors (u_a, u_b) and (w_a, w_b), elementwise.
-
-    Two zero vectors have no direction; they only arise when attention underflows
-    to exactly 0 at both positions, and then count as agreeing (cosine 1)."""
-    dot = u_a * w_a + u_b * w_b
-    norms = np.sqrt(u_a ** 2 + u_b ** 2) * np.sqrt(w_a ** 2 + w_b ** 2)
-    return np.where(norms > 0, dot / np.where(norms > 0, norms, 1.0), 1.0)
+_TINY = 1e-150  # below this a 2-vector's squared entries lose precision or underflow
+_SMALLEST_NORMAL = np.finfo(np.float64).tiny  # 2.2e-308
 
 
-def _weighted_scores(d_a, d_b, s_a, s_b, tau: float):
-    """The score formula proper, from attention at the swapped positions before (d) and
-    after (s) each swap, shapes (..., P)."""
+def _cosines_scaled(u_a, u_b, w_a, w_b):
+    """cos((u_a, u_b), (w_a, w_b)) and cos((u_a, u_b), (w_b, w_a)) with each vector first
+    divided by its largest entry, so that no square underflows.  An entry below the smallest
+    normal double has lost its relative precision (one route of the scores may keep 5e-324
+    where another rounds to 0), so it counts as 0; a zero vector has no direction and counts
+    as agreeing (cosine 1)."""
+    def unit(x, y):
+        x, y = (np.where(np.abs(v) < _SMALLEST_NORMAL, 0.0, v) for v in (x, y))
+        scale = np.maximum(np.abs(x), np.abs(y))
+        safe = np.where(scale > 0, scale, 1.0)
+        x, y = x / safe, y / safe
+        norm = np.sqrt(x * x + y * y)
+        return x / np.where(scale > 0, norm, 1.0), y / np.where(scale > 0, norm, 1.0), scale > 0
+
+    ux, uy, u_ok = unit(u_a, u_b)
+    wx, wy, w_ok = unit(w_a, w_b)
+    defined = u_ok & w_ok
+    return np.where(defined, ux * wx + uy * wy, 1.0), np.where(defined, ux * wy + uy * wx, 1.0)
+
+
+def _swap_weights(d_a, d_b, tau: float):
+    """alpha = softmax over the swaps (last axis) of |D_a - D_b| / tau."""
     if tau <= 0:
         raise ValueError(f"tau must be > 0, got {tau}")
-    alpha = softmax(np.abs(d_a - d_b) / tau)
-    positional = (alpha * _cosine(s_a, s_b, d_a, d_b)).sum(axis=-1)
-    symbolic = (alpha * _cosine(s_a, s_b, d_b, d_a)).sum(axis=-1)
+    return softmax(np.abs(d_a - d_b) / tau)
+
+
+def _cosines(d_a, d_b, s_a, s_b):
+    """Per swap, cos(v_ab after, v_ab before) and cos(v_ab after, v_ba before) from attention
+    at the swapped positions before (d) and after (s) it, arrays of one shape.
+
+    Both share one norm product ((d_b, d_a) is as long as (d_a, d_b)).  Swaps whose vectors
+    are tiny (the squares would underflow) are redone scaled (``_cosines_scaled``), which also
+    holds the convention for a zero vector (attention 0 at both positions): cosine 1."""
+    norm_s, norm_d = np.sqrt(s_a * s_a + s_b * s_b), np.sqrt(d_a * d_a + d_b * d_b)
+    tiny = (norm_s < _TINY) | (norm_d < _TINY)
+    inverse = 1.0 / np.where(tiny, 1.0, norm_s * norm_d)
+    positional, symbolic = (s_a * d_a + s_b * d_b) * inverse, (s_a * d_b + s_b * d_a) * inverse
+    if tiny.any():
+        positional[tiny], symbolic[tiny] = _cosines_scaled(s_a[tiny], s_b[tiny], d_a[tiny], d_b[tiny])
     return positional, symbolic
 
 
@@ -96,41 +122,57 @@ def head_scores(logits, swapped_logits, pairs, tau: float = DEFAULT_TAU):
     swapped = softmax(swapped_logits)  # (..., P, n)
     a, b = pairs[:, 0], pairs[:, 1]
     index = np.arange(len(pairs))
-    return _weighted_scores(attention[..., a], attention[..., b],
-                            swapped[..., index, a], swapped[..., index, b], tau)
+    d_a, d_b = attention[..., a], attention[..., b]
+    alpha = _swap_weights(d_a, d_b, tau)
+    positional, symbolic = _cosines(d_a, d_b, swapped[..., index, a], swapped[..., index, b])
+    return (alpha * positional).sum(axis=-1), (alpha * symbolic).sum(axis=-1)
 
 
 def head_scores_from_cross(cross, pairs, tau: float = DEFAULT_TAU):
     """``(s_POS, s_SYM)`` per input straight from ``cross`` (..., n, n), in O(P) per input.
 
-    A swap changes two logits of the row, so its softmax normaliser is the unswapped one
-    less two terms plus two: no post-swap row is built.  Where the two swapped positions
-    held almost all the attention (the remainder below 1e-6 of the total), that
-    subtraction would cancel, so those (input, swap) rows, rare, are rebuilt and
+    The weights alpha come first, from the unswapped row alone; a swap whose alpha is exactly
+    0 (exp underflow: its |D_a - D_b| trails the largest by more than ~745 tau) adds exactly 0,
+    so the post-swap attention is computed for the others only (with tau = 1e-4, a handful
+    per input on a sharp head).  A swap changes two logits of the row, so its softmax
+    normaliser is the unswapped one less two terms plus two: no post-swap row is built.
+    Where the two swapped positions held almost all the attention (the remainder below 1e-6
+    of the total), that subtraction would cancel, so those rows, rare, are rebuilt and
     normalised in full.  Equals ``head_scores`` on ``swapped_rows_from_cross`` (tested).
     """
     cross = np.asarray(cross, dtype=np.float64)
+    n, lead = cross.shape[-1], cross.shape[:-2]
     a, b = pairs[:, 0], pairs[:, 1]
-    base = np.diagonal(cross, axis1=-2, axis2=-1)  # (..., n)
-    moved_a, moved_b = cross[..., b, a], cross[..., a, b]  # the two logits after each swap, (..., P)
+    flat = cross.reshape(-1, n * n)  # (N, n n): input r's cross[c, p] at [r, c n + p]
+    base = flat[:, :: n + 1]  # (N, n) the unswapped rows
     top = base.max(axis=-1, keepdims=True)
     e = np.exp(base - top)
     total = e.sum(axis=-1, keepdims=True)
-    rest = total - e[..., a] - e[..., b]  # mass on the untouched positions, relative to exp(top)
+    e_a, e_b = e[:, a], e[:, b]
+    d_a, d_b = e_a / total, e_b / total
+    alpha = _swap_weights(d_a, d_b, tau)  # (N, P)
+    row, pair = np.nonzero(alpha)  # the swaps that weigh anything
+    moved_a, moved_b = flat[row, b[pair] * n + a[pair]], flat[row, a[pair] * n + b[pair]]  # logits after the swap
+    top, total = top[row, 0], total[row, 0]
+    rest = total - e_a[row, pair] - e_b[row, pair]  # mass on the untouched positions, relative to exp(top)
     # log-sum-exp over {rest, moved_a, moved_b}, all relative to exp(top)
     lift = np.maximum(0.0, np.maximum(moved_a, moved_b) - top)
-    w_a, w_b = np.exp(moved_a - top - lift), np.exp(moved_b - top - lift)
+    shift = top + lift
+    w_a, w_b = np.exp(moved_a - shift), np.exp(moved_b - shift)
     swapped_total = rest * np.exp(-lift) + w_a + w_b
     with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 only where `unsafe` redoes it
         s_a, s_b = w_a / swapped_total, w_b / swapped_total
-    unsafe = np.nonzero(rest < 1e-6 * total)
-    if unsafe[0].size:
-        rows = base[unsafe[:-1]].copy()  # (k, n): the literal post-swap rows, only where needed
-        k, pair = np.arange(len(rows)), unsafe[-1]
-        rows[k, a[pair]], rows[k, b[pair]] = moved_a[unsafe], moved_b[unsafe]
+    unsafe = np.nonzero(rest < 1e-6 * total)[0]
+    if unsafe.size:  # the literal post-swap rows, only where needed
+        rows = base[row[unsafe]].copy()
+        k, where_a, where_b = np.arange(len(unsafe)), a[pair[unsafe]], b[pair[unsafe]]
+        rows[k, where_a], rows[k, where_b] = moved_a[unsafe], moved_b[unsafe]
         exact = softmax(rows)
-        s_a[unsafe], s_b[unsafe] = exact[k, a[pair]], exact[k, b[pair]]
-    return _weighted_scores(e[..., a] / total, e[..., b] / total, s_a, s_b, tau)
+        s_a[unsafe], s_b[unsafe] = exact[k, where_a], exact[k, where_b]
+    positional, symbolic = _cosines(d_a[row, pair], d_b[row, pair], s_a, s_b)
+    weight = alpha[row, pair]
+    return tuple(np.bincount(row, weight * cosine, minlength=len(flat)).reshape(lead)[()]
+                 for cosine in (positional, symbolic))
 
 
 def attention_entropy(logits) -> np.ndarray:

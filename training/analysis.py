@@ -10,8 +10,10 @@ query never swapped) and only that layer's last-token logits are recomputed; all
 * ``rerun``: literally swap the hidden states and recompute through the model's own code
   (``Adapter.last_logits``: our GPT-J's ``layer_last_token_logits``, HF's rotary code, ...);
 * ``fast``: the cross matrix ``cross[c, p]`` (content c at position p, one matmul of the keys
-  against the query rotated to every offset, ``Adapter.cross``) and
-  ``theory.scores.swapped_rows_from_cross``.  Equal to ``rerun`` to ~1e-12 in float64 (tested).
+  against the query rotated to every offset, ``Adapter.crosses``; queries and keys from
+  ``Adapter.hidden_and_keys``, for our GPT-J the forward pass's own) and
+  ``theory.scores.head_scores_from_cross`` (O(P) per input), all layers in one pass
+  (``fast_scores``).  Equal to ``rerun`` to ~1e-12 in float64 (tested).
 
 Precision: alpha = softmax(|D_a - D_b| / 1e-4) turns a 1e-6 change of an attention weight
 into a 1% change of a swap's weight, so checkpoints are analysed in float64.
@@ -20,12 +22,7 @@ Inputs: ``N_INPUTS`` = 100 sequences ``Task.generate(100, seed=SCORE_SEED)`` (25
 count, balanced answers), the same set at every checkpoint; generated rather than drawn
 from the paper test split so that smoke runs need no 480,000-sequence data set.
 
-Purity (``PURITY_RULE``): a head is pure of kind "positional" at a checkpoint when its mean
-s_POS >= 1 - gamma and its mean s_SYM <= gamma ("symbolic" the other way round); it
-"becomes pure at step S" when S is the first checkpoint from which it stays pure of the
-same kind at every later checkpoint through the last one.  ``count[s]`` = number of heads
-pure from a step <= s (the cumulative tally of Figure 2C); ``count_instantaneous[s]`` =
-heads pure at s.
+Purity: ``training.purity``.
 """
 
 from __future__ import annotations
@@ -45,19 +42,15 @@ from .checkpoints import Metrics, RunError, list_checkpoints, load_model
 from .frequency import frequency_use
 from .geometry import index_geometry
 from .measured_discrepancy import DEFAULT_LENGTHS, classify, measured_discrepancy
+from .purity import GAMMAS, purity
 from .tasks import get_task, load_vocab
 
-__all__ = ["SCORE_SEED", "N_INPUTS", "METHODS", "GAMMAS", "PURITY_RULE", "score_inputs", "swapped_rows",
-           "layer_scores", "model_scores", "purity", "read_validation", "best_step", "check_run",
-           "checkpoint_dir_of", "analyse_run"]
+__all__ = ["SCORE_SEED", "N_INPUTS", "METHODS", "score_inputs", "swapped_rows", "layer_scores", "fast_scores",
+           "model_scores", "read_validation", "best_step", "check_run", "checkpoint_dir_of", "analyse_run"]
 
 SCORE_SEED = 2605
 N_INPUTS = 100
 METHODS = ("fast", "rerun")
-GAMMAS = (0.1, 0.05)
-PURITY_RULE = ("pure at a checkpoint: one mean score >= 1 - gamma and the other <= gamma (kind = the high one); "
-               "pure_from_step = the first checkpoint from which the head stays pure of the same kind through the "
-               "last checkpoint (null: not pure at the last one); count[s] = heads with pure_from_step <= s")
 
 
 def score_inputs(task, count: int = N_INPUTS, seed: int = SCORE_SEED):
@@ -73,10 +66,12 @@ def _swap_index(length: int, pairs: np.ndarray) -> np.ndarray:
     return index
 
 
-def swapped_rows(adapter, layer: int, hidden, pairs: np.ndarray, method: str = "fast", chunk: int = 10):
-    """(base logits (B, H, T), post-swap logits (B, H, P, T)) by either route."""
+def swapped_rows(adapter, layer: int, hidden, pairs: np.ndarray, method: str = "fast", chunk: int = 10,
+                 query_keys=None):
+    """(base logits (B, H, T), post-swap logits (B, H, P, T)) by either route (``query_keys``:
+    the layer's entry of ``Adapter.hidden_and_keys``, used by ``fast``)."""
     if method == "fast":
-        cross = adapter.cross(layer, hidden)
+        cross = adapter.cross(layer, hidden, query_keys)
         return np.diagonal(cross, axis1=-2, axis2=-1).copy(), swapped_rows_from_cross(cross, pairs)
     if method != "rerun":
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -94,63 +89,61 @@ def swapped_rows(adapter, layer: int, hidden, pairs: np.ndarray, method: str = "
     return base, np.concatenate(out)
 
 
-def layer_scores(adapter, layer: int, hidden, method: str = "fast", tau: float = DEFAULT_TAU) -> dict:
-    """Per input and head (B, H): s_POS, s_SYM and the entropy of the last-token attention."""
+def layer_scores(adapter, layer: int, hidden, method: str = "fast", tau: float = DEFAULT_TAU,
+                 query_keys=None) -> dict:
+    """Per input and head (B, H): s_POS, s_SYM and the entropy of the last-token attention
+    (``query_keys``: as in ``swapped_rows``)."""
+    if method == "fast":
+        if query_keys is None:
+            q, k = adapter.queries_keys(layer, hidden, last_query=True)
+            query_keys = (q[..., -1, :], k)
+        return {key: value[0] for key, value in fast_scores(adapter, [query_keys], tau).items()}
     pairs = swap_pairs(hidden.shape[1] - 1)  # every position before the query
-    if method == "fast":  # the cross matrix alone, O(P) per input (theory.scores)
-        cross = adapter.cross(layer, hidden)
-        base = np.diagonal(cross, axis1=-2, axis2=-1)
-        positional, symbolic = head_scores_from_cross(cross, pairs, tau)
-    else:
-        base, rows = swapped_rows(adapter, layer, hidden, pairs, method)
-        positional, symbolic = head_scores(base, rows, pairs, tau)
+    base, rows = swapped_rows(adapter, layer, hidden, pairs, method)
+    positional, symbolic = head_scores(base, rows, pairs, tau)
     return {"positional": positional, "symbolic": symbolic, "entropy": attention_entropy(base)}
+
+
+FAST_CHUNK = 1 << 22  # elements of the largest temporary of fast_scores (32 MB in float64)
+
+
+def fast_scores(adapter, query_keys: list, tau: float = DEFAULT_TAU) -> dict:
+    """The fast route for several layers at once: arrays (L, B, H) from each layer's
+    (last query, keys) of ``Adapter.hidden_and_keys``.  The cross matrices of a group of
+    layers and ``theory.scores.head_scores_from_cross`` (O(P) per input) run on all of them
+    together; groups stay under ``FAST_CHUNK`` elements (one group for the paper's model)."""
+    B, H, T, hd = query_keys[0][1].shape
+    pairs = swap_pairs(T - 1)  # every position before the query
+    per_layer = B * H * max(T * hd, len(pairs), T * T)
+    group = max(1, FAST_CHUNK // per_layer)
+    out = {"positional": [], "symbolic": [], "entropy": []}
+    for start in range(0, len(query_keys), group):
+        cross = adapter.crosses(query_keys[start:start + group])
+        positional, symbolic = head_scores_from_cross(cross, pairs, tau)
+        out["positional"].append(positional)
+        out["symbolic"].append(symbolic)
+        out["entropy"].append(attention_entropy(np.diagonal(cross, axis1=-2, axis2=-1)))
+    return {key: np.concatenate(value) for key, value in out.items()}
 
 
 def model_scores(adapter, ids, method: str = "fast", tau: float = DEFAULT_TAU, bar=None) -> dict:
     """Every layer's scores on ``ids``: arrays (layers, B, H)."""
     adapter = adapter_for(adapter)
-    hidden_in = adapter.hidden_states(ids)
+    if method == "fast":  # the forward pass's own queries and keys where the family has them
+        _, query_keys = adapter.hidden_and_keys(ids)
+        scores = fast_scores(adapter, query_keys, tau)
+        if bar is not None:
+            bar.update(len(query_keys))
+        return scores
+    if method != "rerun":
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     out = {"positional": [], "symbolic": [], "entropy": []}
-    for layer, hidden in enumerate(hidden_in):
+    for layer, hidden in enumerate(adapter.hidden_states(ids)):
         for key, value in layer_scores(adapter, layer, hidden, method, tau).items():
             out[key].append(value)
         if bar is not None:
             bar.update(1)
     return {k: np.array(v) for k, v in out.items()}
-
-
-def _state(positional: float, symbolic: float, gamma: float):
-    if positional >= 1 - gamma and symbolic <= gamma:
-        return "positional"
-    if symbolic >= 1 - gamma and positional <= gamma:
-        return "symbolic"
-    return None
-
-
-def purity(positional, symbolic, steps, gamma: float) -> dict:
-    """The purity block for one gamma from mean scores (steps, layers) (``PURITY_RULE``)."""
-    positional, symbolic = np.asarray(positional, dtype=float), np.asarray(symbolic, dtype=float)
-    states = [[_state(p, s, gamma) for p, s in zip(prow, srow)] for prow, srow in zip(positional, symbolic)]
-    pure_from, kinds = [], []
-    for layer in range(positional.shape[1]):
-        final = states[-1][layer]
-        first = None
-        if final is not None:
-            first = len(steps) - 1
-            while first > 0 and states[first - 1][layer] == final:
-                first -= 1
-        kinds.append(final)
-        pure_from.append(None if first is None else int(steps[first]))
-
-    def tally(kind=None):
-        return [sum(1 for f, k in zip(pure_from, kinds) if f is not None and f <= step and kind in (None, k))
-                for step in steps]
-
-    return {"gamma": gamma, "rule": PURITY_RULE, "count": tally(), "count_positional": tally("positional"),
-            "count_symbolic": tally("symbolic"),
-            "count_instantaneous": [sum(s is not None for s in row) for row in states],
-            "state": states, "pure_from_step": pure_from, "kind": kinds}
 
 
 # ---- runs ------------------------------------------------------------------------------------

@@ -97,7 +97,8 @@ def _read_tensors(path: Path) -> dict:
 
 
 def load_model(directory, device="cpu") -> GPTJ:
-    """Our ``GPTJ`` from a run, a checkpoint, or any HF GPT-J ``save_pretrained`` folder.
+    """Our ``GPTJ`` from a run, a checkpoint, or any HF GPT-J ``save_pretrained`` folder, in
+    eval mode (dropout off, as HF's ``from_pretrained``); call ``.train()`` to train it.
 
     Every parameter must be present with the shape the config implies; extra
     non-parameter entries HF may carry (old ``attn.bias`` masks) are ignored.
@@ -118,7 +119,7 @@ def load_model(directory, device="cpu") -> GPTJ:
             raise RunError(f"{directory / WEIGHTS} does not match {directory / CONFIG}: {name} has shape "
                            f"{tuple(state[name].shape)}, config implies {tuple(tensor.shape)}")
     model.load_state_dict({k: v.to(torch.float32) for k, v in state.items()})
-    return model.to(device)
+    return model.to(device).eval()
 
 
 def checkpoint_name(step: int) -> str:

@@ -8,6 +8,9 @@ set (seed ``seed``; equal hop shares), at most ``count`` sequences and at most
 what the budget allows.  Accuracy is ``training.train.evaluate`` (the validation routine of
 training: argmax of the last position's logits), run in chunks of at most
 ``batch_tokens`` tokens (batch size 1 at 5,000 tokens with the default) so memory is bounded.
+
+``split_accuracy``: the same routine on one of the paper's fixed splits (the 45,600-sequence
+test split by default), the held-out accuracy the README reports.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from tqdm import tqdm
 from .tasks import get_task
 from .train import evaluate
 
-__all__ = ["DEFAULT_LENGTHS", "length_generalisation", "sequences_for", "batch_size_for"]
+__all__ = ["DEFAULT_LENGTHS", "length_generalisation", "split_accuracy", "sequences_for", "batch_size_for"]
 
 DEFAULT_LENGTHS = (17, 25, 50, 100, 200, 400, 850, 1500, 3000, 5000)
 
@@ -74,6 +77,37 @@ def length_generalisation(model, task, lengths=DEFAULT_LENGTHS, count: int = 400
         result["per_hop"][hop] = [row.get(hop) for row in per_hop_rows]
     result["chance"] = 1.0 / task.n_answer_values
     return result
+
+
+def split_accuracy(model, task, split: str = "test", batch_size: int = 600, run: str | None = None,
+                   progress: bool = True) -> dict:
+    """Accuracy (overall, per hop) and loss on a split of ``paper_splits(task, seed=0)``."""
+    from .datasets import PAPER_SPLIT_SIZES, paper_splits
+
+    if split not in PAPER_SPLIT_SIZES:
+        raise ValueError(f"split must be one of {', '.join(PAPER_SPLIT_SIZES)}, got {split!r}")
+    task = get_task(task)
+    batch = paper_splits(task.name, seed=0)[split]
+    data = {k: torch.as_tensor(getattr(batch, k), dtype=torch.long) for k in ("inputs", "answers", "hops")}
+    model.eval()
+    chunk = 50 * batch_size  # bar steps; the accuracy is re-weighted by chunk size
+    correct, loss, by_hop = 0.0, 0.0, {}
+    with tqdm(total=len(batch.answers), disable=not progress, desc=f"{split} {task.name}", unit="seq",
+              dynamic_ncols=True) as bar:
+        for start in range(0, len(batch.answers), chunk):
+            part = {k: v[start:start + chunk] for k, v in data.items()}
+            scores, size = evaluate(model, part, batch_size), len(part["answers"])
+            correct, loss = correct + scores["accuracy"] * size, loss + scores["loss"] * size
+            for hop, acc in scores["accuracy_by_hop"].items():
+                hit, total = by_hop.get(hop, (0.0, 0))
+                count = int((part["hops"] == int(hop)).sum())
+                by_hop[hop] = (hit + acc * count, total + count)
+            bar.update(size)
+    n = len(batch.answers)
+    return {"task": task.name, "run": run, "split": split, "data": "training.datasets.paper_splits(task, seed=0)",
+            "n": n, "accuracy": correct / n, "loss": loss / n,
+            "per_hop": {hop: hit / total for hop, (hit, total) in sorted(by_hop.items(), key=lambda kv: int(kv[0]))},
+            "n_correct": round(correct)}
 
 
 def accuracy_at(result: dict, length: int):

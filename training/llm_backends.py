@@ -189,13 +189,13 @@ class OpenAIBackend:
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 payload = response.read()
-        except urllib.error.HTTPError as http:
-            status = http.code
-            http.close()
+        except urllib.error.HTTPError as refused:  # (not `http`: that would shadow http.client below)
+            status = refused.code
+            refused.close()
             if status in _FATAL_STATUS:
                 raise BackendError(f"{self.url}: HTTP {status} {_FATAL_STATUS[status]}") from None
             if status == 429 or status >= 500:
-                return None, f"HTTP {status}", _retry_after(http.headers)
+                return None, f"HTTP {status}", _retry_after(refused.headers)
             return None, f"final: HTTP {status}", None
         except (TimeoutError, socket.timeout):
             return None, "timeout", None

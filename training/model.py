@@ -226,22 +226,26 @@ class Attention(nn.Module):
         return (q @ k.transpose(-1, -2)).squeeze(-2) * self.scale
 
     def forward(self, x: torch.Tensor, want_logits: bool = False, last_only: bool = False):
-        """Attention output for every position, or for the last one only (B, 1, C).
+        """Attention output for every position, or for the last one only (B, 1, C), and with
+        ``want_logits`` the analysis' view (last-token logits, unrotated last query, unrotated
+        keys), else None.
 
         The last query sees every key, so its row needs no causal mask: that row is
         both the last-only output and the exposed last-token logits.
         """
         B, T, C = x.shape
         queries = x[:, -1:] if last_only else x
-        q = self.rotary(self.heads(self.q_proj, queries), start=T - queries.shape[1])
-        k = self.rotary(self.heads(self.k_proj, x))
+        q_raw, k_raw = self.heads(self.q_proj, queries), self.heads(self.k_proj, x)  # before RoPE
+        q, k = self.rotary(q_raw, start=T - queries.shape[1]), self.rotary(k_raw)
         v = self.heads(self.v_proj, x)
         y = F.scaled_dot_product_attention(
             q, k, v, is_causal=not last_only, scale=self.scale,
             dropout_p=self.attn_pdrop if self.training else 0.0)
         y = self.resid_dropout(self.out_proj(y.transpose(1, 2).reshape(B, queries.shape[1], C)))
-        logits = (q[:, :, -1:, :] @ k.transpose(-1, -2)).squeeze(-2) * self.scale if want_logits else None
-        return y, logits
+        if not want_logits:
+            return y, None
+        logits = (q[:, :, -1:, :] @ k.transpose(-1, -2)).squeeze(-2) * self.scale
+        return y, (logits, q_raw[:, :, -1], k_raw)
 
 
 class MLP(nn.Module):
@@ -268,10 +272,10 @@ class Block(nn.Module):
         """``last_only``: output only the last position (B, 1, C); used for the final
         block when only the last token's logits are wanted (keys still see all of x)."""
         h = self.ln_1(x)
-        a, logits = self.attn(h, want_logits, last_only)
+        a, seen = self.attn(h, want_logits, last_only)
         if last_only:
             x, h = x[:, -1:], h[:, -1:]
-        return x + a + self.mlp(h), logits
+        return x + a + self.mlp(h), seen
 
 
 @dataclass
@@ -284,10 +288,15 @@ class Internals:
     last_logits[l]: (B, n_head, T) pre-softmax attention logits of the last position
                     (query T-1) over keys 0..T-1, scaled by 1/sqrt(head_dim) as HF;
                     softmax over the last axis gives HF's ``attentions[l][:, :, -1]``.
+    last_query[l]:  (B, n_head, head_dim) the last position's query before RoPE;
+    keys[l]:        (B, n_head, T, head_dim) every key before RoPE (the fast score route
+                    reuses these rather than recomputing ln_1 and the projections).
     """
 
     hidden_in: list
     last_logits: list
+    last_query: list
+    keys: list
 
 
 class GPTJ(nn.Module):
@@ -327,24 +336,24 @@ class GPTJ(nn.Module):
         last_only: apply ``ln_f`` + ``lm_head`` to the last position only and return
             (B, vocab) instead of (B, T, vocab): all the last-token loss needs.
         return_internals: also return an ``Internals`` (hidden states entering each
-            block, last-token attention logits), gathered during this same pass.
+            block, last-token attention logits, unrotated last query and keys),
+            gathered during this same pass.
         """
         x = self.transformer.drop(self.transformer.wte(idx))
-        hidden_in, last_logits = [], []
+        hidden_in, seen = [], []
         last = len(self.transformer.h) - 1
         for i, block in enumerate(self.transformer.h):
             if return_internals:
                 hidden_in.append(x)
             # the final block's queries, MLP and residual matter only at the last
             # position when only its logits are wanted: skip the other T-1 there
-            x, logits = block(x, want_logits=return_internals, last_only=last_only and i == last)
-            if return_internals:
-                last_logits.append(logits)
+            x, layer_seen = block(x, want_logits=return_internals, last_only=last_only and i == last)
+            seen.append(layer_seen)
         if last_only:
             x = x[:, -1, :]
         logits = self.lm_head(self.transformer.ln_f(x))
         if return_internals:
-            return logits, Internals(hidden_in, last_logits)
+            return logits, Internals(hidden_in, *(list(part) for part in zip(*seen)))
         return logits
 
     def layer_last_token_logits(self, layer: int, hidden: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,52 @@
+#!/bin/sh
+# Checks that need a CUDA GPU (the CPU test suite needs none of this).  Run from anywhere:
+#   sh scripts/gpu_check.sh [OUT_DIR]          (default: $OUT, else /tmp/gpu_check)
+#  1. the whole test suite with the GPU visible: the CUDA tests of tests/test_model.py run
+#     (ours = HF on the GPU, bf16 autocast), and the training tests, whose --device auto now
+#     picks CUDA, check there that a resumed run is bitwise the uninterrupted one;
+#  2. python -m training bench --device cuda: training steps per second, ours vs HF;
+#  3. the paper preset on CUDA (bf16 autocast), both tasks side by side on the one GPU, then
+#     the accuracy on the 45,600-sequence test split (OUT_DIR/test_<task>.json).
+# Wall times and exit statuses go to OUT_DIR/summary.txt, each step's output to OUT_DIR/<step>.log
+# (7 files in all).  Each step has its own time limit (about 10 minutes together) and the
+# script goes on after a failure; exit 1 if any failed.
+set -u
+cd "$(dirname "$0")/.."
+out="${1:-${OUT:-/tmp/gpu_check}}"
+mkdir -p "$out"
+python=${PYTHON:-python3}
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+step() {  # step NAME LOG SECONDS COMMAND...: run, append to OUT/LOG.log, note time and status
+    name=$1 log=$2 limit=$3
+    shift 3
+    start=$(date +%s)
+    timeout "$limit" "$@" >> "$out/$log.log" 2>&1
+    status=$?
+    echo "$name: exit $status after $(( $(date +%s) - start )) s" | tee -a "$out/summary.txt"
+    return "$status"
+}
+
+if ! "$python" -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+    echo "gpu_check: $python sees no CUDA device (torch.cuda.is_available() is False); nothing checked" >&2
+    exit 2
+fi
+{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+  "$python" -c "import torch, transformers; print('torch', torch.__version__, 'cuda', torch.version.cuda, \
+'transformers', transformers.__version__, 'gpu', torch.cuda.get_device_name(0))"; } > "$out/summary.txt" 2>&1
+cat "$out/summary.txt"
+
+xdist=""
+"$python" -c "import xdist" 2>/dev/null && xdist="-n 8"
+step tests tests 180 "$python" -m pytest -q -rs -p no:cacheprovider $xdist
+step bench bench 75 "$python" -m training bench --device cuda --rounds 5
+for task in number letter; do
+    (
+        step "train $task" "train_$task" 270 "$python" -m training train --task "$task" --preset paper --seed 0 \
+            --device cuda --out "/tmp/gpu_runs/$task" --force --no-progress &&
+        step "test split $task" "train_$task" 60 "$python" -m training evaluate --run "/tmp/gpu_runs/$task" \
+            --task "$task" --split test --json "$out/test_$task.json" --threads 4 --no-progress
+        grep -h '"split": "validation"' "/tmp/gpu_runs/$task/metrics.jsonl" >> "$out/train_$task.log" 2>/dev/null
+    ) &
+done
+wait
+if grep -q "exit [1-9]" "$out/summary.txt"; then exit 1; fi

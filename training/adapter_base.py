@@ -1,0 +1,152 @@
+"""One view of any RoPE model for the positional/symbolic analysis: per layer, the hidden
+states entering it, the last-token attention logits, and the cross matrix.
+
+Every family answers four questions (``Adapter``'s abstract methods):
+
+* ``hidden_states(ids)``: the states entering each layer, (B, T, d) per layer;
+* ``last_logits(layer, hidden)``: that layer's last-token attention logits (B, H, T),
+  recomputed from (possibly swapped) hidden states by the family's OWN code: our GPT-J's
+  ``layer_last_token_logits``, HF's projections and HF's ``apply_rotary_pos_emb``, the
+  construction's matrix route.  This is the ``rerun`` route of the scores;
+* ``queries_keys(layer, hidden)``: unrotated queries and keys (B, H, T, head_dim), one
+  entry per *query* head (grouped-query keys repeated as HF's ``repeat_kv`` does);
+* the RoPE layout: ``angles`` (float64, ``theory.rope.rope_angles``), ``pairing``
+  (``"adjacent"`` for GPT-J, ``"halves"`` for NeoX and LLaMA), ``rotary_dim``, ``scale``.
+
+From these the base class derives, with ``theory.rope`` doing every rotation, the cross
+matrix ``cross[c, p]`` = logit of key content c placed at position p (``fast`` route:
+``theory.scores.swapped_rows_from_cross``; its queries and keys come from
+``hidden_and_keys``, which our GPT-J takes from the forward pass that produced the hidden
+states) and the per-plane split of every logit (``plane_terms``, for frequency use).
+Tests prove both routes give the same logits.
+
+Precision: HF builds its rotary tables in float32 (a ~1e-7 relative error that the scores'
+tau = 1e-4 would amplify), so the rerun routes of the HF families apply HF's rotary function
+to float64 tables of the same angles; ``tests/test_adapters.py`` checks the adapters'
+attention against HF's own ``output_attentions`` in float32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from theory.rope import plane_indices, rope_matrix
+
+__all__ = ["Adapter", "to_numpy"]
+
+
+def to_numpy(x) -> np.ndarray:
+    """float64 numpy copy of a tensor or array (the analysis does its maths in float64)."""
+    if isinstance(x, torch.Tensor):
+        return x.detach().to("cpu", torch.float64).numpy()
+    return np.asarray(x, dtype=np.float64)
+
+
+class Adapter:
+    """Base class; subclasses set the RoPE layout attributes and ``hidden_states``,
+    ``last_logits``, ``queries_keys`` (and may override ``trace`` and ``hidden_and_keys`` to
+    take everything from one forward pass)."""
+
+    family = "abstract"
+    n_layers: int
+    n_heads: int
+    head_dim: int
+    rotary_dim: int
+    pairing: str
+    angles: np.ndarray
+    scale: float
+
+    def hidden_states(self, ids) -> list:
+        raise NotImplementedError
+
+    def last_logits(self, layer: int, hidden) -> np.ndarray:
+        raise NotImplementedError
+
+    def queries_keys(self, layer: int, hidden, last_query: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Unrotated (queries (B, H, T or 1, hd), keys (B, H, T, hd)); ``last_query``: only the
+        last position's query (all the cross matrix needs)."""
+        raise NotImplementedError
+
+    def trace(self, ids) -> tuple[list, list]:
+        """(hidden states entering each layer, last-token logits (B, H, T) of each layer)."""
+        hidden = self.hidden_states(ids)
+        return hidden, [self.last_logits(layer, h) for layer, h in enumerate(hidden)]
+
+    def hidden_and_keys(self, ids) -> tuple[list, list]:
+        """(hidden states entering each layer, per layer the unrotated (last query (B, H, hd),
+        keys (B, H, T, hd))): what the fast score route needs.  Here recomputed from the
+        hidden states; a family whose forward pass exposes them (our GPT-J) overrides this
+        to reuse what that pass already computed."""
+        hidden = self.hidden_states(ids)
+        pairs = [self.queries_keys(layer, h, last_query=True) for layer, h in enumerate(hidden)]
+        return hidden, [(q[..., -1, :], k) for q, k in pairs]
+
+    # ---- derived, identical for every family --------------------------------------------------
+    def rotation_tables(self, length: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``R_(T-1-p)`` for every key position p as tables: ``(R x)[d] = cos[p, d] x[d] +
+        sin[p, d] x[partner[d]]`` (float64 (T, head_dim) and (head_dim,) partner indices).
+        Read off the matrices of ``theory.rope.rope_matrix``, so the rotation is still written
+        once; built once per length."""
+        cache = self.__dict__.setdefault("_rotation_tables", {})
+        if length not in cache:
+            offsets = (length - 1) - np.arange(length)
+            matrices = np.stack([rope_matrix(int(o), self.angles, self.head_dim, pairing=self.pairing)
+                                 for o in offsets])  # (T, hd, hd); identity past rotary_dim
+            partner = np.arange(self.head_dim)
+            a, b = plane_indices(self.head_dim, self.rotary_dim, self.pairing)
+            partner[a], partner[b] = b, a
+            dims = np.arange(self.head_dim)
+            cos, sin = matrices[:, dims, dims], matrices[:, dims, partner] * (partner != dims)
+            rebuilt = np.zeros_like(matrices)
+            rebuilt[:, dims, dims] = cos
+            rebuilt[:, dims, partner] += sin
+            if not np.array_equal(rebuilt, matrices):  # the tables' premise: one rotation per plane
+                raise AssertionError("rope_matrix has entries off its rotation planes")
+            cache[length] = (torch.from_numpy(cos), torch.from_numpy(sin), torch.from_numpy(partner))
+        return cache[length]
+
+    def rotated_queries(self, q_last, length: int) -> np.ndarray:
+        """``R_(T-1-p) q`` for every key position p: (..., T, head_dim) from q (..., head_dim).
+        Elementwise on the tables (O(T head_dim) per query, not a T head_dim^2 matmul against
+        the stacked matrices, which cost 3-4x more); tests compare it with ``theory.rope.rotate``."""
+        return self._rotated(torch.as_tensor(q_last, dtype=torch.float64), length).numpy()
+
+    def _rotated(self, q_last: torch.Tensor, length: int) -> torch.Tensor:
+        cos, sin, partner = self.rotation_tables(length)
+        return torch.addcmul(q_last[..., None, :] * cos, q_last[..., partner][..., None, :], sin)
+
+    def cross(self, layer: int, hidden, query_keys=None) -> np.ndarray:
+        """(B, H, T, T): ``cross[..., c, p]`` = logit from the last query to key content c
+        placed at position p.  Keys depend on content only (LayerNorm and projections act
+        per token), so the whole matrix is one matmul of keys against the query rotated by
+        every offset; its diagonal is the unswapped row.  ``query_keys``: that layer's entry
+        of ``hidden_and_keys`` (else computed from ``hidden``)."""
+        if query_keys is None:
+            q, k = self.queries_keys(layer, hidden, last_query=True)
+            query_keys = (q[..., -1, :], k)
+        return self.crosses([query_keys])[0]
+
+    def crosses(self, query_keys: list) -> np.ndarray:
+        """(L, B, H, T, T): ``cross`` of L layers from their ``hidden_and_keys`` entries (same
+        B, H, T) in one array, so the score step after it runs once on all layers.  Layer by
+        layer inside: one layer's rotated queries stay in cache, all layers' would not (2x
+        slower when measured).  (torch on numpy memory: zero-copy, and its elementwise and batched
+        products are 2-3x faster than numpy's on these sizes.)"""
+        out = []
+        for q, k in query_keys:
+            rotated = self._rotated(torch.from_numpy(q), k.shape[-2])  # (B, H, T_p, hd)
+            out.append(torch.matmul(torch.from_numpy(k), rotated.transpose(-1, -2)))
+        return torch.stack(out).mul_(self.scale).numpy()
+
+    def plane_terms(self, layer: int, hidden) -> tuple[np.ndarray, np.ndarray]:
+        """Each last-token logit split by rotary plane: ``terms`` (B, H, T, rotary_dim/2), the
+        plane-k part of ``k_j . R_(T-1-j) q`` (times the scale), and ``rest`` (B, H, T), the
+        non-rotary dims; ``terms.sum(-1) + rest`` is the logit."""
+        q, k = self.queries_keys(layer, hidden, last_query=True)
+        length = k.shape[-2]
+        rotated = self.rotated_queries(q[..., -1, :], length)
+        a, b = plane_indices(self.head_dim, self.rotary_dim, self.pairing)
+        terms = (k[..., a] * rotated[..., a] + k[..., b] * rotated[..., b]) * self.scale
+        rest = (k[..., self.rotary_dim:] * rotated[..., self.rotary_dim:]).sum(-1) * self.scale
+        return terms, rest
