@@ -14,10 +14,10 @@ Every family answers four questions (``Adapter``'s abstract methods):
   (``"adjacent"`` for GPT-J, ``"halves"`` for NeoX and LLaMA), ``rotary_dim``, ``scale``.
 
 From these the base class derives, with ``theory.rope`` doing every rotation, the cross
-matrix ``cross[c, p]`` = logit of key content c placed at position p (``fast`` route:
-``theory.scores.swapped_rows_from_cross``; its queries and keys come from
-``hidden_and_keys``, which our GPT-J takes from the forward pass that produced the hidden
-states) and the per-plane split of every logit (``plane_terms``, for frequency use).
+matrix ``cross[c, p]`` = logit of key content c placed at position p (the ``fast`` route,
+``training.analysis.fast_scores``; its queries and keys come from ``hidden_and_keys``,
+which our GPT-J takes from the forward pass that produced the hidden states) and the
+per-plane split of every logit (``plane_terms``, for frequency use).
 Tests prove both routes give the same logits.
 
 Precision: HF builds its rotary tables in float32 (a ~1e-7 relative error that the scores'
@@ -131,8 +131,8 @@ class Adapter:
         """(L, B, H, T, T): ``cross`` of L layers from their ``hidden_and_keys`` entries (same
         B, H, T) in one array, so the score step after it runs once on all layers.  Layer by
         layer inside: one layer's rotated queries stay in cache, all layers' would not (2x
-        slower when measured).  (torch on numpy memory: zero-copy, and its elementwise and batched
-        products are 2-3x faster than numpy's on these sizes.)"""
+        slower when measured).  (torch on numpy memory: zero-copy, and its elementwise and
+        batched products are 2-3x faster than numpy's on these sizes.)"""
         out = []
         for q, k in query_keys:
             rotated = self._rotated(torch.from_numpy(q), k.shape[-2])  # (B, H, T_p, hd)

@@ -55,23 +55,12 @@ def length_generalisation(model, task, lengths=DEFAULT_LENGTHS, count: int = 400
     per_hop_rows = []
     for n, m in zip(lengths, sizes):
         batch = task.generate(m, seed, extra_target=n - task.seq_len)
-        # evaluate in slices so the bar moves at 5,000 tokens; counts are re-weighted below
-        correct, loss, by_hop = 0.0, 0.0, {}
-        slice_rows = max(batch_size_for(n, batch_tokens), 64)
-        for start in range(0, m, slice_rows):
-            part = batch.select(slice(start, start + slice_rows))
-            data = {k: torch.as_tensor(getattr(part, k), dtype=torch.long) for k in ("inputs", "answers", "hops")}
-            scores = evaluate(model, data, batch_size_for(n, batch_tokens))
-            correct += scores["accuracy"] * len(part)
-            loss += scores["loss"] * len(part)
-            for hop, acc in scores["accuracy_by_hop"].items():
-                size = int((part.hops == int(hop)).sum())
-                hit, total = by_hop.get(hop, (0.0, 0))
-                by_hop[hop] = (hit + acc * size, total + size)
-            bar.update(n * len(part))
-        result["accuracy"].append(correct / m)
-        result["loss"].append(loss / m)
-        per_hop_rows.append({hop: hit / total for hop, (hit, total) in by_hop.items()})
+        # evaluate in slices so the bar moves at 5,000 tokens; counts are re-weighted
+        accuracy, loss, by_hop = _sliced_accuracy(model, _tensors(batch), max(batch_size_for(n, batch_tokens), 64),
+                                                  batch_size_for(n, batch_tokens), lambda rows: bar.update(n * rows))
+        result["accuracy"].append(accuracy)
+        result["loss"].append(loss)
+        per_hop_rows.append(by_hop)
     bar.close()
     for hop in sorted({h for row in per_hop_rows for h in row}, key=int):
         result["per_hop"][hop] = [row.get(hop) for row in per_hop_rows]
@@ -87,27 +76,36 @@ def split_accuracy(model, task, split: str = "test", batch_size: int = 600, run:
     if split not in PAPER_SPLIT_SIZES:
         raise ValueError(f"split must be one of {', '.join(PAPER_SPLIT_SIZES)}, got {split!r}")
     task = get_task(task)
-    batch = paper_splits(task.name, seed=0)[split]
-    data = {k: torch.as_tensor(getattr(batch, k), dtype=torch.long) for k in ("inputs", "answers", "hops")}
+    data = _tensors(paper_splits(task.name, seed=0)[split])
+    n = len(data["answers"])
     model.eval()
-    chunk = 50 * batch_size  # bar steps; the accuracy is re-weighted by chunk size
-    correct, loss, by_hop = 0.0, 0.0, {}
-    with tqdm(total=len(batch.answers), disable=not progress, desc=f"{split} {task.name}", unit="seq",
-              dynamic_ncols=True) as bar:
-        for start in range(0, len(batch.answers), chunk):
-            part = {k: v[start:start + chunk] for k, v in data.items()}
-            scores, size = evaluate(model, part, batch_size), len(part["answers"])
-            correct, loss = correct + scores["accuracy"] * size, loss + scores["loss"] * size
-            for hop, acc in scores["accuracy_by_hop"].items():
-                hit, total = by_hop.get(hop, (0.0, 0))
-                count = int((part["hops"] == int(hop)).sum())
-                by_hop[hop] = (hit + acc * count, total + count)
-            bar.update(size)
-    n = len(batch.answers)
+    with tqdm(total=n, disable=not progress, desc=f"{split} {task.name}", unit="seq", dynamic_ncols=True) as bar:
+        accuracy, loss, by_hop = _sliced_accuracy(model, data, 50 * batch_size, batch_size, bar.update)
     return {"task": task.name, "run": run, "split": split, "data": "training.datasets.paper_splits(task, seed=0)",
-            "n": n, "accuracy": correct / n, "loss": loss / n,
-            "per_hop": {hop: hit / total for hop, (hit, total) in sorted(by_hop.items(), key=lambda kv: int(kv[0]))},
-            "n_correct": round(correct)}
+            "n": n, "accuracy": accuracy, "loss": loss, "per_hop": by_hop, "n_correct": round(accuracy * n)}
+
+
+def _tensors(batch) -> dict:
+    return {k: torch.as_tensor(getattr(batch, k), dtype=torch.long) for k in ("inputs", "answers", "hops")}
+
+
+def _sliced_accuracy(model, data: dict, slice_rows: int, batch_size: int, done) -> tuple[float, float, dict]:
+    """(accuracy, loss, accuracy per hop) of ``training.train.evaluate`` over ``data`` taken
+    ``slice_rows`` sequences at a time (``done(rows)`` after each slice, for a progress bar),
+    each slice's means re-weighted by its size."""
+    n = len(data["answers"])
+    correct, loss, by_hop = 0.0, 0.0, {}
+    for start in range(0, n, slice_rows):
+        part = {k: v[start:start + slice_rows] for k, v in data.items()}
+        scores, size = evaluate(model, part, batch_size), len(part["answers"])
+        correct, loss = correct + scores["accuracy"] * size, loss + scores["loss"] * size
+        for hop, accuracy in scores["accuracy_by_hop"].items():
+            hit, total = by_hop.get(hop, (0.0, 0))
+            count = int((part["hops"] == int(hop)).sum())
+            by_hop[hop] = (hit + accuracy * count, total + count)
+        done(size)
+    return correct / n, loss / n, {hop: hit / total for hop, (hit, total) in sorted(by_hop.items(),
+                                                                                   key=lambda kv: int(kv[0]))}
 
 
 def accuracy_at(result: dict, length: int):
