@@ -62,6 +62,22 @@ def test_t_retrieval_is_symbolic_through_the_analysis(method):
     assert scores["positional"].max() < 0.5
 
 
+@pytest.mark.parametrize("task", ["number", "letter"])
+def test_fast_equals_rerun_on_the_reference_weights(task):
+    """The shipped reference models (paper size, float64): the two score routes agree on
+    every input and layer, and the heads are far from the uniform (1, 1) case."""
+    from pathlib import Path
+
+    run = Path(__file__).resolve().parents[1] / "training" / "reference" / task
+    model = load_model(run).double()
+    ids = score_inputs(task, count=16).inputs
+    fast, rerun = model_scores(model, ids, "fast"), model_scores(model, ids, "rerun")
+    for key in ("positional", "symbolic", "entropy"):
+        assert fast[key].shape == (12, 16, 1)
+        assert np.max(np.abs(fast[key] - rerun[key])) < 1e-6, key
+    assert np.min(fast["positional"]) < 0.5 and np.max(fast["symbolic"]) > 0.99
+
+
 def test_purity_rule_on_crafted_series():
     steps = [0, 500, 1000, 1500, 2000]
     series = {  # layer: (s_POS over steps, s_SYM over steps)
