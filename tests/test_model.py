@@ -272,4 +272,4 @@ def test_bf16_autocast_logits_track_float32_on_cuda():
         exact = ours(idx)
         with torch.autocast("cuda", dtype=torch.bfloat16):
             low = ours(idx).float()
-    assert (low - exact).abs().max().item() < 0.05 * exact.abs().max().item()  # measured 0.006 with CPU autocast
+    assert (low - exact).abs().max().item() < 0.05 * exact.abs().max().item()  # CPU bf16 autocast: 0.006 of it
