@@ -63,8 +63,7 @@ def time_scores(adapter, hidden_in, route: str, query_keys) -> float:
     if route == "fast":
         fast_scores(adapter, query_keys)
     elif route == "recomputed":
-        pairs = [adapter.queries_keys(layer, h, last_query=True) for layer, h in enumerate(hidden_in)]
-        fast_scores(adapter, [(q[..., -1, :], k) for q, k in pairs])
+        fast_scores(adapter, [adapter.last_query_keys(layer, h) for layer, h in enumerate(hidden_in)])
     else:
         for layer, hidden in enumerate(hidden_in):
             layer_scores(adapter, layer, hidden, "rerun")

@@ -79,8 +79,13 @@ class Adapter:
         hidden states; a family whose forward pass exposes them (our GPT-J) overrides this
         to reuse what that pass already computed."""
         hidden = self.hidden_states(ids)
-        pairs = [self.queries_keys(layer, h, last_query=True) for layer, h in enumerate(hidden)]
-        return hidden, [(q[..., -1, :], k) for q, k in pairs]
+        return hidden, [self.last_query_keys(layer, h) for layer, h in enumerate(hidden)]
+
+    def last_query_keys(self, layer: int, hidden) -> tuple[np.ndarray, np.ndarray]:
+        """One layer's entry of ``hidden_and_keys`` from its hidden states: (last query
+        (B, H, hd), keys (B, H, T, hd)), unrotated."""
+        q, k = self.queries_keys(layer, hidden, last_query=True)
+        return q[..., -1, :], k
 
     # ---- derived, identical for every family --------------------------------------------------
     def rotation_tables(self, length: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -123,8 +128,7 @@ class Adapter:
         every offset; its diagonal is the unswapped row.  ``query_keys``: that layer's entry
         of ``hidden_and_keys`` (else computed from ``hidden``)."""
         if query_keys is None:
-            q, k = self.queries_keys(layer, hidden, last_query=True)
-            query_keys = (q[..., -1, :], k)
+            query_keys = self.last_query_keys(layer, hidden)
         return self.crosses([query_keys])[0]
 
     def crosses(self, query_keys: list) -> np.ndarray:
@@ -143,9 +147,8 @@ class Adapter:
         """Each last-token logit split by rotary plane: ``terms`` (B, H, T, rotary_dim/2), the
         plane-k part of ``k_j . R_(T-1-j) q`` (times the scale), and ``rest`` (B, H, T), the
         non-rotary dims; ``terms.sum(-1) + rest`` is the logit."""
-        q, k = self.queries_keys(layer, hidden, last_query=True)
-        length = k.shape[-2]
-        rotated = self.rotated_queries(q[..., -1, :], length)
+        q, k = self.last_query_keys(layer, hidden)
+        rotated = self.rotated_queries(q, k.shape[-2])
         a, b = plane_indices(self.head_dim, self.rotary_dim, self.pairing)
         terms = (k[..., a] * rotated[..., a] + k[..., b] * rotated[..., b]) * self.scale
         rest = (k[..., self.rotary_dim:] * rotated[..., self.rotary_dim:]).sum(-1) * self.scale

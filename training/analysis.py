@@ -95,8 +95,7 @@ def layer_scores(adapter, layer: int, hidden, method: str = "fast", tau: float =
     (``query_keys``: as in ``swapped_rows``)."""
     if method == "fast":
         if query_keys is None:
-            q, k = adapter.queries_keys(layer, hidden, last_query=True)
-            query_keys = (q[..., -1, :], k)
+            query_keys = adapter.last_query_keys(layer, hidden)
         return {key: value[0] for key, value in fast_scores(adapter, [query_keys], tau).items()}
     pairs = swap_pairs(hidden.shape[1] - 1)  # every position before the query
     base, rows = swapped_rows(adapter, layer, hidden, pairs, method)
