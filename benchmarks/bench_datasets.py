@@ -10,8 +10,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from training.datasets import PAPER_SPLIT_SIZES, balance_report, build_splits  # noqa: E402
-from training.tasks import TASKS, get_task  # noqa: E402
+from training.tasks.datasets import PAPER_SPLIT_SIZES, balance_report, build_splits  # noqa: E402
+from training.tasks.definitions import TASKS, get_task  # noqa: E402
 
 TOTAL = sum(PAPER_SPLIT_SIZES.values())
 

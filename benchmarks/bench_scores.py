@@ -29,11 +29,11 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 import torch  # noqa: E402
 
-from training.adapters import adapter_for  # noqa: E402
 from theory.scores import swap_pairs  # noqa: E402
-from training.analysis import fast_scores, layer_scores, model_scores, score_inputs, swapped_rows  # noqa: E402
-from training.checkpoints import list_checkpoints, load_model  # noqa: E402
-from training.model import GPTJ, ModelConfig  # noqa: E402
+from training.analysis.adapters import adapter_for  # noqa: E402
+from training.analysis.scores import fast_scores, layer_scores, model_scores, score_inputs, swapped_rows  # noqa: E402
+from training.model.checkpoints import list_checkpoints, load_model  # noqa: E402
+from training.model.gptj import GPTJ, ModelConfig  # noqa: E402
 
 
 def paper_model(task: str):

@@ -34,14 +34,10 @@ from theory.numbers import FLOAT64, NumberSystem
 from theory.phases import Angle
 from theory.rope import rope_logit, rotation
 
-from .attention import FLOAT_TIE, average_hard, decode, extreme, softmax
+from .attention import average_hard, decode, softmax
 from .exact import check_length, exact_hard
-from .export import LayerTrace, OneLayerModel
 
-# Angle, FLOAT_TIE, extreme, LayerTrace and OneLayerModel live in theory.phases,
-# constructions.attention and constructions.export; they stay importable from here too.
-__all__ = ["Angle", "Construction", "Weights", "FLOAT_TIE", "extreme", "compare_outputs", "LayerTrace",
-           "OneLayerModel"]
+__all__ = ["Construction", "Weights", "compare_outputs"]
 
 
 @dataclass

@@ -9,14 +9,10 @@ through the construction's own matrix route.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from theory.numbers import FLOAT64, NumberSystem
-
-if TYPE_CHECKING:  # only for the annotation: common.py re-exports this module's names
-    from .common import Construction
 
 __all__ = ["LayerTrace", "OneLayerModel"]
 
@@ -41,7 +37,9 @@ class OneLayerModel:
 
     num_layers = 1
 
-    def __init__(self, construction: Construction, numbers: NumberSystem = FLOAT64):
+    def __init__(self, construction, numbers: NumberSystem = FLOAT64):
+        # construction: a constructions.common.Construction.  Not imported here, since
+        # common is a base this module must not depend on (no import cycle).
         self.construction = construction
         self.numbers = numbers
 
@@ -56,7 +54,7 @@ class OneLayerModel:
         last = hidden.shape[-2] - 1
         return self.construction.logits_from_hidden(hidden, self.numbers, rows=[last])[..., 0, :]
 
-    layer_last_token_logits = layer_logits  # the name training.model.GPTJ uses
+    layer_last_token_logits = layer_logits  # the name training.model.gptj.GPTJ uses
 
     def run(self, tokens) -> LayerTrace:
         """hidden_states, last_token_logits and values of one input, one entry per layer."""

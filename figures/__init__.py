@@ -3,7 +3,7 @@
 Nothing here trains a model or computes an analysis: every figure reads JSON written by
 ``training`` (analysis, length generalisation, metrics, LLM results), ``proofs_check``
 (Figure 5A data) and ``constructions`` (Figure 4A data); paper values come from
-``proofs_check.paper_data`` and ``training.llm_reference``.
+``theory.paper_data``.
 
 Modules: ``loaders`` (inputs, their default paths and the commands that write them),
 ``style`` (colours, saving), one module per family of figures, ``__main__`` (names, CLI).

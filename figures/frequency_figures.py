@@ -2,14 +2,14 @@
 
 Both read the "frequency" block of training/reference/<task>/analysis.json (weights per ID
 and the weighted-average ID per layer, at the best checkpoint) and set them beside the
-paper's Table 1 as transcribed once in ``proofs_check.paper_data``.
+paper's Table 1 as transcribed once in ``theory.paper_data``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from proofs_check.paper_data import TABLE1
+from theory.paper_data import TABLE1
 
 from . import style
 from .loaders import Built, Inputs, per_task
@@ -69,7 +69,7 @@ def table1_markdown(analyses: dict, missing: list) -> str:
             lines.append(f"| {layer} | {paper_id} | {paper_freq} | {_cell(ours_id, layer, '.1f')} | "
                          f"{_cell(ours_freq, layer, '.4f')} |")
         lines.append("")
-    lines.append("Paper values: Table 1 of arXiv 2605.31558 (proofs_check/paper_data.py). Ours: the "
+    lines.append("Paper values: Table 1 of arXiv 2605.31558 (theory/paper_data.py). Ours: the "
                  "\"frequency\" block of training/reference/<task>/analysis.json.")
     return "\n".join(lines) + "\n"
 

@@ -3,7 +3,7 @@ Table 3) and the new figure "discrepancy_trained" (measured logit gaps of the tr
 layers against the construction's exact discrepancy at the same angle).
 
 Inputs: training/reference/<task>/length_generalisation.json, the "measured_discrepancy"
-block of training/reference/<task>/analysis.json, training.llm_reference.TABLE3 (always
+block of training/reference/<task>/analysis.json, theory.paper_data.TABLE3 (always
 there) and any ``python -m training llm`` results in training/reference/llm/.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from training.llm_reference import TABLE3_MODELS, reference_curve
+from theory.paper_data import TABLE3_MODELS, reference_curve
 
 from . import style
 from .loaders import Built, Inputs, per_task

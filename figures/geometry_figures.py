@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 
-from proofs_check.paper_data import TABLE1
+from theory.paper_data import TABLE1
 
 from . import style
 from .loaders import Built, Inputs
@@ -46,7 +46,7 @@ def _scatter(ax, points, groups, title: str, cmap, norm) -> None:
 
 def contribution(analysis: dict, layer: int) -> tuple[list, str]:
     """Panel C's values: the mean over inputs of the largest plane-k logit term (Figure 4C's
-    "Max. logit per Frequency", training.frequency's ``weights_max_per_plane``) when present,
+    "Max. logit per Frequency", training.analysis.frequency's ``weights_max_per_plane``) when present,
     else the frequency weights of Figure 8."""
     frequency = analysis["frequency"]
     if frequency.get("weights_max_per_plane"):

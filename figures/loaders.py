@@ -87,7 +87,7 @@ def require(data, keys, path) -> None:
 
 
 def read_validation(path: Path, task: str) -> list[dict]:
-    """The validation records of a training's metrics.jsonl (``training.train`` writes one per
+    """The validation records of a training's metrics.jsonl (``training.model.train`` writes one per
     evaluation: split "validation", step, accuracy, accuracy_by_hop), in the shape of
     analysis.json's "validation" list: step, overall, per_hop."""
     path = Path(path)

@@ -1,4 +1,4 @@
-"""training.adapters: every model family yields the same per-layer view (hidden states entering
+"""training.analysis.adapters: every model family yields the same per-layer view (hidden states entering
 the layer, last-token logits, cross matrix), and the two score routes agree.
 
 * fast (cross matrix + theory.scores.swapped_rows_from_cross) == rerun (swap the hidden
@@ -18,9 +18,9 @@ import torch
 from transformers import (GPTJConfig, GPTJForCausalLM, GPTNeoXConfig, GPTNeoXForCausalLM, LlamaConfig,
                           LlamaForCausalLM)
 
-from training.adapters import adapter_for
-from training.analysis import model_scores
-from training.model import GPTJ, ModelConfig
+from training.analysis.adapters import adapter_for
+from training.analysis.scores import model_scores
+from training.model.gptj import GPTJ, ModelConfig
 
 VOCAB, LENGTH, INPUTS = 40, 17, 6
 OURS = ModelConfig(vocab_size=VOCAB, n_layer=2, n_head=2, n_embd=32, rotary_dim=8, n_inner=48)
@@ -79,7 +79,7 @@ def test_our_gptj_forward_queries_and_keys_are_the_recomputed_ones():
     """The fast route takes our GPT-J's unrotated queries and keys from its forward pass
     (``Internals``); they are those ``queries_keys`` recomputes from the hidden states, and
     the cross matrix built from either is the same."""
-    from training.adapter_base import Adapter
+    from training.analysis.adapter_base import Adapter
 
     torch.manual_seed(2)
     adapter = adapter_for(sharpen(GPTJ(OURS)).double().eval())

@@ -1,4 +1,4 @@
-"""training.analysis and friends: scores through the analysis code path on heads whose nature is
+"""training.analysis (scores, dynamics) and friends: scores through the analysis code path on heads whose nature is
 known (the constructions), the purity rule, frequency use, geometry numbers, length
 generalisation in chunks, and the analyze / evaluate commands end to end on a smoke run."""
 
@@ -10,19 +10,20 @@ import numpy as np
 import pytest
 import torch
 
-from constructions.common import OneLayerModel
+from constructions.export import OneLayerModel
 from constructions.index import number_task
 from constructions.retrieval import letter_task
-from training.adapters import adapter_for
-from training.analysis import analyse_run, model_scores, score_inputs
-from training.checkpoints import load_model
-from training.evaluate import length_generalisation
-from training.frequency import frequency_use, top_logit_planes, weighted_id
-from training.geometry import circular_correlation, key_collapse
-from training.measured_discrepancy import classify, decay_exponent, theory_curve
-from training.purity import purity
-from training.tasks import get_task
-from training.train import train
+from training.analysis.adapters import adapter_for
+from training.analysis.dynamics import analyse_run
+from training.analysis.evaluate import length_generalisation
+from training.analysis.frequency import frequency_use, top_logit_planes, weighted_id
+from training.analysis.geometry import circular_correlation, key_collapse
+from training.analysis.measured_discrepancy import classify, decay_exponent, theory_curve
+from training.analysis.purity import purity
+from training.analysis.scores import model_scores, score_inputs
+from training.model.checkpoints import load_model
+from training.model.train import train
+from training.tasks.definitions import get_task
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -100,7 +101,7 @@ def test_purity_rule_on_crafted_series():
 
 def test_frequency_terms_sum_to_the_top_logit_and_weights():
     torch.manual_seed(0)
-    from training.model import GPTJ, ModelConfig
+    from training.model.gptj import GPTJ, ModelConfig
 
     model = GPTJ(ModelConfig(vocab_size=136, n_layer=2, n_embd=32, rotary_dim=32, n_inner=64)).double().eval()
     adapter = adapter_for(model)
@@ -127,7 +128,7 @@ def test_geometry_numbers_on_known_configurations():
 def test_geometry_of_t_index_is_figure_4a():
     """T_Index's keys are all v and its queries rho(-s theta) v: collapse 1, alignment 1,
     correlation 1, and every query attends its target offset (theta = 2 pi / 17: no ties)."""
-    from training.geometry import index_geometry
+    from training.analysis.geometry import index_geometry
 
     construction = number_task(17)
     task = get_task("number")
@@ -208,8 +209,8 @@ def test_cli_evaluate_on_a_paper_split(smoke_run, tmp_path):
     """--split: accuracy on the paper's fixed split, equal to a direct argmax over the split."""
     import os
 
-    from training.checkpoints import load_model
-    from training.datasets import paper_splits
+    from training.model.checkpoints import load_model
+    from training.tasks.datasets import paper_splits
 
     out = tmp_path / "validation.json"
     done = subprocess.run([sys.executable, "-m", "training", "evaluate", "--run", str(smoke_run), "--task", "number",

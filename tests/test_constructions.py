@@ -23,7 +23,7 @@ from constructions.index import IndexConstruction, number_task
 from constructions.retrieval import RetrievalConstruction, letter_task
 from constructions.temperature import (margin_lower_bound, observed_critical_beta, temperature_report,
                                        value_spread)
-from proofs_check import paper_data
+from theory import paper_data
 from theory.functions import index
 from theory.numbers import FLOAT64, SYMBOLIC, MultiPrecision
 from theory.rope import rotation

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proofs_check.paper_data import DEPTH_ROWS, WORKED_EXAMPLES
+from theory.paper_data import DEPTH_ROWS, WORKED_EXAMPLES
 from theory.functions import (index, is_integer_token, iterate, reflexive, retrieval, solve_letter,
                               solve_number)
 

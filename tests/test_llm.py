@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from theory.functions import is_integer_token, solve_letter, solve_number
+from theory.paper_data import TABLE3, TABLE3_LENGTHS, TABLE3_MODELS, reference_curve
 from training.__main__ import main
-from training.llm_backends import BackendError, HFBackend, OpenAIBackend, Reply, first_line
-from training.llm_eval import evaluate, make_items, parse_answer, score, summarize
-from training.llm_prompts import INSTRUCTIONS, WORKED_EXAMPLES, build_prompt, check_worked_examples
-from training.llm_reference import TABLE3, TABLE3_LENGTHS, TABLE3_MODELS, reference_curve
-from training.llm_tasks import LLM_SEEDS, LLM_TARGET_WINDOWS, one_hop_llm
+from training.llm.backends import BackendError, HFBackend, OpenAIBackend, Reply, first_line
+from training.llm.evaluate import evaluate, make_items, parse_answer, score, summarize
+from training.llm.prompts import INSTRUCTIONS, WORKED_EXAMPLES, build_prompt, check_worked_examples
+from training.llm.tasks import LLM_SEEDS, LLM_TARGET_WINDOWS, one_hop_llm
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = ROOT.parent / "shared" / "reference" / "paper-2605.31558.txt"
@@ -380,3 +380,21 @@ def test_cli_hf_backend_loads_a_local_directory(tiny_tokenizer, tmp_path):
     assert results["backend"] == "hf" and results["settings"]["backend"]["chat_template"] is False
     assert results["per_length"][0]["n_scored"] == 5 and results["per_length"][0]["n_unparseable"] == 0
     assert main(args[:4] + [str(tmp_path / "missing")] + args[5:]) == 2
+
+
+# -- 1-hop LLM variants (Appendix H) ---------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["number", "letter"])
+@pytest.mark.parametrize("window", [12, 100, 300])
+def test_one_hop_llm(name, window):
+    sequences, answers = one_hop_llm(name, window, 40, seed=1)
+    assert (sequences, answers) == one_hop_llm(name, window, 40, seed=1)
+    for tokens, answer in zip(sequences, answers):
+        assert len(tokens) == window + 1
+        assert SOLVERS[name](tokens) == (answer, 1)
+        if name == "number":
+            assert all(t in string.ascii_lowercase for t in tokens[:-1]) and 1 <= int(tokens[-1]) <= window
+        else:
+            assert all(len(t) == 2 and t[0] in string.ascii_lowercase and t[1] in "123456789" for t in tokens[:-1])
+            q1, q2 = tokens[-1]
+            assert q1 != q2 and [t[0] for t in tokens[:-1]].count(q2) == 1

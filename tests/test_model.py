@@ -1,4 +1,4 @@
-"""Our GPT-J (training.model) is HF's GPTJForCausalLM: same logits, same internals, same files.
+"""Our GPT-J (training.model.gptj) is HF's GPTJForCausalLM: same logits, same internals, same files.
 
 Tolerances: float32 logits agree to 1e-5 (measured ~1e-6); in float64, with HF's
 float32-built rotary table replaced by the exact one, to 1e-12 (measured ~1e-15),
@@ -14,8 +14,8 @@ from transformers import GPTJConfig, GPTJForCausalLM  # noqa: E402
 from transformers.activations import ACT2FN  # noqa: E402
 
 from theory.rope import rope_logit  # noqa: E402
-from training.checkpoints import RunError, load_model, save_weights  # noqa: E402
-from training.model import GPTJ, ModelConfig, gelu_new  # noqa: E402
+from training.model.checkpoints import RunError, load_model, save_weights  # noqa: E402
+from training.model.gptj import GPTJ, ModelConfig, gelu_new  # noqa: E402
 
 TINY = ModelConfig(vocab_size=40, n_layer=2, n_head=1, n_embd=32, rotary_dim=32, n_inner=64)
 TINY_PARTIAL = ModelConfig(vocab_size=40, n_layer=2, n_head=2, n_embd=32, rotary_dim=8, n_inner=48)
@@ -200,7 +200,7 @@ def test_config_validation_and_hf_export():
 
 
 def test_fast_dropout_statistics():
-    from training.model import Dropout
+    from training.model.gptj import Dropout
 
     drop = Dropout(0.1).train()
     torch.manual_seed(0)
@@ -263,7 +263,7 @@ def test_logits_equal_hf_on_cuda(cfg):
 
 @cuda
 def test_bf16_autocast_logits_track_float32_on_cuda():
-    """Training on CUDA runs under bf16 autocast (training.train): its logits stay within
+    """Training on CUDA runs under bf16 autocast (training.model.train): its logits stay within
     bf16 precision of float32 ones (8 mantissa bits: a few hundredths on logits of size ~1)."""
     ours, _ = pair(FULL)
     ours = ours.cuda()

@@ -1,4 +1,4 @@
-"""training.tasks / training.datasets / python -m training data: every generated
+"""training.tasks.definitions / training.tasks.datasets / python -m training data: every generated
 sequence is re-solved by the reference solvers of theory.functions, balance and
 split disjointness are counted, and the command line is held to its contract."""
 
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from theory.functions import index, is_integer_token, iterate, solve_letter, solve_number
-from training import datasets
-from training.generators import EXTRA_BLOCK, follow_paths
-from training.tasks import (TASKS, Batch, get_task, load_vocab, one_hop_llm, sample_batch, save_vocab)
+from training.tasks import datasets
+from training.tasks.definitions import TASKS, Batch, get_task, load_vocab, sample_batch, save_vocab
+from training.tasks.generators import EXTRA_BLOCK, follow_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLVERS = {"number": solve_number, "letter": solve_letter}
@@ -293,24 +293,6 @@ def test_paper_splits(name, tmp_path):
                 assert high - low <= 1
     manifest = json.loads(next(tmp_path.glob("*.json")).read_text())
     assert manifest["parameters"]["sizes"] == sizes and manifest["parameters"]["task"] == name
-
-
-# -- 1-hop LLM variants (Appendix H) ---------------------------------------------------------
-
-@pytest.mark.parametrize("name", TASKS)
-@pytest.mark.parametrize("window", [12, 100, 300])
-def test_one_hop_llm(name, window):
-    sequences, answers = one_hop_llm(name, window, 40, seed=1)
-    assert (sequences, answers) == one_hop_llm(name, window, 40, seed=1)
-    for tokens, answer in zip(sequences, answers):
-        assert len(tokens) == window + 1
-        assert SOLVERS[name](tokens) == (answer, 1)
-        if name == "number":
-            assert all(t in string.ascii_lowercase for t in tokens[:-1]) and 1 <= int(tokens[-1]) <= window
-        else:
-            assert all(len(t) == 2 and t[0] in string.ascii_lowercase and t[1] in "123456789" for t in tokens[:-1])
-            q1, q2 = tokens[-1]
-            assert q1 != q2 and [t[0] for t in tokens[:-1]].count(q2) == 1
 
 
 # -- command line ------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""training.train: run format, resume = uninterrupted, atomic checkpoints, error handling."""
+"""training.model.train: run format, resume = uninterrupted, atomic checkpoints, error handling."""
 
 import hashlib
 import json
@@ -14,10 +14,10 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from training import checkpoints
-from training.checkpoints import list_checkpoints, load_model
-from training.tasks import get_task
-from training.train import batch_indices, lr_factor, make_optimizer, train
+from training.model import checkpoints
+from training.model.checkpoints import list_checkpoints, load_model
+from training.model.train import batch_indices, lr_factor, make_optimizer, train
+from training.tasks.definitions import get_task
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
@@ -73,7 +73,7 @@ def test_batch_indices_are_seeded_epoch_permutations():
 
 
 def test_weight_decay_skips_biases_and_layernorms():
-    from training.model import GPTJ, ModelConfig
+    from training.model.gptj import GPTJ, ModelConfig
 
     model = GPTJ(ModelConfig(vocab_size=10, n_layer=1, n_embd=16, rotary_dim=16, n_inner=32))
     decay, no_decay = make_optimizer(model, 1e-4, (0.95, 0.999), 1e-4).param_groups
@@ -247,7 +247,7 @@ def test_force_replaces_a_run(small_run):
 
 def test_bench_reports_speedup():
     pytest.importorskip("transformers")
-    from training.bench import run_bench
+    from training.model.bench import run_bench
 
     result = run_bench(rounds=1, steps_per_round=1, batch_size=8)
     assert result["speedup_vs_hf"] > 0 and result["ours_steps_per_s"] > 0 and result["hf_steps_per_s"] > 0

@@ -1,1 +1,9 @@
-"""Number and letter multi-hop tasks, the GPT-J model, training and trained-weights analysis."""
+"""The trained-model side: multi-hop tasks, the GPT-J and its training, analysis of trained
+weights, the 1-hop LLM harness and multi-seed studies, one room (subpackage) per concern.
+
+Rooms and the rooms each may import (enforced by tests/test_layering.py):
+``tasks`` (none) <- ``model`` (tasks) <- ``analysis`` (model, tasks; and ``constructions``),
+``llm`` (none), ``studies`` (tasks, model, analysis).  Every room may import ``theory``;
+``cli_common`` (argument parsing and usage errors) is shared by the rooms' ``cli`` modules,
+and ``__main__`` only dispatches to them.
+"""

@@ -1,26 +1,30 @@
 """Command line: python -m training <command> ...
 
-A small dispatcher.  Each subcommand lives in its own module exposing
-``add_parser(subparsers)``, which registers its parser and sets ``handler`` (a
-function of the parsed arguments returning the exit status).  To add one, import
-its module and append it to COMMANDS.
+A small dispatcher and nothing else.  Each room's ``cli`` module exposes one
+``add_<command>_parser(subparsers)`` per command, which registers its parser and sets
+``handler`` (a function of the parsed arguments returning the exit status).  To add a
+command, append its parser function to COMMANDS (the order is the order of ``--help``).
 """
 
 from __future__ import annotations
 
 import sys
 
-from . import cli_analyze, cli_bench, cli_data, cli_evaluate, cli_llm, cli_train
+from .analysis import cli as analysis_cli
 from .cli_common import OneLineParser, UsageError, report_usage_error
+from .llm import cli as llm_cli
+from .model import cli as model_cli
+from .tasks import cli as tasks_cli
 
-COMMANDS = [cli_data, cli_train, cli_bench, cli_llm, cli_evaluate, cli_analyze]
+COMMANDS = [tasks_cli.add_data_parser, model_cli.add_train_parser, model_cli.add_bench_parser,
+            llm_cli.add_llm_parser, analysis_cli.add_evaluate_parser, analysis_cli.add_analyze_parser]
 
 
 def build_parser() -> OneLineParser:
     parser = OneLineParser(prog="python -m training", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in COMMANDS:
-        module.add_parser(subparsers)
+    for add_parser in COMMANDS:
+        add_parser(subparsers)
     return parser
 
 

@@ -15,11 +15,11 @@ from constructions.exact import prove_closed_form
 from constructions.index import IndexConstruction, number_task
 from constructions.retrieval import RetrievalConstruction, letter_task
 from constructions.temperature import margin_lower_bound, observed_critical_beta, temperature_report
+from theory import paper_data
 from theory.functions import index
 from theory.numbers import SYMBOLIC
 from theory.phases import Angle
 
-from .. import paper_data
 from ..registry import Outcome, claim
 
 TASK_LENGTHS = (17, 100, 850)

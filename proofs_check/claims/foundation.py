@@ -7,11 +7,11 @@ from fractions import Fraction
 
 import sympy
 
+from theory import paper_data
 from theory.functions import index, iterate, retrieval, solve_letter, solve_number
 from theory.numbers import SYMBOLIC, Interval
 from theory.rope import PAIRINGS, rope_angles, rope_logit, rope_logit_absolute, rope_matrix
 
-from .. import paper_data
 from ..registry import Outcome, claim
 
 

@@ -20,12 +20,12 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
+from theory import paper_data
 from theory.functions import index, retrieval, split_pair
 from theory.scores import head_scores, swap_pairs, swapped_rows_from_cross
 from theory.impossibility import (PositionalRetrieval, additive_matrix, exclusion_terms, hard_positional_pair,
                                   index_swap_pair, logit_matrix, proper_inputs, symbolic_head_output)
 
-from .. import paper_data
 from ..registry import Outcome, claim
 
 

@@ -7,7 +7,7 @@ checked is whether the paper's summary sentence follows from its own Table 3.
 
 from __future__ import annotations
 
-from training.llm_reference import TABLE3, TABLE3_MODELS
+from theory.paper_data import TABLE3, TABLE3_MODELS
 
 from ..registry import Outcome, claim
 
@@ -61,4 +61,4 @@ def letter_consistently_higher(options):
 def frontier_llms(options):
     return Outcome("undecided", "needs the frontier models' APIs, which this machine cannot reach; the harness "
                                 "(python -m training llm --backend openai ...) is ready and tested on a local server",
-                   {"models": list(TABLE3_MODELS), "harness": "training.llm_eval / training.cli_llm"})
+                   {"models": list(TABLE3_MODELS), "harness": "training.llm.evaluate / training.llm.cli"})

@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..paper_data import TABLE1
+from theory.paper_data import TABLE1
+
 from ..registry import Outcome, claim
 
 REFERENCE = Path(__file__).resolve().parents[2] / "training" / "reference"
@@ -28,7 +29,7 @@ _CACHE: dict = {}
 
 
 def _run_for(task: str, weights) -> str | None:
-    from training.tasks import load_vocab
+    from training.tasks.definitions import load_vocab
 
     for run in weights:
         try:
@@ -40,9 +41,9 @@ def _run_for(task: str, weights) -> str | None:
 
 
 def _recompute(task: str, run: str) -> dict:
-    from training.analysis import analyse_run
-    from training.checkpoints import RunError, load_model
-    from training.evaluate import length_generalisation
+    from training.analysis.dynamics import analyse_run
+    from training.analysis.evaluate import length_generalisation
+    from training.model.checkpoints import RunError, load_model
 
     try:
         analysis = analyse_run(run, task, "fast", discrepancy=False, progress=False)
@@ -92,7 +93,7 @@ def _best_index(analysis: dict) -> int:
 
 
 def _kinds(analysis: dict) -> list[str]:
-    from training.measured_discrepancy import classify
+    from training.analysis.measured_discrepancy import classify
 
     i = _best_index(analysis)
     return [classify(p, s) for p, s in zip(analysis["scores"]["positional"][i], analysis["scores"]["symbolic"][i])]
@@ -101,7 +102,7 @@ def _kinds(analysis: dict) -> list[str]:
 @claim("C1", "Number task needs positional heads (early layers) plus symbolic heads (later); letter task needs "
        "symbolic heads only", "Section 3.1-3.3, Figure 2", recorded="verified")
 def head_types(options):
-    from training.measured_discrepancy import CLASSIFY_RULE
+    from training.analysis.measured_discrepancy import CLASSIFY_RULE
 
     found, missing = _need(TASKS, "analysis", options)
     if missing:

@@ -13,7 +13,7 @@ Architecture (HF ``GPTJForCausalLM`` semantics, proven equal by ``tests/test_mod
   untied ``lm_head`` *with* bias.
 
 Parameter names equal HF's (``transformer.h.3.attn.q_proj.weight`` ...), so a
-state dict moves between the two without renaming (see ``training.checkpoints``).
+state dict moves between the two without renaming (see ``training.model.checkpoints``).
 
 Internals for the positional/symbolic analysis come out of the same forward pass
 (``forward(idx, return_internals=True)``); ``layer_last_token_logits`` recomputes

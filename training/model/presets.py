@@ -28,7 +28,7 @@ class Preset:
     weight_decay: float = 1e-4
     grad_clip: float = 1.0
     model: dict = field(default_factory=dict)  # ModelConfig overrides (vocab_size comes from the task)
-    # "paper": training.datasets.paper_splits (432,000 / 2,400); "generated": fresh small splits
+    # "paper": training.tasks.datasets.paper_splits (432,000 / 2,400); "generated": fresh small splits
     data: str = "paper"
     train_count: int = 0
     validation_count: int = 0

@@ -15,7 +15,7 @@ Every family answers four questions (``Adapter``'s abstract methods):
 
 From these the base class derives, with ``theory.rope`` doing every rotation, the cross
 matrix ``cross[c, p]`` = logit of key content c placed at position p (the ``fast`` route,
-``training.analysis.fast_scores``; its queries and keys come from ``hidden_and_keys``,
+``training.analysis.scores.fast_scores``; its queries and keys come from ``hidden_and_keys``,
 which our GPT-J takes from the forward pass that produced the hidden states) and the
 per-plane split of every logit (``plane_terms``, for frequency use).
 Tests prove both routes give the same logits.

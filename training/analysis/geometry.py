@@ -3,7 +3,7 @@
 T_Index's mechanism (Figure 4A): every key is the same vector v; the query of an integer
 token s is ``rho(-s theta) v``, so RoPE at offset t turns it to ``rho((t - s) theta) v``,
 which meets v exactly at the target offset t = s.  In a trained layer we look at the one
-rotary plane that carries most of the top logit (``training.frequency``, ``dominant_id``,
+rotary plane that carries most of the top logit (``training.analysis.frequency``, ``dominant_id``,
 angle g) and project the UNROTATED keys and queries (what the projections output before
 RoPE) onto it:
 

@@ -26,10 +26,10 @@ from theory.files import atomic_write_json
 from theory.functions import solve_letter, solve_number
 
 from . import generators as gen
-from .llm_tasks import one_hop_llm  # noqa: F401  (re-exported: the Appendix H variants)
-from .vocab import ALL_HOPS, LETTER_TARGET_COUNT, MAX_HOPS, NUMBER_ALPH_SIZE, SEQ_LEN, TARGET_LEN, letter_vocab, number_vocab
+from .vocab import (ALL_HOPS, LETTER_TARGET_COUNT, MAX_HOPS, NUMBER_ALPH_SIZE, SEQ_LEN, TARGET_LEN, letter_vocab,
+                    number_vocab)
 
-__all__ = ["TASKS", "Task", "Batch", "get_task", "sample_batch", "save_vocab", "load_vocab", "one_hop_llm",
+__all__ = ["TASKS", "Task", "Batch", "get_task", "sample_batch", "save_vocab", "load_vocab",
            "MAX_EXTRA_TARGET", "MAX_COUNT", "check_hops"]
 
 TASKS = ("number", "letter")

@@ -15,10 +15,10 @@ import os
 import sys
 
 from theory.files import atomic_open
+from training.cli_common import UsageError
 
 from . import generators as gen
-from .cli_common import UsageError
-from .tasks import TASKS, check_count, check_extra, check_hops, check_seed, get_task
+from .definitions import TASKS, check_count, check_extra, check_hops, check_seed, get_task
 from .vocab import ALL_HOPS, MAX_HOPS, SEQ_LEN
 
 _CHUNK_TOKENS = 1 << 22
@@ -35,7 +35,7 @@ def _hops(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(str(bad))
 
 
-def add_parser(subparsers) -> None:
+def add_data_parser(subparsers) -> None:
     parser = subparsers.add_parser("data", help="write generated sequences as text",
                                    description=__doc__.splitlines()[0])
     parser.add_argument("--task", required=True, choices=TASKS)

@@ -37,11 +37,12 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from training.tasks.definitions import get_task, save_vocab
+
 from .checkpoints import (Metrics, RunError, list_checkpoints, load_checkpoint, prepare_run, save_checkpoint,
                           save_weights, write_json_atomic)
-from .model import GPTJ, ModelConfig
+from .gptj import GPTJ, ModelConfig
 from .presets import Preset, get_preset
-from .tasks import get_task, save_vocab
 
 __all__ = ["train", "make_optimizer", "lr_factor", "batch_indices", "evaluate", "resolve_device"]
 
@@ -117,7 +118,7 @@ def evaluate(model: GPTJ, data: dict, batch_size: int, amp=nullcontext()) -> dic
 def _load_data(task_name: str, preset: Preset, device) -> tuple[dict, dict]:
     task = get_task(task_name)
     if preset.data == "paper":
-        from .datasets import paper_splits
+        from training.tasks.datasets import paper_splits
 
         splits = paper_splits(task_name, seed=0)
         train, validation = splits["train"], splits["validation"]

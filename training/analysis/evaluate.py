@@ -5,7 +5,7 @@ symbols inserted before the effective target window (``Task.generate(extra_targe
 the answer and the hop structure are unchanged.  Each length gets its own fresh balanced
 set (seed ``seed``; equal hop shares), at most ``count`` sequences and at most
 ``max_tokens`` tokens in all (at least ``min_count`` sequences), so the longest lengths cost
-what the budget allows.  Accuracy is ``training.train.evaluate`` (the validation routine of
+what the budget allows.  Accuracy is ``training.model.train.evaluate`` (the validation routine of
 training: argmax of the last position's logits), run in chunks of at most
 ``batch_tokens`` tokens (batch size 1 at 5,000 tokens with the default) so memory is bounded.
 
@@ -18,8 +18,8 @@ from __future__ import annotations
 import torch
 from tqdm import tqdm
 
-from .tasks import get_task
-from .train import evaluate
+from training.model.train import evaluate
+from training.tasks.definitions import get_task
 
 __all__ = ["DEFAULT_LENGTHS", "length_generalisation", "split_accuracy", "sequences_for", "batch_size_for"]
 
@@ -71,7 +71,7 @@ def length_generalisation(model, task, lengths=DEFAULT_LENGTHS, count: int = 400
 def split_accuracy(model, task, split: str = "test", batch_size: int = 600, run: str | None = None,
                    progress: bool = True) -> dict:
     """Accuracy (overall, per hop) and loss on a split of ``paper_splits(task, seed=0)``."""
-    from .datasets import PAPER_SPLIT_SIZES, paper_splits
+    from training.tasks.datasets import PAPER_SPLIT_SIZES, paper_splits
 
     if split not in PAPER_SPLIT_SIZES:
         raise ValueError(f"split must be one of {', '.join(PAPER_SPLIT_SIZES)}, got {split!r}")
@@ -81,7 +81,7 @@ def split_accuracy(model, task, split: str = "test", batch_size: int = 600, run:
     model.eval()
     with tqdm(total=n, disable=not progress, desc=f"{split} {task.name}", unit="seq", dynamic_ncols=True) as bar:
         accuracy, loss, by_hop = _sliced_accuracy(model, data, 50 * batch_size, batch_size, bar.update)
-    return {"task": task.name, "run": run, "split": split, "data": "training.datasets.paper_splits(task, seed=0)",
+    return {"task": task.name, "run": run, "split": split, "data": "training.tasks.datasets.paper_splits(task, seed=0)",
             "n": n, "accuracy": accuracy, "loss": loss, "per_hop": by_hop, "n_correct": round(accuracy * n)}
 
 
@@ -90,7 +90,7 @@ def _tensors(batch) -> dict:
 
 
 def _sliced_accuracy(model, data: dict, slice_rows: int, batch_size: int, done) -> tuple[float, float, dict]:
-    """(accuracy, loss, accuracy per hop) of ``training.train.evaluate`` over ``data`` taken
+    """(accuracy, loss, accuracy per hop) of ``training.model.train.evaluate`` over ``data`` taken
     ``slice_rows`` sequences at a time (``done(rows)`` after each slice, for a progress bar),
     each slice's means re-weighted by its size."""
     n = len(data["answers"])

@@ -4,7 +4,7 @@
     python -m training llm --backend openai --model gpt-5.4 --task letter --json out.json \\
         [--base-url URL] [--api-key-env OPENAI_API_KEY] [--extra-body '{"reasoning_effort": "none"}']
 
-The JSON format is documented in ``training.llm_eval``; ``--replies FILE`` also keeps
+The JSON format is documented in ``training.llm.evaluate``; ``--replies FILE`` also keeps
 every item's reply as JSON lines.  The paper evaluated with reasoning disabled; for an
 endpoint that needs a request field for that, pass it with ``--extra-body``.
 """
@@ -17,11 +17,11 @@ import os
 import sys
 
 from theory.files import atomic_write_json, atomic_write_text
+from training.cli_common import UsageError
 
-from .cli_common import UsageError
-from .llm_backends import BackendError, HFBackend, OpenAIBackend
-from .llm_eval import DEFAULT_COUNT, LLM_SEEDS, LLM_TARGET_WINDOWS, check_int_list, evaluate
-from .llm_tasks import MAX_LLM_WINDOW
+from .backends import BackendError, HFBackend, OpenAIBackend
+from .evaluate import DEFAULT_COUNT, LLM_SEEDS, LLM_TARGET_WINDOWS, check_int_list, evaluate
+from .tasks import MAX_LLM_WINDOW
 
 
 def _int_list(text: str) -> list[int]:
@@ -50,7 +50,7 @@ def _json_object(text: str) -> dict:
     return value
 
 
-def add_parser(subparsers) -> None:
+def add_llm_parser(subparsers) -> None:
     p = subparsers.add_parser("llm", help="evaluate a language model on the 1-hop tasks (Appendix H)",
                               description=__doc__.splitlines()[0])
     p.add_argument("--backend", required=True, choices=("hf", "openai"))

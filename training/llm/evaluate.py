@@ -2,10 +2,10 @@
 Table 3; Figure 5C/D).
 
 For each seed (the paper's "run number") and each target window L a fresh set of
-``count`` items comes from ``training.llm_tasks.one_hop_llm(task, L, count, seed)``;
+``count`` items comes from ``training.llm.tasks.one_hop_llm(task, L, count, seed)``;
 every item's answer is re-derived by ``theory.functions`` before it is used.  Each
-item becomes a Table 2 prompt (``training.llm_prompts``) and is sent to a backend
-(``training.llm_backends``).  The paper does not say how many items a run held per
+item becomes a Table 2 prompt (``training.llm.prompts``) and is sent to a backend
+(``training.llm.backends``).  The paper does not say how many items a run held per
 length; ``count`` (default 100) is recorded in the results.
 
 Scoring of one item:
@@ -50,8 +50,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .llm_prompts import SOLVERS, build_prompt
-from .llm_tasks import LLM_SEEDS, LLM_TARGET_WINDOWS, one_hop_llm
+from .prompts import SOLVERS, build_prompt
+from .tasks import LLM_SEEDS, LLM_TARGET_WINDOWS, one_hop_llm
 
 __all__ = ["DEFAULT_COUNT", "Item", "check_int_list", "parse_answer", "make_items", "score", "summarize",
            "evaluate", "LLM_TARGET_WINDOWS", "LLM_SEEDS"]
@@ -186,6 +186,6 @@ def evaluate(backend, task: str, lengths: Sequence[int] = LLM_TARGET_WINDOWS, se
                "lengths": lengths, "seeds": seeds, "per_length": summarize(records, lengths, seeds, ddof),
                "settings": {"count_per_length_and_seed": count, "std_ddof": ddof, "scoring": SCORING_RULE,
                             "length": "target-window size; each prompt's sequence has length + 1 tokens",
-                            "seed": "the run number, passed to training.llm_tasks.one_hop_llm",
-                            "prompt": "Table 2 (training.llm_prompts)", "backend": described}}
+                            "seed": "the run number, passed to training.llm.tasks.one_hop_llm",
+                            "prompt": "Table 2 (training.llm.prompts)", "backend": described}}
     return results, records

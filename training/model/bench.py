@@ -22,7 +22,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from .model import GPTJ, ModelConfig
+from .gptj import GPTJ, ModelConfig
 from .train import make_optimizer
 
 __all__ = ["run_bench"]

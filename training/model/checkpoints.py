@@ -5,7 +5,7 @@ Layout (``spec/architecture.md``)::
     RUN/config.json              GPT-J config (model_type "gptj"), HF-readable
     RUN/model.safetensors        best checkpoint's weights, HF parameter names
     RUN/vocab.json               token strings in id order
-    RUN/metrics.jsonl            one JSON object per line (see training.train)
+    RUN/metrics.jsonl            one JSON object per line (see training.model.train)
     CKPT/step-NNNNNN/            CKPT = RUN/checkpoints unless --checkpoint-dir
         config.json, model.safetensors         same format as RUN/
         training_state.safetensors             optimizer moments + RNG states
@@ -29,9 +29,9 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save
 
 from theory.files import atomic_write_bytes, atomic_write_json, atomic_write_text
+from training.tasks.definitions import load_vocab
 
-from .model import GPTJ, ModelConfig
-from .tasks import load_vocab
+from .gptj import GPTJ, ModelConfig
 
 __all__ = [
     "RunError", "RUN_FILES", "Metrics", "prepare_run", "save_weights", "load_model", "read_config",

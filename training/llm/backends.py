@@ -7,7 +7,7 @@ prompt, in order; ``on_done(k)`` is called as k more prompts finish) and
 
 A :class:`Reply` with ``text is None`` means the model never answered: every call
 failed.  Such an item is excluded from accuracy and counted, never scored
-(``training.llm_eval``).  ``failed_calls`` counts every failed call of the item,
+(``training.llm.evaluate``).  ``failed_calls`` counts every failed call of the item,
 including ones a later retry recovered from.
 
 Where a reply ends.  A chat endpoint, or a local model under its chat template,

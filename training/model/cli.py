@@ -1,4 +1,6 @@
-"""``python -m training train``: train (or resume) the paper's GPT-J on one task.
+"""The model room's commands: ``train`` and ``bench``.
+
+``python -m training train``: train (or resume) the paper's GPT-J on one task.
 
 Writes RUN/config.json + RUN/model.safetensors (best validation checkpoint, loadable
 by ``transformers.GPTJForCausalLM.from_pretrained(RUN)``), RUN/vocab.json,
@@ -6,21 +8,31 @@ RUN/metrics.jsonl and CKPT/step-NNNNNN/ (CKPT = RUN/checkpoints unless
 --checkpoint-dir).  An existing run is never overwritten without --resume or
 --force.  Bad input (missing or corrupt checkpoint, vocab.json of another task,
 config not matching the weights, unknown device) is one error line, exit status 2.
+
+``python -m training bench``: training steps per second, ours vs HF GPTJForCausalLM.
+
+Prints one JSON object with ``speedup_vs_hf``, ``ours_steps_per_s`` and
+``hf_steps_per_s`` (paper configuration, batch 64, 17 + 1 tokens; see training.model.bench).
 """
 
 from __future__ import annotations
 
 import json
 
+from training.cli_common import UsageError
+from training.tasks.definitions import TASKS
+
 from .checkpoints import RunError
-from .cli_common import UsageError
 from .presets import PRESETS
-from .tasks import TASKS
+
+# argparse shows these first lines of the two commands' descriptions above
+TRAIN_DESCRIPTION = "``python -m training train``: train (or resume) the paper's GPT-J on one task."
+BENCH_DESCRIPTION = '``python -m training bench``: training steps per second, ours vs HF GPTJForCausalLM.'
 
 
-def add_parser(subparsers) -> None:
+def add_train_parser(subparsers) -> None:
     parser = subparsers.add_parser("train", help="train the GPT-J of Appendix C.2",
-                                   description=__doc__.splitlines()[0])
+                                   description=TRAIN_DESCRIPTION)
     parser.add_argument("--task", required=True, choices=TASKS)
     parser.add_argument("--out", required=True, metavar="RUN", help="run directory")
     parser.add_argument("--preset", choices=sorted(PRESETS), default=None,
@@ -37,10 +49,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--stop-at", type=int, default=None, metavar="STEP",
                         help="checkpoint and stop after STEP (continue later with --resume)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run_train)
 
 
-def run(args) -> int:
+def run_train(args) -> int:
     from .train import train  # torch is imported only when a command needs it
 
     try:
@@ -51,4 +63,36 @@ def run(args) -> int:
     except RunError as error:
         raise UsageError(str(error)) from None
     print(json.dumps(summary))
+    return 0
+
+
+def add_bench_parser(subparsers) -> None:
+    parser = subparsers.add_parser("bench", help="training speed against transformers' GPT-J",
+                                   description=BENCH_DESCRIPTION)
+    parser.add_argument("--rounds", type=int, default=7, help="alternating rounds (default 7)")
+    parser.add_argument("--steps-per-round", type=int, default=5, metavar="K", help="steps per round (default 5)")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--device", default="cpu", metavar="cpu|cuda")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    parser.set_defaults(handler=run_bench_command)
+
+
+def run_bench_command(args) -> int:
+    import torch
+
+    from .bench import run_bench
+
+    if args.device not in ("cpu", "cuda"):
+        raise UsageError(f"unknown device {args.device!r} (expected cpu or cuda)")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise UsageError("--device cuda: no CUDA device is available")
+    if min(args.rounds, args.steps_per_round, args.batch_size) < 1:
+        raise UsageError("--rounds, --steps-per-round and --batch-size must be >= 1")
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        raise UsageError("bench needs transformers (pip install -e '.[dev]')") from None
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    print(json.dumps(run_bench(args.rounds, args.steps_per_round, args.batch_size, args.device)))
     return 0

@@ -7,7 +7,7 @@ across *major* versions, which is why the dataset cache records the generator
 version and the numpy version).
 
 Layout (0-based): target window 0..7, pre-target window 8..15, query 16.
-Token ids follow ``training.vocab``.  Nothing here calls the slow reference
+Token ids follow ``training.tasks.vocab``.  Nothing here calls the slow reference
 solvers of ``theory.functions``; the tests re-solve every sequence with them.
 """
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from .vocab import (LETTER_ALPH_SIZE, LETTER_INT_MAX, LETTER_PAIR_BASE, NUMBER_ALPH_SIZE, NUMBER_INT_BASE,
-                    NUMBER_INT_MAX, PRETARGET_LEN, QUERY_POS, SEQ_LEN, TARGET_LEN, letter_pair_id,
-                    letter_target_id, number_int_id)
+                    NUMBER_INT_MAX, PRETARGET_LEN, QUERY_POS, SEQ_LEN, TARGET_LEN, letter_pair_id, letter_target_id,
+                    number_int_id)
 
 # Bump whenever a change makes any generator emit different data for the same seed:
 # cached datasets carry it in their manifest and are rebuilt when it differs.

@@ -34,7 +34,7 @@ import numpy as np
 from theory.files import atomic_open, atomic_write_json
 
 from . import generators as gen
-from .tasks import Batch, check_count, check_hops, check_seed, get_task
+from .definitions import Batch, check_count, check_hops, check_seed, get_task
 from .vocab import ALL_HOPS
 
 __all__ = ["PAPER_SPLIT_SIZES", "build_splits", "paper_splits", "cached_splits", "duplicate_rows",

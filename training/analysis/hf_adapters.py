@@ -1,4 +1,4 @@
-"""Adapters (``training.adapter_base.Adapter``) for Hugging Face RoPE families: GPT-J
+"""Adapters (``training.analysis.adapter_base.Adapter``) for Hugging Face RoPE families: GPT-J
 (adjacent pairs), GPT-NeoX and LLaMA (``rotate_half`` pairs, partial rotary, grouped-query
 attention).  Each reads the hidden states with forward pre-hooks and recomputes the
 last-token logits with the family's own projections and rotary function (the ``rerun``

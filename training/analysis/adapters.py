@@ -1,6 +1,6 @@
 """The adapters of every model family the analysis reads (interface and derived cross
-matrix: ``training.adapter_base``): our GPT-J (``OurGPTJAdapter``, which takes queries and
-keys from its own forward pass), the HF families (``training.hf_adapters``) and the
+matrix: ``training.analysis.adapter_base``): our GPT-J (``OurGPTJAdapter``, which takes queries and
+keys from its own forward pass), the HF families (``training.analysis.hf_adapters``) and the
 hand-built constructions; ``adapter_for`` picks one.
 """
 
@@ -17,7 +17,7 @@ __all__ = ["Adapter", "OurGPTJAdapter", "HFGPTJAdapter", "HFGPTNeoXAdapter", "HF
 
 
 class OurGPTJAdapter(Adapter):
-    """training.model.GPTJ: the forward pass exposes everything (``Internals``)."""
+    """training.model.gptj.GPTJ: the forward pass exposes everything (``Internals``)."""
 
     family = "ours-gptj"
     pairing = "adjacent"
@@ -91,9 +91,8 @@ def adapter_for(model) -> Adapter:
     """The adapter of ``model``'s family (an Adapter passes through)."""
     if isinstance(model, Adapter):
         return model
-    from constructions.common import OneLayerModel
-
-    from .model import GPTJ
+    from constructions.export import OneLayerModel
+    from training.model.gptj import GPTJ
 
     if isinstance(model, GPTJ):
         return OurGPTJAdapter(model)
