@@ -2,10 +2,16 @@
 
 import json
 import os
+import stat
+import subprocess
+import sys
+import tempfile
 
 import pytest
 
-from theory.files import atomic_open, atomic_write_bytes, atomic_write_json, atomic_write_text
+from theory import files
+from theory.files import (OutputError, atomic_open, atomic_write_bytes, atomic_write_json, atomic_write_text,
+                          check_output_dir, check_output_file)
 
 
 class Boom(Exception):
@@ -68,13 +74,18 @@ def test_unserialisable_json_touches_nothing(tmp_path):
     assert path.read_text() == "[1]" and [p.name for p in tmp_path.iterdir()] == ["keep.json"]
 
 
-def test_failed_replace_removes_the_temp_file(tmp_path):
-    target = tmp_path / "a_folder"
-    (target / "inside").mkdir(parents=True)  # os.replace cannot put a file over a non-empty folder
+def test_failed_replace_removes_the_temp_file(tmp_path, monkeypatch):
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+
+    def refuse(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
     with pytest.raises(OSError):
         atomic_write_text(target, "x")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_folder"]
-    assert os.listdir(target) == ["inside"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+    assert target.read_text() == "old"
 
 
 def test_fsync_reaches_the_disk_before_the_rename(tmp_path, monkeypatch):
@@ -105,3 +116,95 @@ def test_written_files_get_ordinary_permissions(tmp_path):
     finally:
         os.umask(saved)
     assert (tmp_path / "shared.json").stat().st_mode & 0o777 == 0o644
+
+
+# -- what may stand at the path ------------------------------------------------------------------
+
+@pytest.mark.parametrize("make", ["folder", "fifo"])
+def test_a_path_that_is_not_a_regular_file_is_refused_and_left_alone(tmp_path, make):
+    target = tmp_path / "out"
+    if make == "folder":
+        target.mkdir()
+    else:
+        os.mkfifo(target)
+    kind = "a directory" if make == "folder" else "a FIFO"
+    with pytest.raises(OutputError, match=kind):
+        atomic_write_text(target, "x")
+    with pytest.raises(OutputError, match=kind):
+        check_output_file(target, "--json")
+    assert (target.is_dir() if make == "folder" else stat.S_ISFIFO(os.stat(target).st_mode))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a device node needs root")
+def test_a_device_is_refused(tmp_path):
+    device = tmp_path / "null"  # a private copy of /dev/null: a regression must not replace the real one
+    os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    with pytest.raises(OutputError, match="character device"):
+        check_output_file(device, "--out")
+    with pytest.raises(OutputError, match="character device"):
+        atomic_write_text(device, "x")
+    assert stat.S_ISCHR(os.stat(device).st_mode)
+
+
+def test_a_symlink_is_written_through_and_stays_a_link(tmp_path):
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    check_output_file(link, "--json")
+    atomic_write_text(link, "new")
+    assert link.is_symlink() and real.read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "real.json"]
+
+
+def test_a_dangling_symlink_is_refused(tmp_path):
+    link = tmp_path / "link.json"
+    link.symlink_to(tmp_path / "nowhere" / "x.json")
+    with pytest.raises(OutputError, match="does not exist"):
+        check_output_file(link, "--json")
+    with pytest.raises(OutputError, match="does not exist"):
+        atomic_write_text(link, "x")
+
+
+def test_output_checks_before_work(tmp_path):
+    assert check_output_file(tmp_path / "a.json") == tmp_path / "a.json"
+    with pytest.raises(OutputError, match="empty path"):
+        check_output_file("", "--json")
+    with pytest.raises(OutputError, match="does not exist"):
+        check_output_file(tmp_path / "missing" / "a.json", "--json")
+    assert check_output_file(tmp_path / "missing" / "a.json", parents=True)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(OutputError, match="not a directory"):
+        check_output_dir(tmp_path / "file", "--out")
+    with pytest.raises(OutputError, match="not a directory"):
+        check_output_dir(tmp_path / "file" / "below", "--out")
+    assert check_output_dir(tmp_path / "new" / "deeper") == tmp_path / "new" / "deeper"
+    assert not (tmp_path / "new").exists()  # a check creates nothing
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_an_unwritable_folder_is_refused(tmp_path, monkeypatch):
+    def no_space(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(tempfile, "mkstemp", no_space)
+    with pytest.raises(OutputError, match="Read-only file system"):
+        check_output_file(tmp_path / "a.json", "--json")
+    with pytest.raises(OutputError, match="Read-only file system"):
+        check_output_dir(tmp_path, "--out")
+
+
+def test_temporaries_of_a_killed_writer_are_removed_by_the_next_write(tmp_path):
+    target = tmp_path / "data.tsv"
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    child.kill()
+    child.wait()
+    dead = tmp_path / f".data.tsv.{files._HOST}.{child.pid}.abc123.tmp"
+    dead.write_bytes(b"x" * 1000)
+    alive = tmp_path / f".data.tsv.{files._HOST}.{os.getppid()}.abc123.tmp"  # our parent is alive
+    alive.write_bytes(b"y")
+    other = tmp_path / ".other.tsv.host.1.abc.tmp"
+    other.write_bytes(b"z")
+    atomic_write_text(target, "new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["data.tsv", alive.name, other.name])

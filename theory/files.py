@@ -5,6 +5,16 @@ write: the data goes to a temporary file in the same folder (so the rename stays
 file system), then ``os.replace`` swaps it in.  On any failure, including KeyboardInterrupt,
 the temporary file is removed and an existing ``path`` is left as it was.
 
+What may stand at ``path``: nothing, or a regular file.  A directory, device, FIFO or socket
+is refused (``OutputError``), never replaced.  A symbolic link is written THROUGH: the file
+it points to is replaced atomically and the link stays (a dangling link is refused), which
+is what a plain ``open(path, "w")`` would do to the link.  A writer killed by SIGKILL cannot
+remove its temporary file; the temporary's name carries the host and pid of its writer, and
+the next write to the same path removes those whose writer is no longer alive.
+
+``check_output_file`` / ``check_output_dir`` are the pre-flight checks every command runs on
+its outputs BEFORE any work, so a bad destination costs nothing.
+
 This is file plumbing, not mathematics, yet it lives in ``theory`` on purpose: ``theory``
 is the bottom of the dependency graph, the one package that ``constructions``,
 ``training``, ``proofs_check`` and ``figures`` may all import (``constructions`` may
@@ -17,10 +27,137 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
+import socket
+import stat
 import tempfile
+from pathlib import Path
 from typing import IO, Iterator
 
-__all__ = ["atomic_open", "atomic_write_text", "atomic_write_bytes", "atomic_write_json"]
+__all__ = ["OutputError", "check_output_file", "check_output_dir", "atomic_open", "atomic_write_text",
+           "atomic_write_bytes", "atomic_write_json"]
+
+
+class OutputError(ValueError):
+    """An output destination that cannot be written; the message is one line naming it."""
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _resolve_target(path: str) -> str:
+    """The path an atomic write replaces: ``path`` itself, or the file a symlink points to.
+    Raises OutputError for anything but nothing or a regular file there."""
+    if os.path.islink(path):
+        target = os.path.realpath(path)
+        if not os.path.exists(target):
+            raise OutputError(f"{path} is a symbolic link to {target}, which does not exist")
+        path = target
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return path
+    if not stat.S_ISREG(mode):
+        raise OutputError(f"{path} exists and is {_kind(mode)}; refusing to replace it")
+    return path
+
+
+def _probe_writable(folder: str, path: str) -> None:
+    """Create and remove one file in ``folder``: permissions, ACLs, a read-only mount and a
+    full quota all show up here, before any work (os.access is blind to some of them)."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as error:
+        raise OutputError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def _nearest_existing(folder: str) -> str:
+    while folder and not os.path.exists(folder):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return folder
+
+
+def check_output_file(path, what: str = "output", *, parents: bool = False) -> Path:
+    """Check, before any work, that a file can be written at ``path``; return it as a Path.
+
+    Refused (OutputError, one line that names ``what`` and the path): an empty path, an
+    existing directory/device/FIFO/socket, a dangling symlink, a missing parent folder (unless
+    ``parents``: then its nearest existing ancestor must be a folder), a folder this process
+    cannot create files in."""
+    text = os.fspath(path)
+    if not text:
+        raise OutputError(f"{what}: empty path")
+    try:
+        target = _resolve_target(text)
+    except OutputError as error:
+        raise OutputError(f"{what}: {error}") from None
+    folder = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(folder):
+        existing = _nearest_existing(folder)
+        if not parents or not os.path.isdir(existing):
+            raise OutputError(f"{what}: directory {folder} does not exist")
+        folder = existing
+    try:
+        _probe_writable(folder, text)
+    except OutputError as error:
+        raise OutputError(f"{what}: {error}") from None
+    return Path(text)
+
+
+def check_output_dir(path, what: str = "output folder") -> Path:
+    """Check, before any work, that ``path`` is (or can be made) a folder this process can
+    write in; return it as a Path.  An existing non-folder is refused."""
+    text = os.fspath(path)
+    if not text:
+        raise OutputError(f"{what}: empty path")
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise OutputError(f"{what}: {text} exists and is {_kind(os.stat(text).st_mode)}, not a directory")
+    existing = _nearest_existing(os.path.abspath(text))
+    if not os.path.isdir(existing):
+        raise OutputError(f"{what}: {existing} is not a directory, so {text} cannot be made")
+    try:
+        _probe_writable(existing, text)
+    except OutputError as error:
+        raise OutputError(f"{what}: {error}") from None
+    return Path(text)
+
+
+_HOST = re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname())[:40] or "host"
+
+
+def _temp_prefix(name: str) -> str:
+    return f".{name}.{_HOST}.{os.getpid()}."
+
+
+def _remove_dead_writers_temps(folder: str, name: str) -> None:
+    """Remove ``.NAME.HOST.PID.*.tmp`` left in ``folder`` by a writer on this host that is no
+    longer alive (SIGKILL, power cut): nothing else can, and they may be large."""
+    pattern = re.compile(re.escape(f".{name}.{_HOST}.") + r"(\d+)\.[^/]*\.tmp$")
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return
+    for entry in entries:
+        match = pattern.match(entry)
+        if not match or int(match.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(match.group(1)), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, entry))
+        except (PermissionError, OverflowError):
+            pass  # alive (another user's process) or not a pid: leave it
 
 
 def _current_umask() -> int:
@@ -34,7 +171,8 @@ def atomic_open(path, mode: str = "w", *, parents: bool = True, fsync: bool = Fa
     """Open a temporary file next to ``path`` for streaming writes; on a clean exit of the
     ``with`` block it replaces ``path``, on an exception it is removed.
 
-    ``mode`` is ``"w"`` (text, UTF-8, ``\\n`` line endings) or ``"wb"``.  ``parents``
+    ``mode`` is ``"w"`` (text, UTF-8, ``\\n`` line endings) or ``"wb"``.  An existing
+    ``path`` that is not a regular file raises OutputError (module doc: symlinks).  ``parents``
     creates missing parent folders; with ``parents=False`` a missing folder raises the
     ``OSError`` from creating the temporary file, before the block runs.  ``fsync`` forces
     the data to disk before the rename (so a power cut cannot leave an empty file behind).
@@ -42,11 +180,13 @@ def atomic_open(path, mode: str = "w", *, parents: bool = True, fsync: bool = Fa
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
-    path = os.fspath(path)
+    path = _resolve_target(os.fspath(path))
     folder = os.path.dirname(os.path.abspath(path))
     if parents:
         os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}-", suffix=".tmp", dir=folder)
+    name = os.path.basename(path)
+    _remove_dead_writers_temps(folder, name)
+    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(name), suffix=".tmp", dir=folder)
     try:
         # mkstemp makes the file owner-only; results are meant to be shared, so give
         # it the permissions an ordinary open() would (0666 less the umask)
