@@ -10,15 +10,20 @@ figure was built (Figures 4A, 5A and 5C/D need only committed files, so a fresh 
 always builds something).  A figure drawn for one task while the other task's file is
 absent is written with a panel naming the missing file; it counts as missing input (an error
 with NAMES, a warning without).  An input that exists but does not follow its schema is an
-error in both modes.  An unknown name: one line on stderr, exit status 2, nothing built.
+error in both modes.  An unknown name, an output folder that cannot be written, or an input
+path of the wrong kind (a file given to --runs, a folder to --figure5a): one line on stderr,
+exit status 2, checked before anything is drawn.  Ctrl-C: one line, exit status 130.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
+
+from theory.files import check_output_dir
 
 from .frequency_figures import build_fig8, build_table1
 from .generalisation_figures import build_discrepancy_trained, build_fig5b, build_fig5cd
@@ -57,13 +62,14 @@ def parse(argv) -> argparse.Namespace:
     parser = OneLineParser(prog=PROG, description=__doc__.splitlines()[2])
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"figures to build (default: all): {', '.join(list(FIGURES) + list(GROUPS))}")
-    parser.add_argument("--out", type=Path, default=ROOT / "figures" / "output", help="output folder")
+    # paths stay text until checked: argparse's type=Path would turn an empty --out into "."
+    parser.add_argument("--out", default=ROOT / "figures" / "output", help="output folder")
     parser.add_argument("--list", action="store_true", help="list the figure names and exit")
-    parser.add_argument("--runs", type=Path, default=Inputs.runs_dir,
+    parser.add_argument("--runs", default=Inputs.runs_dir,
                         help="folder with <task>/analysis.json, length_generalisation.json, metrics.jsonl")
-    parser.add_argument("--llm", type=Path, default=Inputs.llm_dir, help="folder of LLM results JSON files")
-    parser.add_argument("--figure5a", type=Path, default=Inputs.figure5a, help="proofs_check Figure 5A JSON")
-    parser.add_argument("--figure4a", type=Path, default=Inputs.figure4a, help="constructions Figure 4A JSON")
+    parser.add_argument("--llm", default=Inputs.llm_dir, help="folder of LLM results JSON files")
+    parser.add_argument("--figure5a", default=Inputs.figure5a, help="proofs_check Figure 5A JSON")
+    parser.add_argument("--figure4a", default=Inputs.figure4a, help="constructions Figure 4A JSON")
     return parser.parse_args(argv)
 
 
@@ -77,6 +83,20 @@ def select(names: list[str]) -> list[str]:
     return [name for name in FIGURES if name in wanted]
 
 
+def check_inputs(args) -> None:
+    """Input paths of the wrong kind are usage errors (ValueError); an absent one is not: it is
+    a missing input, reported by the figures that need it."""
+    for flag, path, folder in (("--runs", args.runs, True), ("--llm", args.llm, True),
+                               ("--figure5a", args.figure5a, False), ("--figure4a", args.figure4a, False)):
+        text = str(path)
+        if not text:
+            raise ValueError(f"{flag}: empty path")
+        if folder and os.path.exists(text) and not os.path.isdir(text):
+            raise ValueError(f"{flag}: {text} is not a directory")
+        if not folder and os.path.exists(text) and not os.path.isfile(text):
+            raise ValueError(f"{flag}: {text} is not a regular file")
+
+
 def main(argv=None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     if args.list:
@@ -85,21 +105,32 @@ def main(argv=None) -> int:
         return 0
     try:
         names = select(args.names) if args.names else list(FIGURES)
+        check_inputs(args)
+        out = check_output_dir(args.out, "--out")  # OutputError is a ValueError
     except ValueError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
-    explicit = bool(args.names)
-    inputs = Inputs(runs_dir=args.runs, llm_dir=args.llm, figure5a=args.figure5a, figure4a=args.figure4a)
+    inputs = Inputs(runs_dir=Path(args.runs), llm_dir=Path(args.llm), figure5a=Path(args.figure5a),
+                    figure4a=Path(args.figure4a))
+    try:
+        return build_all(names, inputs, out, explicit=bool(args.names))
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+def build_all(names: list[str], inputs: Inputs, out: Path, explicit: bool) -> int:
     start, built, problems, failed = time.perf_counter(), [], [], []
     for name in names:
         builder = FIGURES[name][0]
         try:
-            result = builder(inputs, args.out)
+            result = builder(inputs, out)
         except MissingInput as absent:
             problems.append(f"{name}: skipped, {absent}")
             continue
-        except (InputError, KeyError, IndexError, TypeError, ValueError) as error:
-            # A file that exists but breaks its schema: always an error, whatever the mode.
+        except (InputError, KeyError, IndexError, TypeError, ValueError, OSError) as error:
+            # A file that exists but breaks its schema, or an output that turned unwritable
+            # during the run: always an error, whatever the mode.
             failed.append(f"{name}: failed, {type(error).__name__}: {error}")
             continue
         built.append(name)
@@ -109,7 +140,7 @@ def main(argv=None) -> int:
     seconds = time.perf_counter() - start
     for line in problems + failed:
         print(("error: " if explicit or line in failed else "warning: ") + line, file=sys.stderr)
-    print(f"{len(built)} of {len(names)} built in {seconds:.1f} s into {show_path(args.out)}"
+    print(f"{len(built)} of {len(names)} built in {seconds:.1f} s into {show_path(out)}"
           + (f"; {len(problems)} with missing input" if problems else ""))
     if failed or not built or (explicit and problems):
         return 1

@@ -101,7 +101,12 @@ def read_validation(path: Path, task: str) -> list[dict]:
             record = json.loads(line)
         except ValueError as error:
             raise InputError(f"{_show(path)} line {number} is not JSON: {error}") from error
+        if not isinstance(record, dict):
+            raise InputError(f"{_show(path)} line {number}: expected a JSON object, found {type(record).__name__}")
         if record.get("split") == "validation":
+            absent = [key for key in ("step", "accuracy") if key not in record]
+            if absent:
+                raise InputError(f"{_show(path)} line {number} lacks the field(s) {', '.join(absent)}")
             records.append({"step": record["step"], "overall": record["accuracy"],
                             "per_hop": record.get("accuracy_by_hop", {})})
     if not records:

@@ -1,7 +1,8 @@
 """Command line: python -m proofs_check [--json FILE] [--only IDS] [--list] [--thorough] [--weights RUN ...]
 
 Exit status: 0 when every check ran and reproduced its recorded outcome;
-1 when a check errored or an outcome changed (both listed); 2 for bad arguments.
+1 when a check errored or an outcome changed (both listed); 2 for bad arguments (one
+line on stderr, found before any claim is checked); 130 when interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -9,51 +10,73 @@ from __future__ import annotations
 import argparse
 import sys
 
+from theory.files import OutputError, check_output_file
+
 from . import claims  # noqa: F401  (registers the checks)
+from .claims.trained_sources import WeightsError, runs_by_task
 from .registry import REGISTRY, Options
 from .runner import format_table, run_claims, write_json
 
+PROG = "python -m proofs_check"
+
+
+class UsageError(Exception):
+    """A bad argument; main prints it as one line and exits 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse prints the whole usage before its error; we print just the error."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m proofs_check", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("--json", metavar="FILE", help="also write every result, with evidence, to FILE")
     parser.add_argument("--only", metavar="IDS", help="comma-separated claim ids (prefixes allowed: C7 runs C7-*)")
     parser.add_argument("--list", action="store_true", help="list the registered claims and exit")
     parser.add_argument("--thorough", action="store_true", help="search further (slower)")
-    parser.add_argument("--weights", nargs="+", default=(), metavar="RUN", help="trained runs to analyse")
+    parser.add_argument("--weights", nargs="+", default=(), metavar="RUN",
+                        help="trained runs to analyse instead of the shipped JSON (at most one per task)")
     return parser.parse_args(argv)
 
 
 def select(only: str | None) -> list[str]:
-    if not only:
+    """The claim ids ``--only`` names (every claim without ``--only``); UsageError for an
+    unknown id or a value that names none."""
+    if only is None:
         return list(REGISTRY)
+    wanted = [part.strip() for part in only.split(",") if part.strip()]
+    if not wanted:
+        raise UsageError(f"--only: no claim id in {only!r}; give comma-separated ids, e.g. C7,S2")
     chosen = []
-    for wanted in (part.strip() for part in only.split(",") if part.strip()):
-        matches = [cid for cid in REGISTRY if cid == wanted or cid.startswith(wanted + "-")]
+    for name in wanted:
+        matches = [cid for cid in REGISTRY if cid == name or cid.startswith(name + "-")]
         if not matches:
-            raise SystemExit(f"proofs_check: unknown claim id {wanted!r}; known ids: {', '.join(REGISTRY)}")
+            raise UsageError(f"--only: unknown claim id {name!r}; known ids: {', '.join(REGISTRY)}")
         chosen += [m for m in matches if m not in chosen]
     return chosen
 
 
-def main(argv=None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+def check_arguments(args) -> list[str]:
+    """Every check that needs no claim run, before any claim runs: the ids, the --json
+    destination, the --weights runs.  Returns the selected ids."""
+    ids = select(args.only)
+    if args.json is not None:
+        try:
+            check_output_file(args.json, "--json", parents=True)
+        except OutputError as error:
+            raise UsageError(str(error)) from None
     try:
-        ids = select(args.only)
-    except SystemExit as bad:
-        print(bad, file=sys.stderr)
-        return 2
-    if args.list:
-        for cid in ids:
-            c = REGISTRY[cid]
-            print(f"{cid:<24} [{c.recorded}] {c.statement}  ({c.source})")
-        return 0
-    options = Options(thorough=args.thorough, weights=tuple(args.weights))
-    results = run_claims(ids, options)
-    print(format_table(results))
-    if args.json:
-        write_json(results, args.json, options)
-        print(f"\nwrote {args.json}")
+        runs_by_task(args.weights)
+    except WeightsError as error:
+        raise UsageError(str(error)) from None
+    return ids
+
+
+def report(results: list[dict]) -> int:
+    """Print errors and changed outcomes; the exit status."""
     errors = [r for r in results if r["status"] == "error"]
     changed = [r for r in results if r["status"] not in ("error", r["recorded"])]
     for r in errors:
@@ -65,6 +88,37 @@ def main(argv=None) -> int:
         return 1
     print(f"\n{len(results)} claim(s) checked; every outcome matches the registry")
     return 0
+
+
+def run(argv) -> int:
+    args = parse_args(argv)
+    ids = check_arguments(args)
+    if args.list:
+        for cid in ids:
+            c = REGISTRY[cid]
+            print(f"{cid:<24} [{c.recorded}] {c.statement}  ({c.source})")
+        return 0
+    options = Options(thorough=args.thorough, weights=tuple(args.weights))
+    results = run_claims(ids, options)
+    print(format_table(results))
+    if args.json is not None:
+        try:
+            write_json(results, args.json, options)
+        except (OutputError, OSError) as error:  # checked before, but the disk may have changed since
+            raise UsageError(f"--json: cannot write {args.json}: {error}") from None
+        print(f"\nwrote {args.json}")
+    return report(results)
+
+
+def main(argv=None) -> int:
+    try:
+        return run(sys.argv[1:] if argv is None else argv)
+    except UsageError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Data for Figure 5A: exact discrepancies against n, with the stated and corrected bounds.
 
-    python -m proofs_check.figure5a --out FILE [--n-max 1000000]
+    python -m proofs_check.figure5a --out FILE [--n-max N]   (N in 2..1e7, default 1e6)
 
 Every n from 2 to 100, then a log-spaced grid to n-max.  T_Index at the paper's theta = 0.8
 (m = 16) and at the worst angle for n = 17, plus the supremum over all admissible angles;
@@ -23,7 +23,7 @@ import numpy as np
 from theory.discrepancy_index import index_discrepancy, index_L
 from theory.discrepancy_retrieval import (bound_stated, in_regime, inf_lower_bound, n0_max, retrieval_closed_form,
                                           retrieval_general)
-from theory.files import atomic_write_json
+from theory.files import OutputError, atomic_write_json, check_output_file
 from theory.numbers import Interval
 from theory.phases import Angle
 
@@ -103,14 +103,60 @@ def build(n_max: int) -> dict:
     }
 
 
+PROG = "python -m proofs_check.figure5a"
+
+# Time and memory are linear in n_max: beyond n0 (~146) Retrieval has no closed form, and the
+# float64 optimisation builds an n x |ALPH| table (three times) at each of the ~50 log-spaced
+# grid points, whose sum is about 5 n_max.  Measured on a shared 2-core machine: n_max = 1e6
+# takes 8 s; 1e7 takes 60 s of CPU and 1.5 GB peak memory.  So 1e8 would need 10 minutes and
+# 15 GB, 1e13 two years; the limit keeps every accepted value under about a minute.  (The grid's
+# int64 cast also overflows beyond 9.2e18.)
+N_MAX_LIMIT = 10 ** 7
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """Usage errors as one line on stderr (no usage block), exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{PROG}: error: {message}\n")
+
+
+def _n_max(text: str) -> int:
+    """An integer in 2..N_MAX_LIMIT, also written as 1e6; anything else (NaN, 2.5, -3) is refused."""
+    try:
+        value = int(text)
+    except ValueError:
+        try:
+            number = float(text)
+        except ValueError:
+            number = math.nan
+        if not (math.isfinite(number) and number.is_integer()):
+            raise argparse.ArgumentTypeError(f"expected an integer in 2..{N_MAX_LIMIT}, got {text!r}") from None
+        value = int(number)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"must be in 2..{N_MAX_LIMIT}, got {text}")
+    if value > N_MAX_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be at most {N_MAX_LIMIT}, got {text}: time and memory grow "
+                                         f"linearly with it ({N_MAX_LIMIT} takes about a minute and 1.5 GB)")
+    return value
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m proofs_check.figure5a", description=__doc__.splitlines()[0])
+    parser = _OneLineParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, metavar="FILE", help="JSON file to write")
-    parser.add_argument("--n-max", type=int, default=10 ** 6, help="largest length on the grid (default 1e6)")
+    parser.add_argument("--n-max", type=_n_max, default=10 ** 6, metavar="N",
+                        help=f"largest length on the grid, 2..{N_MAX_LIMIT} (default 1e6)")
     args = parser.parse_args(argv)
-    if args.n_max < 2:
-        parser.error(f"--n-max must be >= 2, got {args.n_max}")
-    atomic_write_json(args.out, build(args.n_max), indent=1)
+    try:
+        check_output_file(args.out, "--out", parents=True)  # before the computing, not after it
+        atomic_write_json(args.out, build(args.n_max), indent=1)
+    except OutputError as error:  # also a destination that turned bad during the computing
+        parser.error(str(error))
+    except OSError as error:  # the disk filled up, the folder went away
+        parser.error(f"--out: cannot write {args.out}: {error.strerror or error}")
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
     print(f"wrote {args.out}")
     return 0
 

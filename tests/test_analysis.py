@@ -5,6 +5,7 @@ generalisation in chunks, and the analyze / evaluate commands end to end on a sm
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -235,7 +236,7 @@ def test_cli_evaluate_on_a_paper_split(smoke_run, tmp_path):
     (["analyze", "--run", "/nonexistent/run", "--task", "number", "--json", "/tmp/x.json"], "does not exist"),
     (["analyze", "--run", "RUN", "--task", "letter", "--json", "/tmp/x.json"], "does not match"),
     (["evaluate", "--run", "RUN", "--task", "letter", "--lengths", "17", "--json", "/tmp/x.json"], "does not match"),
-    (["evaluate", "--run", "RUN", "--task", "number", "--lengths", "10,20", "--json", "/tmp/x.json"], ">= 17"),
+    (["evaluate", "--run", "RUN", "--task", "number", "--lengths", "10,20", "--json", "/tmp/x.json"], "17..1000017"),
     (["evaluate", "--run", "RUN", "--task", "number", "--lengths", "17", "--json", "/nonexistent/x.json"],
      "does not exist"),
 ])
@@ -243,3 +244,66 @@ def test_cli_errors_are_one_line_exit_2(smoke_run, args, message):
     done = cli(*[str(smoke_run) if a == "RUN" else a for a in args])
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and message in done.stderr
+
+
+# -- sizes: refused before any model loads (issue 13) --------------------------------------------
+
+REFERENCE = Path(__file__).resolve().parents[1] / "training" / "reference" / "number"
+
+
+@pytest.fixture
+def nothing_heavy(monkeypatch):
+    """Loading a model or running an analysis fails the test; the memory limit is fixed at
+    8 GiB so that the outcome does not depend on this machine."""
+    from training.analysis import cli as analysis_cli
+    from training.analysis import dynamics
+    from training.model import checkpoints
+
+    def heavy(*args, **kwargs):
+        raise AssertionError("loaded a model before checking the request")
+
+    monkeypatch.setattr(checkpoints, "load_model", heavy)
+    monkeypatch.setattr(dynamics, "analyse_run", heavy)
+    monkeypatch.setattr(analysis_cli, "memory_limit", lambda: 8 * 2**30)
+
+
+@pytest.mark.parametrize("args, names", [
+    (["evaluate", "--lengths", "2000000"], "17..1000017"),
+    (["evaluate", "--lengths", "1000017", "--count", "400"], "GiB of memory; the limit is 8.0 GiB"),
+    (["evaluate", "--lengths", "200000", "--count", "10"], "multiply-adds (~9 h on one CPU core); the limit is 5e+14"),
+    (["evaluate", "--lengths", "17", "--count", "0"], "--count must be >= 1, got 0"),
+    (["analyze", "--discrepancy-lengths", "3000000"], "--discrepancy-lengths: lengths must be integers in 17..1000017"),
+    (["analyze", "--discrepancy-lengths", "1000000"], "or pass --no-discrepancy"),
+    (["analyze", "--n-inputs", "100000000"], "scoring 100,000,000 inputs per checkpoint needs about"),
+    (["analyze", "--n-inputs", "0"], "got 0 and 32"),
+    (["analyze", "--seed", "-1"], "--seed must be a non-negative integer, got -1"),
+])
+def test_oversized_requests_are_refused_before_any_model_loads(nothing_heavy, tmp_path, capsys, args, names):
+    from training.__main__ import main
+
+    out = tmp_path / "out.json"
+    assert main([args[0], "--run", str(REFERENCE), "--task", "number", "--json", str(out), *args[1:]]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and names in lines[0] and not out.exists()
+
+
+def test_the_reference_grids_are_within_the_limits(nothing_heavy):
+    from training.analysis.cli import check_analysis_size, check_evaluation_size
+    from training.analysis.evaluate import DEFAULT_LENGTHS
+    from training.model.checkpoints import read_config
+
+    config = read_config(REFERENCE)
+    check_evaluation_size(config, DEFAULT_LENGTHS, 400, None)  # scripts/analyze_reference.sh caps it further
+    check_analysis_size(config, 100, DEFAULT_LENGTHS, 32, True)
+
+
+def test_evaluate_split_with_a_cache_path_that_is_a_file_exits_2(nothing_heavy, tmp_path, monkeypatch, capsys):
+    from training.__main__ import main
+
+    cache = tmp_path / "cache"
+    cache.write_text("not a folder")
+    monkeypatch.setenv("ROPE_HEADS_CACHE", str(cache))
+    argv = ["evaluate", "--run", str(REFERENCE), "--task", "number", "--split", "test", "--json", str(tmp_path / "t")]
+    assert main(argv) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and str(cache) in lines[0] and "ROPE_HEADS_CACHE" in lines[0]

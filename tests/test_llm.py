@@ -186,9 +186,10 @@ def test_hf_backend_batches_like_unpadded_greedy_decoding(tiny_tokenizer):
     model = tiny_gpt2(tiny_tokenizer)
     items = make_items("letter", [12, 16], [0], count=3)
     prompts = [item.prompt for item in items]
-    done = []
-    replies = HFBackend(model, tiny_tokenizer, max_new_tokens=3, batch_size=4).complete(prompts, done.append)
-    assert sum(done) == len(prompts)
+    done, arrived = [], {}
+    replies = HFBackend(model, tiny_tokenizer, max_new_tokens=3, batch_size=4).complete(
+        prompts, done.append, on_reply=arrived.__setitem__)
+    assert sum(done) == len(prompts) and [arrived[i] for i in range(len(prompts))] == replies
     for prompt, reply in zip(prompts, replies):
         ids = torch.tensor([tiny_tokenizer(prompt)["input_ids"]])
         for _ in range(3):  # greedy by hand, one prompt at a time, no padding
@@ -258,6 +259,11 @@ class ChatHandler(BaseHTTPRequestHandler):
             server.requests.append((dict(self.headers), body))
             key = (body["model"], prompt)
             server.calls[key] = calls = server.calls.get(key, 0) + 1
+            budget = server.budget.get(body["model"])  # calls left before the key is revoked
+            if budget is not None:
+                server.budget[body["model"]] = budget - 1
+        if budget is not None and budget <= 0:
+            return self.send(401, b"{}")
         sequence = prompt.rsplit('Input: "', 1)[1].split('"', 1)[0].split()
         answer = (solve_number if is_integer_token(sequence[-1]) else solve_letter)(sequence)[0]
         wrong = (chr((ord(answer[0]) - 96) % 26 + 97) + answer[1:])
@@ -274,7 +280,7 @@ class ChatHandler(BaseHTTPRequestHandler):
             return self.send(200, b'{"choices": [', {"Content-Length": "1000"})
         if behaviour == "slow":
             time.sleep(0.6)
-        statuses = {"auth": 401, "bad": 400}
+        statuses = {"auth": 401, "bad": 400, "unavailable": 503}
         if behaviour in statuses:
             return self.send(statuses[behaviour], b"{}")
         content = {"wrong": wrong, "quoted": f'"{answer}".', "null": None}.get(behaviour, answer)
@@ -299,7 +305,7 @@ class ChatHandler(BaseHTTPRequestHandler):
 def server():
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), ChatHandler)
     httpd.daemon_threads, httpd.block_on_close = True, False
-    httpd.lock, httpd.requests, httpd.calls = threading.Lock(), [], {}
+    httpd.lock, httpd.requests, httpd.calls, httpd.budget = threading.Lock(), [], {}, {}
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield httpd
@@ -380,6 +386,150 @@ def test_cli_hf_backend_loads_a_local_directory(tiny_tokenizer, tmp_path):
     assert results["backend"] == "hf" and results["settings"]["backend"]["chat_template"] is False
     assert results["per_length"][0]["n_scored"] == 5 and results["per_length"][0]["n_unparseable"] == 0
     assert main(args[:4] + [str(tmp_path / "missing")] + args[5:]) == 2
+    replies = ["--replies", str(tmp_path / "hf.jsonl")]
+    assert main(args + replies) == 0 and json.loads(out.read_text())["summary"]["n_resumed"] == 0
+    assert main(args + replies) == 0 and json.loads(out.read_text())["summary"]["n_resumed"] == 5
+    assert json.loads(out.read_text())["per_length"] == results["per_length"]
+
+
+# -- the llm command survives misuse (issue 13) ------------------------------------------------------
+
+def llm_args(port, model, out, *extra):
+    """A small openai-backend run: 8 items (lengths 12 and 16, seeds 0 and 1, 2 each)."""
+    return ["llm", "--backend", "openai", "--base-url", f"http://127.0.0.1:{port}/v1", "--api-key-env",
+            "UNSET_TEST_VAR", "--task", "letter", "--lengths", "12,16", "--seeds", "0,1", "--count", "2",
+            "--backoff", "0", "--max-attempts", "1", "--model", model, "--json", str(out), *extra]
+
+
+def calls_to(server, model) -> int:
+    with server.lock:
+        return sum(n for (m, _), n in server.calls.items() if m == model)
+
+
+def one_error_line(capsys) -> str:
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.startswith("python -m training llm: error: "), err
+    return err
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]  # closed again when the block ends: connections are refused
+
+
+@pytest.mark.parametrize("where", ["json is a folder", "replies is a folder", "json folder missing", "same file"])
+def test_cli_checks_outputs_before_any_call(server, tmp_path, capsys, where):
+    model, out, replies = f"correct-{uuid.uuid4().hex[:8]}", tmp_path / "r.json", tmp_path / "r.jsonl"
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    out, replies = {"json is a folder": (folder, replies), "replies is a folder": (out, folder),
+                    "json folder missing": (tmp_path / "no" / "r.json", replies), "same file": (out, out)}[where]
+    assert main(llm_args(server.server_port, model, out, "--replies", str(replies))) == 2
+    one_error_line(capsys)
+    assert calls_to(server, model) == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["folder"]
+
+
+@pytest.mark.parametrize("failure", ["closed port", "non-JSON body", "HTTP 503"])
+def test_cli_exits_1_when_too_many_items_get_no_reply(server, tmp_path, capsys, failure):
+    behaviour = {"non-JSON body": "malformed", "HTTP 503": "unavailable"}.get(failure, "correct")
+    port = free_port() if failure == "closed port" else server.server_port
+    out = tmp_path / "r.json"
+    args = llm_args(port, f"{behaviour}-{uuid.uuid4().hex[:8]}", out)
+    assert main(args) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "8/8 items (100%) got no reply" in err[0] and "--max-failed-share 0.1" in err[0]
+    summary = json.loads(out.read_text())["summary"]
+    assert (summary["n_items"], summary["n_failed_items"], sum(summary["errors"].values())) == (8, 8, 8)
+    out.unlink()
+    assert main(args + ["--max-failed-share", "1"]) == 0  # the stated share is an option
+    assert "warning: 8/8 items" in capsys.readouterr().err
+    assert main(args + ["--max-failed-share", "1.5"]) == 2
+    one_error_line(capsys)
+
+
+def test_cli_never_replaces_results_with_fewer_answered(server, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert main(llm_args(server.server_port, f"correct-{uuid.uuid4().hex[:8]}", out)) == 0
+    before = out.read_bytes()
+    failing = llm_args(server.server_port, f"unavailable-{uuid.uuid4().hex[:8]}", out, "--max-failed-share", "1")
+    capsys.readouterr()
+    assert main(failing) == 1
+    err = capsys.readouterr().err
+    aside = tmp_path / "r.new.json"
+    assert out.read_bytes() == before and f"went to {aside}" in err
+    assert json.loads(aside.read_text())["summary"]["n_answered"] == 0
+    assert main(failing) == 1 and (tmp_path / "r.new-2.json").exists()  # an earlier aside file is kept too
+    capsys.readouterr()
+    out.write_text("[]")  # not a results file: not ours to replace
+    assert main(failing) == 2 and out.read_text() == "[]"
+    one_error_line(capsys)
+
+
+@pytest.mark.parametrize("option, value", [
+    ("--base-url", "not a url"), ("--base-url", "ftp://host/v1"), ("--base-url", "http://host:99999/v1"),
+    ("--base-url", "http://host/v1?x=1"), ("--timeout", "nan"), ("--timeout", "inf"), ("--timeout", "0"),
+    ("--backoff", "nan"), ("--temperature", "nan"), ("--max-attempts", "0"), ("--api-key-env", "TEST_LLM_KEY"),
+])
+def test_cli_rejects_bad_values_before_any_call(server, tmp_path, capsys, monkeypatch, option, value):
+    secret = "sk-secret\n"
+    monkeypatch.setenv("TEST_LLM_KEY", secret)  # read with its newline: not a valid HTTP header
+    model = f"correct-{uuid.uuid4().hex[:8]}"
+    assert main(llm_args(server.server_port, model, tmp_path / "r.json", option, value)) == 2
+    err = one_error_line(capsys)
+    assert option in err and "allowed" in err and "sk-secret" not in err
+    assert calls_to(server, model) == 0 and not list(tmp_path.iterdir())
+
+
+def test_cli_streams_replies_and_a_rerun_asks_only_the_rest(server, tmp_path, capsys):
+    model, out, replies = f"correct-{uuid.uuid4().hex[:8]}", tmp_path / "r.json", tmp_path / "r.jsonl"
+    args = llm_args(server.server_port, model, out, "--replies", str(replies))
+    server.budget[model] = 3  # the key is revoked after three calls: the run stops with HTTP 401
+    assert main(args) == 1 and "401" in capsys.readouterr().err and not out.exists()
+    kept = replies.read_text().splitlines()
+    assert len(kept) == 3 and all(json.loads(line)["correct"] for line in kept)  # saved as they arrived
+    with replies.open("a") as handle:
+        handle.write('{"length": 16, "seed": 0, "ind')  # a crash in the middle of an append
+    del server.budget[model]
+    assert main(args) == 0 and "torn last line" in capsys.readouterr().err
+    assert calls_to(server, model) == 4 + 5  # 3 answered + the refused one, then only the 5 without a reply
+    results = json.loads(out.read_text())
+    assert results["summary"]["n_resumed"] == 3 and [r["accuracy_mean"] for r in results["per_length"]] == [1, 1]
+    lines = [json.loads(line) for line in replies.read_text().splitlines()]
+    assert [(r["seed"], r["length"], r["index"]) for r in lines] == [(s, L, i) for s in (0, 1) for L in (12, 16)
+                                                                      for i in (0, 1)]
+    fresh = tmp_path / "fresh.json"
+    assert main(llm_args(server.server_port, f"correct-{uuid.uuid4().hex[:8]}", fresh)) == 0
+    assert json.loads(fresh.read_text())["per_length"] == results["per_length"]  # as if never interrupted
+    assert main(args) == 0 and calls_to(server, model) == 9  # all answered: nothing is asked again
+
+
+def test_cli_refuses_replies_of_another_configuration(server, tmp_path, capsys):
+    model, out, replies = f"correct-{uuid.uuid4().hex[:8]}", tmp_path / "r.json", tmp_path / "r.jsonl"
+    args = llm_args(server.server_port, model, out, "--replies", str(replies))
+    assert main([a if a != "12,16" else "12" for a in args]) == 0
+    assert main(args) == 0 and calls_to(server, model) == 8  # the length-12 items were not asked again
+    before = replies.read_bytes()
+    other = f"correct-{uuid.uuid4().hex[:8]}"
+    for changed in (llm_args(server.server_port, other, out, "--replies", str(replies)),
+                    args + ["--extra-body", '{"reasoning_effort": "none"}'],
+                    [a if a != "letter" else "number" for a in args]):
+        assert main(changed) == 2
+        assert "another configuration" in one_error_line(capsys) and replies.read_bytes() == before
+    lines = before.splitlines()
+    replies.write_bytes(b"\n".join(lines[:2] + [b"[1, 2]"] + lines[2:]) + b"\n")  # bad line in the middle
+    assert main(args) == 2 and "line 3" in one_error_line(capsys)
+    assert calls_to(server, other) == 0 and calls_to(server, model) == 8
+
+
+def test_cli_hf_backend_names_a_folder_without_a_model(tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    args = ["llm", "--backend", "hf", "--model", str(empty), "--task", "number", "--json", str(tmp_path / "o.json")]
+    assert main(args) == 2
+    err = one_error_line(capsys)
+    assert "config.json" in err and "sentencepiece" not in err
 
 
 # -- 1-hop LLM variants (Appendix H) ---------------------------------------------------------

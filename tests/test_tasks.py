@@ -336,3 +336,46 @@ def test_cli_bad_input_is_one_line_and_status_2(args, names):
     assert result.returncode == 2 and result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and names in lines[0] and "Traceback" not in result.stderr
+
+
+# -- a damaged dataset cache is rebuilt, a bad cache folder refused (issue 13) ---------------------
+
+def _damage(folder: Path, how: str) -> Path:
+    """Damage the one cache in ``folder``; return the file damaged."""
+    data, manifest = next(folder.glob("*.npz")), next(folder.glob("*.json"))
+    if how == "truncated":
+        data.write_bytes(data.read_bytes()[:200])
+    elif how == "empty":
+        data.write_bytes(b"")
+    elif how == "manifest []":
+        manifest.write_text("[]")
+    else:
+        manifest.write_text("{not json")
+    return manifest if how.startswith("manifest") else data
+
+
+@pytest.mark.parametrize("how", ["truncated", "empty", "manifest []", "manifest garbage"])
+def test_a_damaged_cache_is_rebuilt_and_says_so(tmp_path, capsys, how):
+    first = datasets.cached_splits("letter", SMALL, seed=2, cache_dir=tmp_path)
+    damaged = _damage(tmp_path, how)
+    capsys.readouterr()
+    again = datasets.cached_splits("letter", SMALL, seed=2, cache_dir=tmp_path)
+    assert all(np.array_equal(first[k].inputs, again[k].inputs) for k in SMALL)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and str(damaged) in lines[0] and "rebuilding" in lines[0]
+    datasets.cached_splits("letter", SMALL, seed=2, cache_dir=tmp_path)  # the rebuilt cache loads silently
+    assert capsys.readouterr().err == "" and not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_cache_folder_that_is_a_file_is_a_usage_error(tmp_path, monkeypatch):
+    from training.cli_common import UsageError
+
+    not_a_folder = tmp_path / "cache"
+    not_a_folder.write_text("x")
+    monkeypatch.setenv("ROPE_HEADS_CACHE", str(not_a_folder))
+    with pytest.raises(datasets.CacheError, match="ROPE_HEADS_CACHE") as raised:
+        datasets.cached_splits("letter", SMALL, seed=2)
+    assert isinstance(raised.value, UsageError) and str(not_a_folder) in str(raised.value)
+    assert not_a_folder.read_text() == "x"
+    with pytest.raises(datasets.CacheError, match="not a directory"):  # a file above the cache folder
+        datasets.cached_splits("letter", SMALL, seed=2, cache_dir=not_a_folder / "below")

@@ -15,7 +15,7 @@ import torch
 from safetensors.torch import load_file
 
 from training.model import checkpoints
-from training.model.checkpoints import list_checkpoints, load_model
+from training.model.checkpoints import RunError, list_checkpoints, load_model
 from training.model.train import batch_indices, lr_factor, make_optimizer, train
 from training.tasks.definitions import get_task
 
@@ -89,7 +89,10 @@ def test_weight_decay_skips_biases_and_layernorms():
 def test_smoke_run_format(reference_run):
     out, summary = reference_run
     assert {p.name for p in out.iterdir()} == {"config.json", "model.safetensors", "vocab.json",
-                                                "metrics.jsonl", "checkpoints"}
+                                                "metrics.jsonl", "recipe.json", "checkpoints"}
+    recipe = json.loads((out / "recipe.json").read_text())
+    assert recipe["recipe"]["steps"] == 20 and recipe["recipe"]["model"] == {**recipe["recipe"]["model"],
+                                                                             "vocab_size": 136, "n_layer": 2}
     assert [s for s, _ in list_checkpoints(out / "checkpoints")] == [0, 20]
     assert json.loads((out / "vocab.json").read_text()) == get_task("number").vocab
     config = json.loads((out / "config.json").read_text())
@@ -252,3 +255,33 @@ def test_bench_reports_speedup():
     result = run_bench(rounds=1, steps_per_round=1, batch_size=8)
     assert result["speedup_vs_hf"] > 0 and result["ours_steps_per_s"] > 0 and result["hf_steps_per_s"] > 0
     assert abs(result["loss_ours"] - result["loss_hf"]) < 1e-5
+
+
+# --- flags out of range (issue 13, classes 10 and 14c) ---------------------------------
+
+def test_seed_outside_torch_range_exits_2(tmp_path):
+    assert_clean_error(smoke(tmp_path / "run", "--seed", 2**70), str(2**64 - 1))  # the range is named
+    assert not (tmp_path / "run").exists()
+    summary = train("number", tmp_path / "largest", preset="smoke", steps=1, seed=2**64 - 1, device="cpu",
+                    progress=False)
+    assert summary["step"] == 1  # the top of the range works (torch and the data order take it)
+
+
+def test_bench_threads_must_be_positive():
+    assert_clean_error(cli("bench", "--threads", 0), "--threads must be >= 1")
+
+
+def test_set_overrides_a_recipe_value_and_is_saved(tmp_path):
+    out = tmp_path / "run"
+    summary = train("letter", out, preset="smoke", steps=2, progress=False,
+                    overrides=["model.rotary_dim=16", "lr=0.001"])
+    assert summary["step"] == 2
+    recipe = json.loads((out / "recipe.json").read_text())
+    assert recipe["overrides"] == ["model.rotary_dim=16", "lr=0.001"]
+    assert recipe["recipe"]["model"]["rotary_dim"] == 16 and recipe["recipe"]["lr"] == 0.001
+    assert load_model(out).config.rotary_dim == 16
+    with pytest.raises(RunError, match="changes model"):
+        train("letter", out, resume=True, progress=False, overrides=["model.rotary_dim=8"])
+    with pytest.raises(RunError, match="unknown key 'model.rotary'"):
+        train("letter", tmp_path / "other", preset="smoke", steps=2, progress=False, overrides=["model.rotary=8"])
+    assert not (tmp_path / "other").exists()

@@ -4,6 +4,11 @@ A small dispatcher and nothing else.  Each room's ``cli`` module exposes one
 ``add_<command>_parser(subparsers)`` per command, which registers its parser and sets
 ``handler`` (a function of the parsed arguments returning the exit status).  To add a
 command, append its parser function to COMMANDS (the order is the order of ``--help``).
+
+What the dispatcher promises for every command: a usage error or an output that cannot be
+written (``UsageError``, ``OutputError``) is one line on stderr and exit status 2; Ctrl-C is
+one line and exit status 130, no traceback.  An interrupt leaves files consistent because
+every output and checkpoint is written atomically (theory.files): the old file or none.
 """
 
 from __future__ import annotations
@@ -11,13 +16,15 @@ from __future__ import annotations
 import sys
 
 from .analysis import cli as analysis_cli
-from .cli_common import OneLineParser, UsageError, report_usage_error
+from .cli_common import OneLineParser, OutputError, UsageError, report_usage_error
 from .llm import cli as llm_cli
 from .model import cli as model_cli
+from .studies import cli as studies_cli
 from .tasks import cli as tasks_cli
 
 COMMANDS = [tasks_cli.add_data_parser, model_cli.add_train_parser, model_cli.add_bench_parser,
-            llm_cli.add_llm_parser, analysis_cli.add_evaluate_parser, analysis_cli.add_analyze_parser]
+            llm_cli.add_llm_parser, analysis_cli.add_evaluate_parser, analysis_cli.add_analyze_parser,
+            studies_cli.add_study_parser]
 
 
 def build_parser() -> OneLineParser:
@@ -30,10 +37,14 @@ def build_parser() -> OneLineParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    prog = f"python -m training {args.command}"
     try:
         return args.handler(args)
-    except UsageError as error:
-        return report_usage_error(f"python -m training {args.command}", error)
+    except (UsageError, OutputError) as error:
+        return report_usage_error(prog, error)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130  # 128 + SIGINT, what a shell reports for a process ended by Ctrl-C
 
 
 if __name__ == "__main__":

@@ -1,12 +1,10 @@
 """C1, C2, C3, C9, C10, C11: what the trained GPT-Js do, measured on our reference runs.
 
-Evidence comes from the shipped analysis of the reference runs,
-``training/reference/<task>/analysis.json`` (``python -m training analyze``) and
-``length_generalisation.json`` (``python -m training evaluate``), written by
-scripts/analyze_reference.sh.  With ``--weights RUN ...`` the runs given are analysed afresh
-instead (the task read from each run's vocab.json; scores of every checkpoint by the fast
-route, no measured discrepancy; length generalisation on a shorter grid, 64 sequences per
-length).  A claim whose data is missing is ``undecided`` and says which file is missing.
+Evidence comes from the shipped analysis of the reference runs, or from runs given with
+``--weights RUN ...`` analysed afresh: ``proofs_check.claims.trained_sources`` says which
+part of a run each claim needs.  A claim whose data is missing is ``undecided`` and says
+exactly what is missing; every claim names the source it used, in its evidence
+(``source``) and at the end of its summary.
 
 Every status is what OUR runs show, with the thresholds stated in the evidence; the paper
 trained one model per task too, so a difference is a finding about reproducibility, not a
@@ -15,72 +13,46 @@ proof that the paper's run behaved otherwise.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import functools
 
 from theory.paper_data import TABLE1
 
 from ..registry import Outcome, claim
-
-REFERENCE = Path(__file__).resolve().parents[2] / "training" / "reference"
-TASKS = ("number", "letter")
-QUICK_LENGTHS = (17, 25, 50, 100, 200, 400, 850)
-_CACHE: dict = {}
+from .trained_sources import TASKS, measured, source_label, source_of
 
 
-def _run_for(task: str, weights) -> str | None:
-    from training.tasks.definitions import load_vocab
-
-    for run in weights:
-        try:
-            load_vocab(Path(run) / "vocab.json", task)
-            return str(run)
-        except (OSError, ValueError):
-            continue
-    return None
+def _with_sources(outcome: Outcome, options, tasks) -> Outcome:
+    """Name the sources in the evidence (unless the check did) and at the end of the summary."""
+    outcome.evidence.setdefault("source", {t: source_of(t, options) for t in tasks})
+    labels = {t: source_label(t, options) for t in tasks}
+    same = set(labels.values())
+    said = same.pop() if len(same) == 1 else "; ".join(f"{t}: {label}" for t, label in labels.items())
+    outcome.summary = f"{outcome.summary} [data: {said}]"
+    return outcome
 
 
-def _recompute(task: str, run: str) -> dict:
-    from training.analysis.dynamics import analyse_run
-    from training.analysis.evaluate import length_generalisation
-    from training.model.checkpoints import RunError, load_model
+def trained_claim(claim_id: str, statement: str, source: str, recorded: str, tasks=TASKS):
+    """``registry.claim`` for a check that reads the measurements of ``tasks``: its outcome
+    names where they came from."""
+    def register(check):
+        @functools.wraps(check)
+        def sourced(options):
+            return _with_sources(check(options), options, tasks)
 
-    try:
-        analysis = analyse_run(run, task, "fast", discrepancy=False, progress=False)
-        length = length_generalisation(load_model(run), task, QUICK_LENGTHS, count=64, run=run, progress=False)
-    except RunError as error:
-        return {"analysis": None, "length": None, "source": run,
-                "missing": {"analysis": str(error), "length": str(error)}}
-    return {"analysis": analysis, "length": length, "source": f"recomputed from {run}",
-            "missing": {"analysis": None, "length": None}}
+        return claim(claim_id, statement, source, recorded)(sourced)
 
-
-def data(task: str, options) -> dict:
-    """{analysis, length, source, missing} for ``task`` (module doc)."""
-    run = _run_for(task, options.weights) if options.weights else None
-    key = (task, run)
-    if key in _CACHE:
-        return _CACHE[key]
-    if run is not None:
-        _CACHE[key] = _recompute(task, run)
-        return _CACHE[key]
-    out = {"source": f"shipped JSON in {REFERENCE / task}", "missing": {"analysis": None, "length": None}}
-    for name, path in (("analysis", REFERENCE / task / "analysis.json"),
-                       ("length", REFERENCE / task / "length_generalisation.json")):
-        try:
-            out[name] = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as error:
-            out[name] = None
-            out["missing"][name] = (f"{path.relative_to(REFERENCE.parents[1])} unreadable ({type(error).__name__}): "
-                                    f"run scripts/analyze_reference.sh or pass --weights")
-    _CACHE[key] = out
-    return out
+    return register
 
 
 def _need(tasks, part: str, options):
-    """The data of ``tasks``, or an undecided Outcome naming what is missing."""
-    found = {task: data(task, options) for task in tasks}
-    missing = {task: d["missing"][part] for task, d in found.items() if d[part] is None}
+    """({task: {part: data, "source": ...}}, None), or (None, an undecided Outcome naming
+    what is missing)."""
+    found, missing = {}, {}
+    for task in tasks:
+        data, why = measured(task, part, options)
+        found[task] = {part: data, "source": source_of(task, options)}
+        if data is None:
+            missing[task] = why
     if missing:
         return None, Outcome("undecided", "no measured data: " + "; ".join(f"{t}: {m}" for t, m in missing.items()),
                              {"missing": missing})
@@ -99,8 +71,9 @@ def _kinds(analysis: dict) -> list[str]:
     return [classify(p, s) for p, s in zip(analysis["scores"]["positional"][i], analysis["scores"]["symbolic"][i])]
 
 
-@claim("C1", "Number task needs positional heads (early layers) plus symbolic heads (later); letter task needs "
-       "symbolic heads only", "Section 3.1-3.3, Figure 2", recorded="verified")
+@trained_claim(
+    "C1", "Number task needs positional heads (early layers) plus symbolic heads (later); letter task needs "
+    "symbolic heads only", "Section 3.1-3.3, Figure 2", recorded="verified")
 def head_types(options):
     from training.analysis.measured_discrepancy import CLASSIFY_RULE
 
@@ -126,8 +99,9 @@ def head_types(options):
                    f"positional {index['letter']}, symbolic {symbolic['letter']}", evidence)
 
 
-@claim("C2", "Maximal accuracy coincides with every head being pure (one score >= 1 - gamma, the other <= gamma)",
-       "Section 3.1, Figure 2B-C, Figure 7", recorded="refuted")
+@trained_claim(
+    "C2", "Maximal accuracy coincides with every head being pure (one score >= 1 - gamma, the other <= gamma)",
+    "Section 3.1, Figure 2B-C, Figure 7", recorded="refuted")
 def purity_at_max(options):
     found, missing = _need(TASKS, "analysis", options)
     if missing:
@@ -170,8 +144,9 @@ def _hop_steps(analysis: dict) -> dict:
     return out
 
 
-@claim("C3", "Number task learns hop by hop (1-hop first, then 2, 3, 4); letter task learns all hops nearly at once",
-       "Section 3.3, Figure 2A", recorded="verified")
+@trained_claim(
+    "C3", "Number task learns hop by hop (1-hop first, then 2, 3, 4); letter task learns all hops nearly at once",
+    "Section 3.3, Figure 2A", recorded="verified")
 def hop_order(options):
     found, missing = _need(TASKS, "analysis", options)
     if missing:
@@ -201,8 +176,9 @@ def hop_order(options):
     return Outcome(status, f"steps reaching {HOP_THRESHOLD} per hop 1..4: number {number}, letter {letter}", evidence)
 
 
-@claim("C9", "Trained layer-1 (number task) keys collapse to one direction; queries are rotated by the offset they "
-       "encode (Figure 4B)", "Section 3.4, Figure 4", recorded="verified")
+@trained_claim(
+    "C9", "Trained layer-1 (number task) keys collapse to one direction; queries are rotated by the offset they "
+    "encode (Figure 4B)", "Section 3.4, Figure 4", recorded="verified", tasks=("number",))
 def index_geometry(options):
     found, missing = _need(("number",), "analysis", options)
     if missing:
@@ -231,8 +207,9 @@ def index_geometry(options):
                    f"{g['query_spread'] if g['query_spread'] is None else round(g['query_spread'], 3)}", evidence)
 
 
-@claim("C10", "Length generalisation of the trained GPT-J: letter task > 90% accuracy up to length 850 (53x training "
-       "length); number task barely generalises", "Section 3.6, Figure 5B", recorded="refuted")
+@trained_claim(
+    "C10", "Length generalisation of the trained GPT-J: letter task > 90% accuracy up to length 850 (53x training "
+    "length); number task barely generalises", "Section 3.6, Figure 5B", recorded="refuted")
 def length_generalisation(options):
     found, missing = _need(TASKS, "length", options)
     if missing:
@@ -262,9 +239,10 @@ def _last_length_above(curve: dict, level: float):
     return last
 
 
-@claim("C10-relative", "The letter-task model generalises to longer inputs than the number-task model: its accuracy is "
-       "at least the number model's at every measured length, and it stays >= 0.9 and >= 0.5 up to longer lengths",
-       "Section 3.6, Figure 5B (the qualitative reading)", recorded="verified")
+@trained_claim(
+    "C10-relative", "The letter-task model generalises to longer inputs than the number-task model: its accuracy is "
+    "at least the number model's at every measured length, and it stays >= 0.9 and >= 0.5 up to longer lengths",
+    "Section 3.6, Figure 5B (the qualitative reading)", recorded="verified")
 def length_generalisation_relative(options):
     found, missing = _need(TASKS, "length", options)
     if missing:
@@ -296,8 +274,9 @@ def _table_rows(found):
     return rows
 
 
-@claim("C11", "Frequency use per layer (Table 1): number task L0 uses ID 1, L1-L3 ID 2, L4 ID 10, L5-L11 IDs 37-39; "
-       "letter task IDs 18-42", "Appendix G, Table 1", recorded="refuted")
+@trained_claim(
+    "C11", "Frequency use per layer (Table 1): number task L0 uses ID 1, L1-L3 ID 2, L4 ID 10, L5-L11 IDs 37-39; "
+    "letter task IDs 18-42", "Appendix G, Table 1", recorded="refuted")
 def table1_values(options):
     found, missing = _need(TASKS, "analysis", options)
     if missing:
@@ -314,9 +293,10 @@ def table1_values(options):
     return Outcome("verified" if ok else "refuted", summary, evidence, corrected=None if ok else "C11-pattern")
 
 
-@claim("C11-pattern", "Table 1's pattern: in the number task the early layers (L0-L3) use fast planes (ID <= 10) and "
-       "the late layers (L5-L11) slow ones (ID >= 30); in the letter task every layer uses slow planes (ID >= 15)",
-       "Appendix G, Table 1", recorded="verified")
+@trained_claim(
+    "C11-pattern", "Table 1's pattern: in the number task the early layers (L0-L3) use fast planes (ID <= 10) and "
+    "the late layers (L5-L11) slow ones (ID >= 30); in the letter task every layer uses slow planes (ID >= 15)",
+    "Appendix G, Table 1", recorded="verified")
 def table1_pattern(options):
     found, missing = _need(TASKS, "analysis", options)
     if missing:

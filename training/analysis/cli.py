@@ -15,7 +15,8 @@ weights, weighted_id, frequency, ...}, index_geometry {layer, plane_id,
 frequency, keys, queries, offsets, key_collapse, query_spread, ...}, measured_discrepancy
 {step, lengths, layers [{layer, kind, dominant_id, angle, min, median, mean,
 decay_exponent, theory {reading, values}}]}.  Bad paths, a run of another task (its
-vocab.json) and bad values are one error line, exit status 2.
+vocab.json) and bad values are one error line, exit status 2; so is a request whose estimated
+memory or time exceeds the limits below (``check_budget``), refused before any model loads.
 
 ``python -m training evaluate``: accuracy (overall and per hop) against total input length,
 or on one of the paper's fixed splits.
@@ -27,31 +28,136 @@ or on one of the paper's fixed splits.
 Each length n is the 17-token core plus n - 17 extra target-window symbols (Section 3.6);
 see training.analysis.evaluate.  JSON: {task, run, lengths, accuracy, per_hop {"1": [...], ..},
 n_per_length, ...}; with --split: {task, run, split, n, accuracy, per_hop {"1": ..}, loss}
-(training.analysis.evaluate.split_accuracy).  Bad paths, a run of another task and bad values are one error line,
-exit status 2.
+(training.analysis.evaluate.split_accuracy).  Bad paths, a run of another task, bad values and a
+request over the memory or time limits below are one error line, exit status 2.
 """
 
 from __future__ import annotations
 
 import json
+import os
 
 from training.cli_common import UsageError, add_compute_options, prepare_json_output
 from training.model.checkpoints import RunError
-from training.tasks.definitions import TASKS
+from training.tasks.definitions import MAX_EXTRA_TARGET, TASKS, check_seed
 
 # argparse shows these first lines of the two commands' descriptions above
 ANALYZE_DESCRIPTION = '``python -m training analyze``: positional/symbolic scores of every checkpoint of a run,'
 EVALUATE_DESCRIPTION = '``python -m training evaluate``: accuracy (overall and per hop) against total input length,'
 
 
-def _lengths(text: str) -> list[int]:
+# The longest input the task generator builds: its 17 tokens plus MAX_EXTRA_TARGET symbols.
+MAX_LENGTH = 17 + MAX_EXTRA_TARGET
+
+
+def _lengths(text: str, option: str) -> list[int]:
     try:
         values = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise UsageError(f"expected comma-separated lengths, got {text!r}") from None
-    if not values or min(values) < 17:
-        raise UsageError(f"lengths must be integers >= 17 (the task's 17 tokens), got {text!r}")
+        raise UsageError(f"{option}: expected comma-separated lengths, got {text!r}") from None
+    if not values or min(values) < 17 or max(values) > MAX_LENGTH:
+        raise UsageError(f"{option}: lengths must be integers in 17..{MAX_LENGTH} (the task's 17 tokens plus at "
+                         f"most {MAX_EXTRA_TARGET:,} extra symbols), got {text!r}")
     return values
+
+
+# -- limits on what one command may ask for, checked before any model is loaded ---------------
+# Time.  PyTorch's CPU attention kernel never builds the T x T matrix, so memory grows only
+# linearly with the length n, but time does not: every query meets every earlier key, about
+# n^2 * n_embd multiply-adds per layer and sequence, on top of n * (4 n_embd^2 + 2 n_embd n_inner)
+# for the projections and the MLP.  Measured on one CPU core with the paper's model (12 layers,
+# n_embd 128): 2.7 s for one 5,000-token sequence (5e10 multiply-adds), 81 s at 40,000; about
+# 2e10 per second.  MAX_WORK is about 7 hours at that rate: the reference grid
+# (scripts/analyze_reference.sh) needs 1/60 of it, one sequence of 1,000,017 tokens three times it.
+MAX_WORK = 5e14
+# Memory.  The estimates below are rough (within a factor 2), so a request may use at most half
+# of this machine's memory.
+_FALLBACK_MEMORY = 16 * 2**30
+
+
+def memory_limit() -> int:
+    """Half of this machine's physical memory (16 GiB assumed where it cannot be read)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (ValueError, OSError, AttributeError):
+        return _FALLBACK_MEMORY // 2
+
+
+def forward_work(config, length: int, sequences: int) -> float:
+    """Multiply-adds of ``sequences`` forward passes at ``length`` tokens (comment above)."""
+    per_token = length * config.n_embd + 4 * config.n_embd ** 2 + 2 * config.n_embd * config.n_inner
+    return float(sequences) * config.n_layer * length * per_token
+
+
+def forward_memory(config, batch_tokens: int, internals: bool = False, itemsize: int = 4) -> int:
+    """Bytes of one forward pass over ``batch_tokens`` tokens: the activations of a block (the
+    residual, LayerNorm, q, k, v, attention output, MLP), the rotary tables, and with
+    ``internals`` every layer's hidden states and keys kept for the analysis."""
+    per_token = 8 * config.n_embd + 2 * config.n_inner + 4 * config.rotary_dim
+    if internals:
+        per_token += config.n_layer * (3 * config.n_embd + config.n_head)
+    return batch_tokens * per_token * itemsize
+
+
+def check_budget(what: str, memory: float, work: float, advice: str) -> None:
+    """UsageError naming the limit when ``memory`` bytes or ``work`` multiply-adds exceed it."""
+    limit = memory_limit()
+    if memory > limit:
+        raise UsageError(f"{what} needs about {memory / 2**30:.1f} GiB of memory; the limit is {limit / 2**30:.1f} "
+                         f"GiB (half of this machine's memory): {advice}")
+    if work > MAX_WORK:
+        raise UsageError(f"{what} needs about {work:.1e} multiply-adds (~{work / 2e10 / 3600:.0f} h on one CPU core); "
+                         f"the limit is {MAX_WORK:.0e} (~{MAX_WORK / 2e10 / 3600:.0f} h): {advice}")
+
+
+def _read_config(run, task):
+    """The run's model config (light: JSON only), after checking RUN is a run of ``task``."""
+    from training.model.checkpoints import read_config
+
+    from .dynamics import check_run
+
+    try:
+        check_run(run, task)
+        return read_config(run)
+    except RunError as error:
+        raise UsageError(str(error)) from None
+
+
+def check_evaluation_size(config, lengths, count: int, max_tokens) -> None:
+    """Refuse (UsageError) a length-generalisation request over the limits."""
+    from .evaluate import BATCH_TOKENS, MIN_COUNT, batch_size_for, sequences_for
+
+    memory, work = 0, 0.0
+    for n in lengths:
+        m = sequences_for(n, count, max_tokens, MIN_COUNT)
+        # a length's inputs are generated at once (int64, with the generator's temporaries)
+        held = 3 * 8 * m * n + forward_memory(config, batch_size_for(n, BATCH_TOKENS) * n)
+        memory, work = max(memory, held), work + forward_work(config, n, m)
+    check_budget(f"evaluating lengths up to {max(lengths):,} ({count} per length)", memory, work,
+                 "lower --count or the lengths, or cap the sequences with --max-tokens")
+
+
+def check_analysis_size(config, n_inputs: int, lengths, count: int, discrepancy: bool) -> None:
+    """Refuse (UsageError) an analysis over the limits: the score inputs (every layer's hidden
+    states and keys of all of them at once, float64, 17 tokens) and the measured discrepancy."""
+    from .measured_discrepancy import TOKEN_BUDGET, batch_rows
+
+    memory = forward_memory(config, n_inputs * 17, internals=True, itemsize=8) + 3 * 8 * 17 * n_inputs
+    check_budget(f"scoring {n_inputs:,} inputs per checkpoint", memory, 0.0, "lower --n-inputs")
+    if discrepancy:
+        memory = max(forward_memory(config, min(count, batch_rows(n, TOKEN_BUDGET)) * n, internals=True)
+                     + 3 * 8 * count * n for n in lengths)
+        work = sum(forward_work(config, n, count) for n in lengths)
+        check_budget(f"the measured discrepancy at lengths up to {max(lengths):,} ({count} inputs per length)", memory,
+                     work, "lower --discrepancy-lengths or --discrepancy-count, or pass --no-discrepancy")
+
+
+def _check_seed(seed) -> None:
+    if seed is not None:
+        try:
+            check_seed(seed)
+        except ValueError as error:
+            raise UsageError(f"--{error}") from None
 
 
 def add_analyze_parser(subparsers) -> None:
@@ -81,11 +187,14 @@ def run_analyze(args) -> int:
     from .measured_discrepancy import DEFAULT_LENGTHS
 
     if args.n_inputs < 1 or args.discrepancy_count < 1:
-        raise UsageError("--n-inputs and --discrepancy-count must be >= 1")
-    if args.seed is not None and args.seed < 0:
-        raise UsageError(f"--seed must be >= 0, got {args.seed}")
-    lengths = DEFAULT_LENGTHS if args.discrepancy_lengths is None else _lengths(args.discrepancy_lengths)
+        raise UsageError(f"--n-inputs and --discrepancy-count must be >= 1, got {args.n_inputs} and "
+                         f"{args.discrepancy_count}")
+    _check_seed(args.seed)
+    lengths = (DEFAULT_LENGTHS if args.discrepancy_lengths is None
+               else _lengths(args.discrepancy_lengths, "--discrepancy-lengths"))
     out = prepare_json_output(args)
+    check_analysis_size(_read_config(args.run, args.task), args.n_inputs, lengths, args.discrepancy_count,
+                        not args.no_discrepancy)
     try:
         result = analyse_run(args.run, args.task, method=args.method, checkpoint_dir=args.checkpoint_dir,
                              n_inputs=args.n_inputs, seed=SCORE_SEED if args.seed is None else args.seed,
@@ -106,7 +215,7 @@ def add_evaluate_parser(subparsers) -> None:
     parser.add_argument("--run", required=True, metavar="RUN", help="run directory (its best weights are used)")
     parser.add_argument("--task", required=True, choices=TASKS)
     what = parser.add_mutually_exclusive_group(required=True)
-    what.add_argument("--lengths", metavar="N,..", help="total input lengths, each >= 17")
+    what.add_argument("--lengths", metavar="N,..", help=f"total input lengths, each in 17..{MAX_LENGTH}")
     what.add_argument("--split", choices=("train", "validation", "test"),
                       help="instead: accuracy on this split of the paper's data (test: 45,600 sequences)")
     parser.add_argument("--json", required=True, metavar="FILE", help="write the result here (atomically)")
@@ -121,19 +230,23 @@ def add_evaluate_parser(subparsers) -> None:
 def run_evaluate(args) -> int:
     from training.model.checkpoints import load_model, write_json_atomic
 
-    from .dynamics import check_run
     from .evaluate import length_generalisation, split_accuracy
 
-    lengths = None if args.split else _lengths(args.lengths)
+    lengths = None if args.split else _lengths(args.lengths, "--lengths")
     if args.count < 1:
         raise UsageError(f"--count must be >= 1, got {args.count}")
     if args.max_tokens is not None and args.max_tokens < 17:
         raise UsageError(f"--max-tokens must be >= 17, got {args.max_tokens}")
-    if args.seed < 0:
-        raise UsageError(f"--seed must be >= 0, got {args.seed}")
+    _check_seed(args.seed)
     out = prepare_json_output(args)
+    config = _read_config(args.run, args.task)
+    if args.split:
+        from training.tasks.datasets import check_cache_dir
+
+        check_cache_dir()  # the split comes from the dataset cache: a bad cache folder fails now
+    else:
+        check_evaluation_size(config, lengths, args.count, args.max_tokens)
     try:
-        check_run(args.run, args.task)
         model = load_model(args.run)
     except RunError as error:
         raise UsageError(str(error)) from None

@@ -7,6 +7,7 @@ Purity: ``training.analysis.purity``.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -91,7 +92,7 @@ def analyse_run(run, task, method: str = "fast", checkpoint_dir=None, n_inputs: 
     ckpt_dir = checkpoint_dir_of(run, checkpoint_dir)
     checkpoints = list_checkpoints(ckpt_dir)
     if not checkpoints:
-        raise RunError(f"no checkpoints (step-NNNNNN/) in {ckpt_dir}; pass --checkpoint-dir")
+        raise RunError(f"no checkpoints (step-NNNNNN/) in {os.path.normpath(ckpt_dir)}; pass --checkpoint-dir")
     ids = score_inputs(task, n_inputs, seed).inputs
     steps = [step for step, _ in checkpoints]
     means = {"positional": [], "symbolic": [], "entropy": []}

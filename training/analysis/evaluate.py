@@ -21,9 +21,12 @@ from tqdm import tqdm
 from training.model.train import evaluate
 from training.tasks.definitions import get_task
 
-__all__ = ["DEFAULT_LENGTHS", "length_generalisation", "split_accuracy", "sequences_for", "batch_size_for"]
+__all__ = ["DEFAULT_LENGTHS", "MIN_COUNT", "BATCH_TOKENS", "length_generalisation", "split_accuracy",
+           "sequences_for", "batch_size_for"]
 
 DEFAULT_LENGTHS = (17, 25, 50, 100, 200, 400, 850, 1500, 3000, 5000)
+MIN_COUNT = 64  # sequences per length however small --max-tokens makes the budget
+BATCH_TOKENS = 16384  # tokens per forward pass (at least one sequence)
 
 
 def sequences_for(length: int, count: int, max_tokens: int | None, min_count: int) -> int:
@@ -37,7 +40,7 @@ def batch_size_for(length: int, batch_tokens: int) -> int:
 
 
 def length_generalisation(model, task, lengths=DEFAULT_LENGTHS, count: int = 400, seed: int = 3,
-                          max_tokens: int | None = None, min_count: int = 64, batch_tokens: int = 16384,
+                          max_tokens: int | None = None, min_count: int = MIN_COUNT, batch_tokens: int = BATCH_TOKENS,
                           run: str | None = None, progress: bool = True) -> dict:
     """The length_generalisation.json object: accuracy overall and per hop at each length."""
     task = get_task(task)

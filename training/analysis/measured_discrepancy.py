@@ -33,7 +33,7 @@ from theory.discrepancy_index import index_discrepancy
 from theory.discrepancy_retrieval import retrieval_discrepancy, retrieval_general
 
 __all__ = ["DEFAULT_LENGTHS", "CLASSIFY_RULE", "classify", "measured_gaps", "decay_exponent", "theory_curve",
-           "measured_discrepancy", "ALPH_SIZE", "DECAY_THRESHOLD"]
+           "measured_discrepancy", "ALPH_SIZE", "DECAY_THRESHOLD", "TOKEN_BUDGET", "batch_rows"]
 
 DEFAULT_LENGTHS = (17, 25, 50, 100, 200, 400, 850, 1500, 3000, 5000)
 ALPH_SIZE = {"number": 120, "letter": 8}
@@ -41,6 +41,7 @@ CLASSIFY_RULE = ("index if s_POS >= 0.8 and s_SYM <= 0.5; retrieval if s_SYM >= 
                  "else other (mean scores over the analysed inputs)")
 # a gap "decays with n" when the fitted exponent is at most this (17 -> 5,000 then shrinks it >= 4x)
 DECAY_THRESHOLD = -0.25
+TOKEN_BUDGET = 32768  # tokens per forward pass (at least one sequence)
 
 
 def classify(positional: float, symbolic: float) -> str:
@@ -56,7 +57,7 @@ def batch_rows(length: int, token_budget: int) -> int:
     return max(1, token_budget // length)
 
 
-def measured_gaps(adapter, task, lengths, count: int, seed: int, token_budget: int = 32768,
+def measured_gaps(adapter, task, lengths, count: int, seed: int, token_budget: int = TOKEN_BUDGET,
                   progress: bool = True) -> list[np.ndarray]:
     """Per length, an array (layers, count * heads) of per-input logit gaps."""
     out = []
@@ -111,7 +112,7 @@ def theory_curve(kind: str, angle: float, lengths, alph_size: int) -> dict:
 
 
 def measured_discrepancy(adapter, task, kinds, dominant_ids, angles, lengths=DEFAULT_LENGTHS, count: int = 32,
-                         seed: int = 5, token_budget: int = 32768, progress: bool = True) -> dict:
+                         seed: int = 5, token_budget: int = TOKEN_BUDGET, progress: bool = True) -> dict:
     """The ``measured_discrepancy`` block of analysis.json (without its ``step``)."""
     lengths = [int(n) for n in lengths]
     gaps = measured_gaps(adapter, task, lengths, count, seed, token_budget, progress)

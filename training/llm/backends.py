@@ -1,8 +1,9 @@
 """Backends that answer the 1-hop prompts: a local Hugging Face causal LM, or an
 OpenAI-compatible chat endpoint over HTTP (standard library only).
 
-Both expose ``complete(prompts, on_done=None) -> list[Reply]`` (one reply per
-prompt, in order; ``on_done(k)`` is called as k more prompts finish) and
+Both expose ``complete(prompts, on_done=None, on_reply=None) -> list[Reply]`` (one
+reply per prompt, in order; ``on_done(k)`` is called as k more prompts finish, and
+``on_reply(i, reply)`` with each reply as it arrives, so it can be saved at once) and
 ``describe() -> dict`` (settings recorded in the results JSON; never a secret).
 
 A :class:`Reply` with ``text is None`` means the model never answered: every call
@@ -28,6 +29,8 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+
+from .guards import check_api_key, check_base_url, check_seconds
 
 __all__ = ["Reply", "BackendError", "HFBackend", "OpenAIBackend", "first_line"]
 
@@ -104,7 +107,7 @@ class HFBackend:
             return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])  # the template has them
         return list(self.tokenizer(prompt)["input_ids"])
 
-    def complete(self, prompts, on_done=None) -> list[Reply]:
+    def complete(self, prompts, on_done=None, on_reply=None) -> list[Reply]:
         import torch
 
         encoded = [self._encode(p) for p in prompts]
@@ -127,6 +130,8 @@ class HFBackend:
             for row, i in enumerate(chunk):
                 raw = self.tokenizer.decode(out[row, width:].tolist(), skip_special_tokens=True)
                 replies[i] = Reply(raw if self.chat_template else first_line(raw), raw=raw)
+                if on_reply:
+                    on_reply(i, replies[i])
             if on_done:
                 on_done(len(chunk))
         return replies
@@ -153,8 +158,12 @@ class OpenAIBackend:
                  backoff: float = 1.0, max_backoff: float = 30.0, workers: int = 1, max_tokens: int | None = 16,
                  max_tokens_field: str = "max_tokens", temperature: float | None = 0.0,
                  extra_body: dict | None = None, sleep=time.sleep):
-        if max_attempts < 1 or workers < 1 or timeout <= 0 or backoff < 0 or max_backoff < 0:
-            raise ValueError("max_attempts and workers must be >= 1, timeout > 0, backoffs >= 0")
+        if max_attempts < 1 or workers < 1:
+            raise ValueError(f"max_attempts and workers must be >= 1, got {max_attempts} and {workers}")
+        check_base_url("base_url", base_url)
+        timeout = check_seconds("timeout", timeout, zero_allowed=False)
+        backoff, max_backoff = (check_seconds(name, value, zero_allowed=True)
+                                for name, value in (("backoff", backoff), ("max_backoff", max_backoff)))
         self.model, self.url = model, base_url.rstrip("/") + "/chat/completions"
         self.api_key_env, self.timeout, self.max_attempts = api_key_env, timeout, max_attempts
         self.backoff, self.max_backoff, self.workers = backoff, max_backoff, workers
@@ -162,6 +171,7 @@ class OpenAIBackend:
         self.extra_body = dict(extra_body or {})
         self._sleep = sleep
         key = os.environ.get(api_key_env, "") if api_key_env else ""
+        check_api_key(api_key_env, key)  # before any call: a newline would fail inside http.client
         self._headers = {"Content-Type": "application/json"}
         if key:  # a local server may need none
             self._headers["Authorization"] = f"Bearer {key}"
@@ -228,23 +238,26 @@ class OpenAIBackend:
             self._sleep(min(wait, self.max_backoff))
         return Reply(None, failed_calls=failed, error=error.removeprefix("final: "))
 
-    def complete(self, prompts, on_done=None) -> list[Reply]:
+    def complete(self, prompts, on_done=None, on_reply=None) -> list[Reply]:
         prompts = list(prompts)
+        replies = []
+
+        def arrived(reply):
+            if on_reply:
+                on_reply(len(replies), reply)
+            replies.append(reply)
+            if on_done:
+                on_done(1)
+
         if self.workers == 1:
-            replies = []
             for prompt in prompts:
-                replies.append(self._one(prompt))
-                if on_done:
-                    on_done(1)
+                arrived(self._one(prompt))
             return replies
         pool = ThreadPoolExecutor(max_workers=self.workers)
         try:
             futures = [pool.submit(self._one, prompt) for prompt in prompts]
-            replies = []
             for future in futures:  # in order; a BackendError surfaces here
-                replies.append(future.result())
-                if on_done:
-                    on_done(1)
+                arrived(future.result())
             return replies
         finally:
             pool.shutdown(wait=True, cancel_futures=True)

@@ -4,23 +4,33 @@
     python -m training llm --backend openai --model gpt-5.4 --task letter --json out.json \\
         [--base-url URL] [--api-key-env OPENAI_API_KEY] [--extra-body '{"reasoning_effort": "none"}']
 
-The JSON format is documented in ``training.llm.evaluate``; ``--replies FILE`` also keeps
-every item's reply as JSON lines.  The paper evaluated with reasoning disabled; for an
-endpoint that needs a request field for that, pass it with ``--extra-body``.
+The JSON format is documented in ``training.llm.evaluate``.  ``--replies FILE`` keeps
+every item's reply as JSON lines, written as each reply arrives; rerun the same command
+after a crash, Ctrl-C or a revoked key and only the items without a reply are asked
+(``training.llm.journal``).  Every value and output is checked before any call (exit 2).
+Exit 1: a fatal API error, more than ``--max-failed-share`` of the items without a reply,
+or results with fewer answered items than the ``--json`` file already holds (that file is
+kept; the new results go beside it, see ``training.llm.guards``).  The paper evaluated
+with reasoning disabled; for an endpoint that needs a request field for that, pass it
+with ``--extra-body``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 
-from theory.files import atomic_write_json, atomic_write_text
+from theory.files import check_output_file
 from training.cli_common import UsageError
 
 from .backends import BackendError, HFBackend, OpenAIBackend
 from .evaluate import DEFAULT_COUNT, LLM_SEEDS, LLM_TARGET_WINDOWS, check_int_list, evaluate
+from .guards import (DEFAULT_MAX_FAILED_SHARE, answered_in, answered_in_results_file, aside_path, check_api_key,
+                     check_base_url, check_seconds, check_share, failure_verdict, write_results)
+from .journal import RepliesError, RepliesFile
 from .tasks import MAX_LLM_WINDOW
 
 
@@ -65,7 +75,12 @@ def add_llm_parser(subparsers) -> None:
                    help=f"items per length and seed (default {DEFAULT_COUNT}; the paper does not say)")
     p.add_argument("--name", help="model name recorded in the results (default: --model)")
     p.add_argument("--std-ddof", type=int, default=0, choices=(0, 1), help="std over seeds (default 0)")
-    p.add_argument("--replies", metavar="FILE", help="also write every item's reply as JSON lines")
+    p.add_argument("--replies", metavar="FILE",
+                   help="keep every item's reply as JSON lines, saved as it arrives; a rerun with the same file "
+                        "asks only the items without a reply")
+    p.add_argument("--max-failed-share", type=float, default=DEFAULT_MAX_FAILED_SHARE, metavar="F",
+                   help="exit 1 if more than this share of the items got no reply "
+                        f"(default {DEFAULT_MAX_FAILED_SHARE:g}; 0 tolerates none, 1 any)")
     p.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
     hf = p.add_argument_group("hf backend")
     hf.add_argument("--device", default="auto", help="auto, cpu, cuda, ... (default auto)")
@@ -91,6 +106,52 @@ def add_llm_parser(subparsers) -> None:
     p.set_defaults(handler=run)
 
 
+PROG = "python -m training llm"
+
+
+def _check_positive(args, *names: str) -> None:
+    for name in names:
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')}: {getattr(args, name)} is not allowed; allowed: an "
+                             "integer >= 1")
+
+
+def _check_values(args) -> None:
+    """Every value, before a model is loaded or a request is sent (ValueError, one line)."""
+    if args.count < 1:
+        raise ValueError(f"--count must be a positive integer, got {args.count}")
+    check_int_list("--lengths", args.lengths, 1, MAX_LLM_WINDOW)
+    check_int_list("--seeds", args.seeds, 0)
+    check_share("--max-failed-share", args.max_failed_share)
+    if args.backend == "hf":
+        _check_positive(args, "batch_size", "max_new_tokens")
+        return
+    check_base_url("--base-url", args.base_url)
+    check_seconds("--timeout", args.timeout, zero_allowed=False)
+    check_seconds("--backoff", args.backoff, zero_allowed=True)
+    _check_positive(args, "max_attempts", "workers", "max_tokens")
+    if args.temperature is not None and not (math.isfinite(args.temperature) and args.temperature >= 0):
+        raise ValueError(f"--temperature: {args.temperature!r} is not allowed; allowed: a finite number >= 0, "
+                         "or 'none'")
+    if args.api_key_env:
+        check_api_key(args.api_key_env, os.environ.get(args.api_key_env, ""))
+
+
+def _check_outputs(args) -> tuple[int | None, RepliesFile | None]:
+    """Before any call: both outputs writable and distinct; the answered items of an
+    existing results file (never to be replaced by fewer); the replies file read."""
+    check_output_file(args.json, "--json")
+    if args.replies is None:
+        return answered_in_results_file(args.json), None
+    check_output_file(args.replies, "--replies")
+    if os.path.realpath(args.json) == os.path.realpath(args.replies):
+        raise ValueError(f"--json and --replies are the same file {args.json!r}; allowed: two different files")
+    previous = answered_in_results_file(args.json)
+    if previous is not None:
+        check_output_file(aside_path(args.json), "--json (where fewer results would go)")
+    return previous, RepliesFile(args.replies)
+
+
 def _backend(args):
     if args.backend == "openai":
         try:
@@ -103,11 +164,16 @@ def _backend(args):
             raise UsageError(str(bad)) from None
     if not os.path.isdir(args.model):
         raise UsageError(f"--model: {args.model!r} is not a local model directory (nothing is downloaded)")
+    if not os.path.isfile(os.path.join(args.model, "config.json")):
+        # without this, transformers blames a missing tokenizer library instead
+        raise UsageError(f"--model: {args.model!r} holds no config.json, so it is not a saved model; allowed: a "
+                         "folder written by save_pretrained (config.json, weights, tokenizer files)")
     try:
         backend = HFBackend.from_pretrained(args.model, device=args.device, dtype=args.dtype, name=args.name,
                                             max_new_tokens=args.max_new_tokens, batch_size=args.batch_size)
-    except ValueError as bad:
-        raise UsageError(str(bad)) from None
+    except (OSError, ValueError) as bad:
+        first = (str(bad).strip().splitlines() or [type(bad).__name__])[0]
+        raise UsageError(f"--model: cannot load a model from {args.model!r}: {first}") from None
     has_template = bool(getattr(backend.tokenizer, "chat_template", None))
     if args.chat_template == "on" and not has_template:
         raise UsageError("--chat-template on: the tokenizer has no chat template")
@@ -115,37 +181,54 @@ def _backend(args):
     return backend
 
 
-def run(args) -> int:
-    if args.count < 1:
-        raise UsageError(f"--count must be a positive integer, got {args.count}")
-    try:  # checked before a model is loaded or a request is sent
-        check_int_list("--lengths", args.lengths, 1, MAX_LLM_WINDOW)
-        check_int_list("--seeds", args.seeds, 0)
-    except ValueError as bad:
-        raise UsageError(str(bad)) from None
-    for path in (args.json, args.replies):
-        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            raise UsageError(f"cannot write {path!r}: its directory does not exist")
-    backend = _backend(args)
-    try:
-        results, records = evaluate(backend, args.task, args.lengths, args.seeds, args.count,
-                                    ddof=args.std_ddof, progress=args.progress)
-    except BackendError as fatal:
-        print(f"python -m training llm: error: {fatal}", file=sys.stderr)
-        return 1
-    if args.name:
-        results["model"] = args.name
-    if args.replies:
-        atomic_write_text(args.replies, "".join(json.dumps(r) + "\n" for r in records), parents=False)
-    atomic_write_json(args.json, results, indent=1, trailing_newline=True, parents=False)
+def _print_table(results: dict) -> None:
     for row in results["per_length"]:
         mean = "  n/a" if row["accuracy_mean"] is None else f"{row['accuracy_mean']:.3f}"
         std = "n/a" if row["accuracy_std"] is None else f"{row['accuracy_std']:.3f}"
         print(f"L={row['length']:<4} acc {mean} (std {std})  scored {row['n_scored']}/{row['n_items']}  "
               f"unparseable {row['n_unparseable']}  failed items {row['n_failed_items']}  "
               f"failed calls {row['n_failed_calls']}")
-    failed = sum(row["n_failed_items"] for row in results["per_length"])
-    if failed:
-        print(f"python -m training llm: warning: {failed} item(s) got no reply and were not scored",
-              file=sys.stderr)
-    return 0
+
+
+def run(args) -> int:
+    try:
+        _check_values(args)
+        previous, journal = _check_outputs(args)
+    except ValueError as bad:  # OutputError and RepliesError are ValueErrors too
+        raise UsageError(str(bad)) from None
+    if journal and journal.notice():
+        print(f"{PROG}: warning: {journal.notice()}", file=sys.stderr)
+    backend = _backend(args)
+    kept = f"; the replies received are kept in {args.replies}: rerun to continue" if args.replies else ""
+    try:
+        results, _ = evaluate(backend, args.task, args.lengths, args.seeds, args.count, ddof=args.std_ddof,
+                              progress=args.progress, journal=journal)
+    except RepliesError as bad:
+        raise UsageError(str(bad)) from None
+    except BackendError as fatal:
+        print(f"{PROG}: error: {fatal}{kept}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted{kept}", file=sys.stderr)
+        return 130
+    except OSError as failed:  # e.g. the disk filled while the replies file was rewritten
+        print(f"{PROG}: error: {failed}{kept}", file=sys.stderr)
+        return 1
+    if args.name:
+        results["model"] = args.name
+    try:
+        aside = write_results(args.json, results, previous)
+    except OSError as failed:
+        print(f"{PROG}: error: cannot write --json {args.json}: {failed}{kept}", file=sys.stderr)
+        return 1
+    _print_table(results)
+    status = 0
+    if aside is not None:
+        print(f"{PROG}: error: {args.json} holds {previous} answered items, these results only "
+              f"{answered_in(results)}: it is left as it was and the new results went to {aside}", file=sys.stderr)
+        status = 1
+    line, fatal = failure_verdict(results, args.max_failed_share)
+    if line:
+        print(f"{PROG}: {'error' if fatal else 'warning'}: {line}", file=sys.stderr)
+        status = 1 if fatal else status
+    return status

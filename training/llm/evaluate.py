@@ -40,7 +40,13 @@ Results JSON (written by ``python -m training llm``)::
                      "n_failed_items": int, # no reply after all attempts: not scored
                      "n_failed_calls": int  # failed calls, including retried ones
                     }, ...],
+     "summary": {"n_items": int, "n_answered": int, "n_failed_items": int,
+                 "n_resumed": int,          # replies taken from the --replies file of an earlier run
+                 "errors": {str: int}},     # last error of the items without a reply, with counts
      "settings": {...}}                 # count, std ddof, scoring rule, backend settings
+
+With a replies file (``training.llm.journal``) each reply is saved as it arrives and
+the items it already answers are not asked again.
 """
 
 from __future__ import annotations
@@ -48,8 +54,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from .guards import error_counts
+from .journal import reply_config
 from .prompts import SOLVERS, build_prompt
 from .tasks import LLM_SEEDS, LLM_TARGET_WINDOWS, one_hop_llm
 
@@ -166,24 +174,57 @@ def summarize(records: Sequence[dict], lengths: Sequence[int], seeds: Sequence[i
     return rows
 
 
-def evaluate(backend, task: str, lengths: Sequence[int] = LLM_TARGET_WINDOWS, seeds: Sequence[int] = LLM_SEEDS,
-             count: int = DEFAULT_COUNT, ddof: int = 0, progress: bool = False) -> tuple[dict, list[dict]]:
-    """Run ``backend`` on every item; return (results JSON object, per-item records)."""
-    lengths, seeds = list(lengths), list(seeds)
-    items = make_items(task, lengths, seeds, count)
+def _ask(backend, items, journal, config: dict, progress: bool) -> tuple[list, int]:
+    """Every item's reply, asking the backend only for those ``journal`` does not answer
+    yet and saving each new one to it at once; also how many came from the journal."""
+    answered, failed_before = journal.resume(items, config) if journal else ({}, {})
+    todo = [k for k in range(len(items)) if k not in answered]
+
+    def settled(j, reply):  # a retried item's failed calls include those of earlier runs
+        return replace(reply, failed_calls=reply.failed_calls + failed_before.get(todo[j], 0))
+
+    def save(j, reply):
+        journal.append(items[todo[j]], score([items[todo[j]]], [settled(j, reply)])[0])
+
     bar = None
     if progress:
         from tqdm import tqdm
-        bar = tqdm(total=len(items), desc=f"{task} 1-hop", unit="prompt")
+        bar = tqdm(total=len(todo), desc=f"{items[0].task} 1-hop", unit="prompt")
     try:
-        replies = backend.complete([item.prompt for item in items], on_done=bar.update if bar else None)
+        options = {"on_reply": save} if journal else {}  # a backend without on_reply still works unjournalled
+        new = backend.complete([items[k].prompt for k in todo], on_done=bar.update if bar else None, **options)
     finally:
         if bar:
             bar.close()
-    records = score(items, replies)
+    replies = dict(answered)
+    replies.update((todo[j], settled(j, reply)) for j, reply in enumerate(new))
+    return [replies[k] for k in range(len(items))], len(answered)
+
+
+def evaluate(backend, task: str, lengths: Sequence[int] = LLM_TARGET_WINDOWS, seeds: Sequence[int] = LLM_SEEDS,
+             count: int = DEFAULT_COUNT, ddof: int = 0, progress: bool = False,
+             journal=None) -> tuple[dict, list[dict]]:
+    """Run ``backend`` on every item; return (results JSON object, per-item records).
+
+    ``journal``: a ``training.llm.journal.RepliesFile`` to resume from and stream to; it
+    raises its RepliesError before any call if it belongs to another configuration."""
+    lengths, seeds = list(lengths), list(seeds)
+    items = make_items(task, lengths, seeds, count)
     described = backend.describe()
+    try:
+        replies, resumed = _ask(backend, items, journal, reply_config(described, task), progress)
+    finally:  # on any failure the lines already appended stay, complete, in the file
+        if journal:
+            journal.close()
+    records = score(items, replies)
+    if journal:
+        journal.finish(items, records)
+    per_length = summarize(records, lengths, seeds, ddof)
+    answered = sum(row["n_scored"] for row in per_length)
     results = {"model": described["model"], "backend": described["backend"], "task": task,
-               "lengths": lengths, "seeds": seeds, "per_length": summarize(records, lengths, seeds, ddof),
+               "lengths": lengths, "seeds": seeds, "per_length": per_length,
+               "summary": {"n_items": len(items), "n_answered": answered, "n_failed_items": len(items) - answered,
+                           "n_resumed": resumed, "errors": error_counts(records)},
                "settings": {"count_per_length_and_seed": count, "std_ddof": ddof, "scoring": SCORING_RULE,
                             "length": "target-window size; each prompt's sequence has length + 1 tokens",
                             "seed": "the run number, passed to training.llm.tasks.one_hop_llm",

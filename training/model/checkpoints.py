@@ -6,14 +6,20 @@ Layout (``spec/architecture.md``)::
     RUN/model.safetensors        best checkpoint's weights, HF parameter names
     RUN/vocab.json               token strings in id order
     RUN/metrics.jsonl            one JSON object per line (see training.model.train)
+    RUN/.lock                    only while a train process holds the run (training.model.runlock)
     CKPT/step-NNNNNN/            CKPT = RUN/checkpoints unless --checkpoint-dir
         config.json, model.safetensors         same format as RUN/
         training_state.safetensors             optimizer moments + RNG states
         training_state.json                    step, settings, best so far, scalars
+    CKPT/owner.json              the run these checkpoints belong to (training.model.ownership)
 
 No pickles anywhere: tensors go to safetensors, scalars to JSON.  A checkpoint is
 written into a hidden temporary directory and moved into place with one
-``os.replace``, so a kill leaves either the whole checkpoint or none of it.
+``os.replace``, so a kill leaves either the whole checkpoint or none of it.  Every JSON
+file is checked for shape where it is read (``training.model.runchecks``), and one folder's
+checkpoints must share one architecture.  ``metrics.jsonl`` is appended to, so a kill can
+tear its last line: readers drop a final line that is not JSON (``Metrics.torn_line``); a
+bad line anywhere else is an error naming the line.
 """
 
 from __future__ import annotations
@@ -29,23 +35,20 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save
 
 from theory.files import atomic_write_bytes, atomic_write_json, atomic_write_text
-from training.tasks.definitions import load_vocab
 
 from .gptj import GPTJ, ModelConfig
+from .runchecks import RunError, check_metrics_record, check_state_info, config_from_dict
 
 __all__ = [
-    "RunError", "RUN_FILES", "Metrics", "prepare_run", "save_weights", "load_model", "read_config",
+    "RunError", "RUN_FILES", "Metrics", "save_weights", "load_model", "read_config", "read_state_info",
     "write_json_atomic", "save_checkpoint", "load_checkpoint", "list_checkpoints", "checkpoint_name",
+    "remove_partial",
 ]
 
 CONFIG, WEIGHTS = "config.json", "model.safetensors"
 STATE_TENSORS, STATE_JSON = "training_state.safetensors", "training_state.json"
 _STEP_DIR = re.compile(r"^step-(\d{6,})$")
-RUN_FILES = ("config.json", "model.safetensors", "vocab.json", "metrics.jsonl")
-
-
-class RunError(Exception):
-    """A problem with the user's files or arguments: reported as one line, exit status 2."""
+RUN_FILES = ("config.json", "model.safetensors", "vocab.json", "metrics.jsonl", "recipe.json")
 
 
 def _fsync(path) -> None:
@@ -77,14 +80,18 @@ def save_weights(directory, model: GPTJ, write_config: bool = True) -> None:
     _save_tensors_atomic(directory / WEIGHTS, tensors)
 
 
-def read_config(directory) -> ModelConfig:
-    path = Path(directory) / CONFIG
+def _read_json(path: Path, what: str = "corrupt"):
     try:
-        return ModelConfig.from_hf_dict(json.loads(path.read_text()))
+        return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RunError(f"missing {path}") from None
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
-        raise RunError(f"bad config {path}: {e}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise RunError(f"{what} {path}: {e}") from None
+
+
+def read_config(directory) -> ModelConfig:
+    path = Path(directory) / CONFIG
+    return config_from_dict(_read_json(path, "bad config"), path)
 
 
 def _read_tensors(path: Path) -> dict:
@@ -126,8 +133,9 @@ def checkpoint_name(step: int) -> str:
     return f"step-{step:06d}"
 
 
-def list_checkpoints(checkpoint_dir) -> list[tuple[int, Path]]:
-    """Finished checkpoints ``(step, path)`` in step order (temporary dirs are skipped)."""
+def list_checkpoints(checkpoint_dir, same_architecture: bool = True) -> list[tuple[int, Path]]:
+    """Finished checkpoints ``(step, path)`` in step order (temporary dirs are skipped).
+    ``same_architecture``: RunError when two of them have different ``config.json``."""
     checkpoint_dir = Path(checkpoint_dir)
     if not checkpoint_dir.is_dir():
         return []
@@ -136,7 +144,28 @@ def list_checkpoints(checkpoint_dir) -> list[tuple[int, Path]]:
         m = _STEP_DIR.match(p.name)
         if m and p.is_dir():
             found.append((int(m.group(1)), p))
-    return sorted(found)
+    found.sort()
+    if same_architecture:
+        _check_one_architecture(found)
+    return found
+
+
+def _check_one_architecture(found) -> None:
+    """Checkpoints of two models in one folder (copied together by hand, say) are refused by name."""
+    first = None
+    for _, path in found:
+        try:
+            config = json.loads((path / CONFIG).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue  # reported by whoever loads that checkpoint
+        if first is None:
+            first = (path, config)
+        elif config != first[1]:
+            both = [c for c in (config, first[1]) if isinstance(c, dict)]
+            keys = sorted(set(config) | set(first[1])) if len(both) == 2 else []
+            field = next((k for k in keys if config.get(k) != first[1].get(k)), "the whole file")
+            raise RunError(f"{path / CONFIG} does not match {first[0] / CONFIG} (field {field!r}): "
+                           f"{path.parent} mixes checkpoints of two architectures")
 
 
 def _optimizer_to_files(optimizer: torch.optim.Optimizer):
@@ -162,6 +191,14 @@ def _optimizer_from_files(optimizer, tensors: dict, meta: dict) -> None:
         index, key = name.split(".", 1)
         state.setdefault(int(index), {})[key] = value
     optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+
+
+def read_state_info(path) -> dict:
+    """The checked ``training_state.json`` of the checkpoint folder ``path``."""
+    path = Path(path)
+    info = _read_json(path / STATE_JSON, f"corrupt checkpoint {path}:")
+    named = _STEP_DIR.match(path.name)
+    return check_state_info(info, path / STATE_JSON, int(named.group(1)) if named else None)
 
 
 def save_checkpoint(checkpoint_dir, step: int, model: GPTJ, optimizer, info: dict) -> Path:
@@ -191,12 +228,7 @@ def save_checkpoint(checkpoint_dir, step: int, model: GPTJ, optimizer, info: dic
 def load_checkpoint(path, model: GPTJ, optimizer) -> dict:
     """Restore weights, optimizer and RNG states in place; return the JSON info."""
     path = Path(path)
-    try:
-        info = json.loads((path / STATE_JSON).read_text())
-    except FileNotFoundError:
-        raise RunError(f"corrupt checkpoint {path}: missing {STATE_JSON}") from None
-    except json.JSONDecodeError as e:
-        raise RunError(f"corrupt checkpoint {path}: {STATE_JSON}: {e}") from None
+    info = read_state_info(path)
     loaded = load_model(path, device="cpu")
     if loaded.config != model.config:
         raise RunError(f"checkpoint {path} has a different model config than this run")
@@ -209,7 +241,7 @@ def load_checkpoint(path, model: GPTJ, optimizer) -> dict:
             states = [tensors[k] for k in sorted(k for k in tensors if k.startswith("rng.cuda."))]
             if states:
                 torch.cuda.set_rng_state_all(states)
-    except (KeyError, ValueError, RuntimeError) as e:
+    except (KeyError, ValueError, TypeError, AttributeError, RuntimeError) as e:
         raise RunError(f"corrupt checkpoint {path}: training state: {e}") from None
     return info
 
@@ -218,19 +250,37 @@ class Metrics:
     """RUN/metrics.jsonl: a ``settings`` line, then ``train`` and ``validation`` lines."""
 
     def __init__(self, path: Path):
-        self.path = path
+        self.path = Path(path)
+        self.torn_line: int | None = None  # the number of a torn last line the last read() dropped
 
     def read(self) -> list[dict]:
         try:
-            return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
+            text = self.path.read_bytes().decode("utf-8", errors="replace")
         except FileNotFoundError:
             return []
-        except json.JSONDecodeError as e:
-            raise RunError(f"corrupt {self.path}: {e}") from None
+        except OSError as e:
+            raise RunError(f"cannot read {self.path}: {e}") from None
+        numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+        records, self.torn_line = [], None
+        for index, (number, line) in enumerate(numbered):
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as e:
+                if index == len(numbered) - 1:  # a kill during append: the record never was
+                    self.torn_line = number
+                    break
+                raise RunError(f"corrupt {self.path} line {number}: {e}") from None
+            records.append(check_metrics_record(record, self.path, number))
+        return records
+
+    def settings(self) -> dict:
+        """The run's settings line ({} when there is none)."""
+        return next((r for r in self.read() if r["split"] == "settings"), {})
 
     def truncate(self, step: int) -> None:
-        """Drop what an interrupted run logged after the checkpoint it resumes from."""
-        keep = [r for r in self.read() if r.get("step", 0) <= step]
+        """Drop what an interrupted run logged after the checkpoint it resumes from (and a
+        torn last line: ``torn_line`` says which)."""
+        keep = [r for r in self.read() if r["step"] <= step]
         atomic_write_text(self.path, "".join(json.dumps(r) + "\n" for r in keep), parents=False)
 
     def append(self, record: dict) -> None:
@@ -238,38 +288,7 @@ class Metrics:
             f.write(json.dumps(record) + "\n")
 
 
-def prepare_run(out: Path, ckpt_dir: Path | None, task_name: str, resume: bool, force: bool):
-    """Check what exists at RUN before touching anything; return the checkpoint dir."""
-    if resume and force:
-        raise RunError("--resume and --force exclude each other")
-    existing = [f for f in RUN_FILES if (out / f).exists()]
-    if resume:
-        if not existing:
-            raise RunError(f"nothing to resume: {out} holds no run")
-        try:
-            load_vocab(out / "vocab.json", task_name)
-        except (OSError, ValueError) as e:
-            raise RunError(f"cannot resume: {e}") from None
-        if ckpt_dir is None:  # the settings line remembers where checkpoints went
-            header = next((r for r in Metrics(out / "metrics.jsonl").read() if r.get("split") == "settings"), {})
-            ckpt_dir = out / header.get("checkpoint_dir", "checkpoints")  # an absolute one replaces out
-        if not list_checkpoints(ckpt_dir):
-            raise RunError(f"cannot resume: no checkpoint in {ckpt_dir}")
-        _remove_partial(ckpt_dir)
-        return ckpt_dir
-    ckpt_dir = ckpt_dir or out / "checkpoints"
-    if (existing or list_checkpoints(ckpt_dir)) and not force:
-        raise RunError(f"{out} already holds a run; pass --resume to continue it or --force to replace it")
-    if force:  # remove only what a run writes, never unknown files
-        for f in existing:
-            (out / f).unlink()
-        for _, path in list_checkpoints(ckpt_dir):
-            shutil.rmtree(path)
-        _remove_partial(ckpt_dir)
-    return ckpt_dir
-
-
-def _remove_partial(ckpt_dir: Path) -> None:
+def remove_partial(ckpt_dir: Path) -> None:
     """Temporary dirs of checkpoints whose writing was killed before the final rename."""
     if Path(ckpt_dir).is_dir():
         for p in Path(ckpt_dir).glob(".tmp-step-*"):

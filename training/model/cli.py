@@ -7,7 +7,9 @@ by ``transformers.GPTJForCausalLM.from_pretrained(RUN)``), RUN/vocab.json,
 RUN/metrics.jsonl and CKPT/step-NNNNNN/ (CKPT = RUN/checkpoints unless
 --checkpoint-dir).  An existing run is never overwritten without --resume or
 --force.  Bad input (missing or corrupt checkpoint, vocab.json of another task,
-config not matching the weights, unknown device) is one error line, exit status 2.
+config not matching the weights, unknown device, a seed outside 0..2**64-1, an --out or
+--checkpoint-dir that cannot be written, a run folder another train process holds, a
+checkpoint folder of another run) is one error line, exit status 2, before any work.
 
 ``python -m training bench``: training steps per second, ours vs HF GPTJForCausalLM.
 
@@ -38,6 +40,9 @@ def add_train_parser(subparsers) -> None:
     parser.add_argument("--preset", choices=sorted(PRESETS), default=None,
                         help="paper (default): Appendix C.2; smoke: a tiny model for tests")
     parser.add_argument("--steps", type=int, default=None, metavar="N", help="optimizer steps (preset default)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                        help="change one recipe value, e.g. model.rotary_dim=64 or lr=3e-4 (repeatable; "
+                             "keys: training.model.recipe.KEYS)")
     parser.add_argument("--seed", type=int, default=None, metavar="S",
                         help="initial weights, dropout and data order (default 0)")
     parser.add_argument("--device", default="auto", metavar="auto|cpu|cuda",
@@ -59,7 +64,7 @@ def run_train(args) -> int:
         summary = train(args.task, args.out, preset=args.preset, steps=args.steps, seed=args.seed,
                         device=args.device, resume=args.resume, force=args.force,
                         checkpoint_dir=args.checkpoint_dir, stop_at=args.stop_at,
-                        progress=not args.no_progress)
+                        progress=not args.no_progress, overrides=args.overrides)
     except RunError as error:
         raise UsageError(str(error)) from None
     print(json.dumps(summary))
@@ -88,11 +93,13 @@ def run_bench_command(args) -> int:
         raise UsageError("--device cuda: no CUDA device is available")
     if min(args.rounds, args.steps_per_round, args.batch_size) < 1:
         raise UsageError("--rounds, --steps-per-round and --batch-size must be >= 1")
+    if args.threads is not None and args.threads < 1:
+        raise UsageError(f"--threads must be >= 1, got {args.threads}")
     try:
         import transformers  # noqa: F401
     except ImportError:
         raise UsageError("bench needs transformers (pip install -e '.[dev]')") from None
-    if args.threads:
+    if args.threads is not None:
         torch.set_num_threads(args.threads)
     print(json.dumps(run_bench(args.rounds, args.steps_per_round, args.batch_size, args.device)))
     return 0

@@ -17,6 +17,13 @@ step number, and ``--resume`` from the last checkpoint (weights, AdamW moments,
 torch RNG states) ends with exactly the weights of an uninterrupted run.  The
 data set itself is the paper's fixed split (``paper_splits(task, seed=0)``).
 
+Safety (``training.model.runsetup``): every destination is checked before any work, the
+run folder is locked for the whole run (``RUN/.lock``; a second ``train`` on it exits 2
+naming the holder), ``--force`` deletes only what belongs to the run at ``--out``, and a
+start that fails before its first checkpoint removes what it made.  ``--resume`` restores a
+missing ``RUN/model.safetensors`` from the best checkpoint and drops a torn last line of
+``metrics.jsonl`` (``training.model.resume``).
+
 Reference runs (the shipped RUN dirs keep only best weights, config, vocab and
 metrics, < 25 MB; checkpoints go to the git-ignored runs/): scripts/train_reference.sh.
 """
@@ -24,25 +31,28 @@ metrics, < 25 MB; checkpoints go to the git-ignored runs/): scripts/train_refere
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 import sys
 import time
 from contextlib import nullcontext
-from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from theory.files import atomic_write_json
 from training.tasks.definitions import get_task, save_vocab
 
-from .checkpoints import (Metrics, RunError, list_checkpoints, load_checkpoint, prepare_run, save_checkpoint,
+from .checkpoints import (Metrics, RunError, list_checkpoints, load_checkpoint, read_state_info, save_checkpoint,
                           save_weights, write_json_atomic)
-from .gptj import GPTJ, ModelConfig
+from .gptj import GPTJ
 from .presets import Preset, get_preset
+from .recipe import apply_overrides, resolved_recipe
+from .resume import check_run_config, model_config, restore_best_weights, resumed_settings, truncate_metrics
+from .runchecks import check_seed
+from .runsetup import RunFolder, open_run
 
 __all__ = ["train", "make_optimizer", "lr_factor", "batch_indices", "evaluate", "resolve_device"]
 
@@ -137,50 +147,69 @@ def _check_stop_at(stop_at, start: int, total: int) -> None:
         raise RunError(f"--stop-at must be in {start + 1}..{total}, got {stop_at}")
 
 
-def train(task: str, out, preset: str | None = None, steps: int | None = None, seed: int | None = None,
-          device: str = "auto", resume: bool = False, force: bool = False, checkpoint_dir=None,
-          stop_at: int | None = None, progress: bool = True) -> dict:
-    """Train (or resume) a run; returns a summary.  Raises RunError on bad input."""
+def _checked_flags(task: str, preset, steps, seed, stop_at, resume: bool, overrides=()) -> Preset:
+    """Every flag that can be checked without the run folder; the recipe of a fresh start:
+    the preset, then each ``--set KEY=VALUE`` (training.model.recipe), then ``--steps``."""
     try:
         get_task(task)
-        recipe = get_preset(preset or "paper")
+        recipe = apply_overrides(get_preset(preset or "paper"), overrides)
     except ValueError as e:
         raise RunError(str(e)) from None
-    dev = resolve_device(device)
-    out = Path(out)
-    ckpt_dir = prepare_run(out, Path(checkpoint_dir) if checkpoint_dir else None, task, resume, force)
-    metrics = Metrics(out / "metrics.jsonl")
+    if seed is not None:
+        check_seed(seed)
+    if resume:
+        return recipe
+    total = recipe.steps if steps is None else steps
+    if total < 1:
+        raise RunError(f"--steps must be >= 1, got {total}")
+    _check_stop_at(stop_at, 0, total)
+    return dataclasses.replace(recipe, steps=total)
 
+
+def _check_resumed_overrides(saved: Preset, overrides) -> None:
+    """``--set`` given again on ``--resume`` must not change the run's recipe."""
+    if not overrides:
+        return
+    wanted = apply_overrides(saved, overrides)
+    if wanted != saved:
+        changed = [k for k, v in wanted.to_dict().items() if saved.to_dict()[k] != v]
+        raise RunError(f"cannot resume with --set {' --set '.join(overrides)}: it changes {', '.join(changed)} "
+                       f"of the run's recipe")
+
+
+def train(task: str, out, preset: str | None = None, steps: int | None = None, seed: int | None = None,
+          device: str = "auto", resume: bool = False, force: bool = False, checkpoint_dir=None,
+          stop_at: int | None = None, progress: bool = True, overrides=()) -> dict:
+    """Train (or resume) a run; returns a summary.  Raises RunError on bad input.
+    ``overrides``: ``KEY=VALUE`` strings of ``--set`` (training.model.recipe)."""
+    recipe = _checked_flags(task, preset, steps, seed, stop_at, resume, overrides)
+    dev = resolve_device(device)
+    with open_run(out, checkpoint_dir, task, resume, force) as run:
+        flags = {"task": task, "preset": preset, "steps": steps, "seed": seed}
+        return _train_run(run, task, recipe, flags, dev, stop_at, progress, tuple(overrides))
+
+
+def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop_at, progress: bool,
+               overrides: tuple) -> dict:
+    out, ckpt_dir, resume = run.out, run.ckpt_dir, run.resume
+    metrics = Metrics(out / "metrics.jsonl")
     last_path = list_checkpoints(ckpt_dir)[-1][1] if resume else None
     if resume:  # the run's own settings win; a conflicting explicit flag is an error
+        settings, recipe = resumed_settings(read_state_info(last_path), last_path, flags)
         try:
-            saved = json.loads((last_path / "training_state.json").read_text())["settings"]
-        except (OSError, KeyError, json.JSONDecodeError) as e:
-            raise RunError(f"corrupt checkpoint {last_path}: {e}") from None
-        for key, given in (("task", task), ("preset", preset), ("steps", steps), ("seed", seed)):
-            if given is not None and given != saved[key]:
-                raise RunError(f"cannot resume with --{key} {given}: the run was started with {saved[key]}")
-        try:
-            recipe = Preset(**{**saved["recipe"], "betas": tuple(saved["recipe"]["betas"])})
-        except (KeyError, TypeError) as e:
-            raise RunError(f"corrupt checkpoint {last_path}: settings: {e}") from None
-        settings = saved
+            _check_resumed_overrides(recipe, overrides)
+        except ValueError as e:  # a bad --set key or value
+            raise RunError(str(e)) from None
     else:
-        total = recipe.steps if steps is None else steps
-        if total < 1:
-            raise RunError(f"--steps must be >= 1, got {total}")
-        if seed is not None and seed < 0:
-            raise RunError(f"--seed must be >= 0, got {seed}")
-        _check_stop_at(stop_at, 0, total)
-        recipe = dataclasses.replace(recipe, steps=total)
         # relative to RUN, so a repository checkout can be moved and the run still resumed
         where = os.path.relpath(ckpt_dir.resolve(), out.resolve())
-        settings = {"task": task, "preset": recipe.name, "steps": total, "seed": 0 if seed is None else seed,
+        settings = {"task": task, "preset": recipe.name, "steps": recipe.steps,
+                    "seed": 0 if flags["seed"] is None else flags["seed"],
                     "checkpoint_dir": str(where), "recipe": recipe.to_dict()}
     total, seed = settings["steps"], settings["seed"]
 
     torch.manual_seed(seed)
-    config = ModelConfig(vocab_size=len(get_task(task).vocab), **recipe.model)
+    config = model_config(task, recipe, f"checkpoint {last_path}" if resume else f"--preset {recipe.name}")
     model = GPTJ(config).to(dev)
     optimizer = make_optimizer(model, recipe.lr, recipe.betas, recipe.weight_decay)
     amp, scaler = _autocast(dev)
@@ -191,13 +220,17 @@ def train(task: str, out, preset: str | None = None, steps: int | None = None, s
         info = load_checkpoint(last_path, model, optimizer)
         start, best = info["step"], info["best"]
         _check_stop_at(stop_at, start, total)
+        check_run_config(out, config, last_path)
+        restore_best_weights(out, ckpt_dir, best["step"])
         if scaler is not None and info.get("grad_scaler"):
             scaler.load_state_dict(info["grad_scaler"])
-        metrics.truncate(start)
+        truncate_metrics(metrics, start)
     else:
-        out.mkdir(parents=True, exist_ok=True)
         save_vocab(out / "vocab.json", task)
         write_json_atomic(out / "config.json", config.to_hf_dict())
+        # everything the run is trained with, defaults included: the folder alone reproduces it
+        atomic_write_json(out / "recipe.json", {"task": task, "seed": settings["seed"], "overrides": list(overrides),
+                                                "recipe": resolved_recipe(recipe, config.vocab_size)}, indent=1)
         metrics.path.write_text("")
         metrics.append({"split": "settings", "step": 0, **settings, "device": str(dev),
                         "parameters": model.num_parameters()})
@@ -224,6 +257,7 @@ def train(task: str, out, preset: str | None = None, steps: int | None = None, s
     done = start
     if start == 0:
         validate_and_checkpoint(0)
+        run.started()
     model.train()
     t_window = time.perf_counter()  # seconds_per_step counts training steps, not the step-0 eval
     for step in range(start, total):

@@ -10,12 +10,11 @@ more than a few million tokens in memory beyond the 17-token core of every row.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 
 from theory.files import atomic_open
-from training.cli_common import UsageError
+from training.cli_common import UsageError, check_output
 
 from . import generators as gen
 from .definitions import TASKS, check_count, check_extra, check_hops, check_seed, get_task
@@ -69,6 +68,8 @@ def run(args) -> int:
             check(value)
         except ValueError as bad:
             raise UsageError(f"{flag}: {bad}") from None
+    if args.out is not None:
+        check_output(args.out, "--out")  # a bad destination is refused before any row is generated
     task = get_task(args.task)
     try:
         core = task.generate(args.count, args.seed, hops=args.hops, exact_balance=args.exact_balance)
@@ -95,12 +96,13 @@ def _write_stdout(chunks) -> int:
 
 
 def _write_atomically(path: str, chunks) -> None:
-    """Stream ``chunks`` into ``path`` atomically; a folder that does not exist (or is not
-    writable) is a usage error, found before any line is generated."""
-    with contextlib.ExitStack() as stack:
-        try:
-            handle = stack.enter_context(atomic_open(path, "w", parents=False))
-        except OSError as bad:
-            raise UsageError(f"--out: cannot write {path!r}: {bad.strerror}") from None
-        for chunk in chunks:
-            handle.write(chunk)
+    """Stream ``chunks`` into ``path`` atomically.  The destination was checked before the
+    work; one that turned bad since (its folder removed, the disk full) is still one line: an
+    OSError here, an OutputError (a directory put at the path) through the dispatcher.
+    Generating rows does no I/O, so an OSError here is the destination's."""
+    try:
+        with atomic_open(path, "w", parents=False) as handle:
+            for chunk in chunks:
+                handle.write(chunk)
+    except OSError as bad:
+        raise UsageError(f"--out: cannot write {path!r}: {bad.strerror or bad}") from None

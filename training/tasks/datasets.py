@@ -19,7 +19,11 @@ How the splits are built, and why:
 The cache is an ``.npz`` (``allow_pickle=False``) plus a JSON manifest naming the
 task, seed, sizes, hops, generator and numpy versions and a SHA-256 of the content;
 both are written atomically and a cache whose manifest differs in anything, or
-whose content does not hash to the manifest, is rebuilt.
+whose content does not hash to the manifest, is rebuilt.  So is a cache that cannot be
+read at all (a truncated or empty ``.npz``, a manifest that is not a JSON object), with one
+line on stderr naming the file and why.  The cache FOLDER is the user's setting
+(``$ROPE_HEADS_CACHE``): one that is not a folder, or that cannot be written when a
+rebuild is needed, raises ``CacheError`` (a usage error: one line, exit status 2).
 """
 
 from __future__ import annotations
@@ -27,26 +31,51 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from theory.files import atomic_open, atomic_write_json
+from theory.files import OutputError, atomic_open, atomic_write_json, check_output_dir
+from training.cli_common import UsageError
 
 from . import generators as gen
 from .definitions import Batch, check_count, check_hops, check_seed, get_task
 from .vocab import ALL_HOPS
 
 __all__ = ["PAPER_SPLIT_SIZES", "build_splits", "paper_splits", "cached_splits", "duplicate_rows",
-           "balance_report", "default_cache_dir", "resample_duplicates"]
+           "balance_report", "default_cache_dir", "check_cache_dir", "resample_duplicates", "CacheError"]
 
 PAPER_SPLIT_SIZES = {"train": 432_000, "validation": 2_400, "test": 45_600}
 _DEDUPE_TAG = 0xDED0
 _CACHE_FORMAT = 1
 
 
+class CacheError(UsageError, ValueError):
+    """The dataset cache folder cannot be used.  It is a user setting, so this is a usage
+    error: the ``python -m training`` dispatcher prints it as one line and exits 2."""
+
+
 def default_cache_dir() -> Path:
     return Path(os.environ.get("ROPE_HEADS_CACHE") or Path.home() / ".cache" / "rope_heads")
+
+
+def check_cache_dir(cache_dir=None, writable: bool = False) -> Path:
+    """The cache folder (``cache_dir``, else ``default_cache_dir()``); CacheError if something
+    other than a folder stands there or (``writable``) it cannot be made or written in.
+    Cheap, so a command may call it before any work."""
+    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    named = f"{directory}" if cache_dir is not None else f"{directory} ($ROPE_HEADS_CACHE)"
+    if directory.exists() and not directory.is_dir():
+        raise CacheError(f"dataset cache folder {named} exists and is not a directory; "
+                         f"remove it or set ROPE_HEADS_CACHE to a folder")
+    if writable:
+        try:
+            check_output_dir(directory, f"dataset cache folder {named}")
+        except OutputError as error:
+            raise CacheError(f"{error}; set ROPE_HEADS_CACHE to a writable folder") from None
+    return directory
 
 
 def duplicate_rows(inputs: np.ndarray) -> np.ndarray:
@@ -153,18 +182,53 @@ def _parameters(task, sizes: dict, seed: int, hops: tuple) -> dict:
             "vocab_sha256": hashlib.sha256(json.dumps(task.vocab).encode()).hexdigest()}
 
 
+def _read_manifest(manifest_path: Path) -> dict:
+    manifest = json.loads(manifest_path.read_text())
+    if not isinstance(manifest, dict):
+        raise ValueError(f"manifest is a JSON {type(manifest).__name__}, not an object")
+    return manifest
+
+
+# every way a damaged cache fails to load: a truncated or empty .npz (BadZipFile, EOFError),
+# an unreadable or non-JSON manifest, missing or non-integer arrays
+_DAMAGED = (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile)
+
+
 def _load(data_path: Path, manifest_path: Path, parameters: dict):
-    """The cached splits if the manifest matches ``parameters`` and the content its hash, else None."""
+    """(the cached splits, None) if the manifest matches ``parameters`` and the content its
+    hash; else (None, why not: names the file), ``why`` None when there is no cache yet."""
+    if not manifest_path.exists() and not data_path.exists():
+        return None, None
     try:
-        manifest = json.loads(manifest_path.read_text())
-        if manifest.get("parameters") != parameters:
-            return None
+        manifest = _read_manifest(manifest_path)
+    except _DAMAGED as error:
+        return None, f"{manifest_path}: {type(error).__name__}: {error}"
+    if manifest.get("parameters") != parameters:
+        return None, f"{manifest_path} names other parameters"
+    try:
         with np.load(data_path, allow_pickle=False) as data:
             splits = {name: Batch(data[f"{name}/inputs"], data[f"{name}/answers"], data[f"{name}/hops"])
                       for name in parameters["sizes"]}
-    except (OSError, ValueError, KeyError):
-        return None
-    return splits if _content_sha256(splits) == manifest.get("content_sha256") else None
+        content = _content_sha256(splits)
+    except _DAMAGED as error:
+        return None, f"{data_path}: {type(error).__name__}: {error}"
+    if content != manifest.get("content_sha256"):
+        return None, f"{data_path}: content does not match the SHA-256 in {manifest_path.name}"
+    return splits, None
+
+
+def _write_cache(splits: dict, info: dict, task, parameters: dict, data_path: Path, manifest_path: Path) -> None:
+    arrays = {f"{name}/{field}": getattr(batch, field) for name, batch in splits.items()
+              for field in ("inputs", "answers", "hops")}
+    try:
+        with atomic_open(data_path, "wb") as handle:
+            np.savez(handle, **arrays)
+        manifest = {"parameters": parameters, "content_sha256": _content_sha256(splits), "data_file": data_path.name,
+                    **info, "balance": {name: balance_report(task, batch) for name, batch in splits.items()}}
+        # The manifest goes last: a crash in between leaves a data file no manifest vouches for.
+        atomic_write_json(manifest_path, manifest, indent=1)
+    except OutputError as error:  # e.g. a folder standing where the .npz belongs
+        raise CacheError(f"dataset cache: {error}") from None
 
 
 def cached_splits(task_name, sizes=None, seed: int = 0, hops=ALL_HOPS, cache_dir=None) -> dict[str, Batch]:
@@ -175,22 +239,18 @@ def cached_splits(task_name, sizes=None, seed: int = 0, hops=ALL_HOPS, cache_dir
     sizes = dict(PAPER_SPLIT_SIZES if sizes is None else sizes)
     parameters = _parameters(task, sizes, check_seed(seed), check_hops(hops))
     digest = hashlib.sha256(json.dumps(parameters, sort_keys=True).encode()).hexdigest()[:16]
-    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    directory = check_cache_dir(cache_dir)
     stem = f"{task.name}-seed{seed}-{digest}"
     data_path, manifest_path = directory / f"{stem}.npz", directory / f"{stem}.json"
-    splits = _load(data_path, manifest_path, parameters)
+    splits, why = _load(data_path, manifest_path, parameters)
     if splits is not None:
         return splits
+    check_cache_dir(cache_dir, writable=True)  # before the build, which takes seconds
+    if why is not None:
+        print(f"dataset cache: {why}; rebuilding it", file=sys.stderr)
     splits, info = build_splits(task, sizes, seed, hops)
     directory.mkdir(parents=True, exist_ok=True)
-    arrays = {f"{name}/{field}": getattr(batch, field) for name, batch in splits.items()
-              for field in ("inputs", "answers", "hops")}
-    with atomic_open(data_path, "wb") as handle:
-        np.savez(handle, **arrays)
-    manifest = {"parameters": parameters, "content_sha256": _content_sha256(splits), "data_file": data_path.name,
-                **info, "balance": {name: balance_report(task, batch) for name, batch in splits.items()}}
-    # The manifest goes last: a crash in between leaves a data file no manifest vouches for.
-    atomic_write_json(manifest_path, manifest, indent=1)
+    _write_cache(splits, info, task, parameters, data_path, manifest_path)
     return splits
 
 

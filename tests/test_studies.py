@@ -1,0 +1,120 @@
+"""training.studies: plans are checked before any work, members run once and resume, collect
+gives every seed's value with an interval, and --list lines are runnable commands."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from theory.statistics import mean_interval
+from training.studies.plan import PlanError, load_plan
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def smoke_plan(tmp_path, **changes) -> Path:
+    plan = {
+        "name": "smoke", "root": str(tmp_path / "members"), "ship": str(tmp_path / "ship"),
+        "tasks": ["letter"], "seeds": [1, 2],
+        "variants": {"tiny": {"preset": "smoke", "set": ["steps=20", "checkpoint_every=10", "eval_every=10"]}},
+        "evaluate": {"test_split": False, "lengths": [17, 30], "count": 16, "seed": 3},
+        "analyze": {"n_inputs": 4, "discrepancy": False},
+    }
+    plan.update(changes)
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    return path
+
+
+def study(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "training", "study", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"colour": "red"}, "unknown key(s) colour"),
+    ({"seeds": [1, 1]}, "duplicated member"),
+    ({"tasks": ["letter", "letter"]}, "duplicated member"),
+    ({"tasks": ["words"]}, "unknown task 'words'"),
+    ({"variants": {"a": {"preset": "smoke", "set": ["model.rotary_dim=7"]}}}, "rotary_dim"),
+    ({"variants": {"a": {"preset": "smoke", "set": ["nonsense=1"]}}}, "unknown key 'nonsense'"),
+    ({"variants": {"a": {"preset": "smoke"}, "b": {"preset": "smoke", "set": []}}}, "duplicated member"),
+    ({"evaluate": {"lengths": [5]}}, "lengths"),
+])
+def test_a_bad_plan_exits_2_before_any_work(tmp_path, change, message):
+    result = study(smoke_plan(tmp_path, **change))
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "members").exists()
+
+
+def test_duplicated_json_keys_are_refused(tmp_path):
+    path = tmp_path / "plan.json"
+    path.write_text('{"name": "x", "name": "y"}')
+    with pytest.raises(PlanError, match="duplicated key"):
+        load_plan(path)
+
+
+def test_jobs_0_and_unknown_member_exit_2(tmp_path):
+    plan = smoke_plan(tmp_path)
+    assert "--jobs must be >= 1" in study(plan, "--jobs", 0).stderr
+    result = study(plan, "--member", "tiny/letter/seed-9")
+    assert result.returncode == 2 and "no member" in result.stderr
+
+
+def test_a_study_runs_resumes_and_collects(tmp_path):
+    plan = smoke_plan(tmp_path)
+    first = study(plan, "--jobs", 2, "--no-progress")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout.splitlines()[-1])["done"] == 2
+    member = tmp_path / "members" / "tiny" / "letter" / "seed-1"
+    for name in ("train.json", "length_generalisation.json", "analysis.json", "run/model.safetensors"):
+        assert (member / name).is_file(), name
+    stamps = {p: p.stat().st_mtime_ns for p in member.rglob("*.json")}
+
+    # idempotent: a second run starts no stage
+    again = study(plan, "--no-progress")
+    assert again.returncode == 0 and {p: p.stat().st_mtime_ns for p in member.rglob("*.json")} == stamps
+    assert "$" not in (member / "logs" / "train.log").read_text().split("\n", 1)[1]  # one train command only
+
+    # a partial member redoes only what is missing
+    (member / "length_generalisation.json").unlink()
+    study(plan, "--member", "tiny/letter/seed-1", "--no-progress")
+    assert (member / "length_generalisation.json").is_file()
+    assert (member / "analysis.json").stat().st_mtime_ns == stamps[member / "analysis.json"]
+
+    collected = study(plan, "--collect")
+    assert collected.returncode == 0, collected.stderr
+    summary = json.loads((tmp_path / "ship" / "summary.json").read_text())
+    result = summary["results"]["tiny"]["letter"]
+    at_17 = result["length"]["accuracy"][0]
+    seeds = {s: json.loads((tmp_path / "members" / "tiny" / "letter" / f"seed-{s}" / "length_generalisation.json")
+                           .read_text())["accuracy"][0] for s in (1, 2)}
+    assert at_17["values"] == {"1": seeds[1], "2": seeds[2]}
+    assert at_17["mean"] == pytest.approx((seeds[1] + seeds[2]) / 2)
+    assert at_17["n"] == 2 and at_17["ci"][0] <= at_17["mean"] <= at_17["ci"][1]
+    assert "Student t" in summary["interval"]
+    assert (tmp_path / "ship" / "tiny" / "letter" / "seed-2" / "analysis.json").is_file()
+    assert not list((tmp_path / "ship").rglob("*.safetensors"))
+
+
+def test_list_prints_one_runnable_command_per_member(tmp_path):
+    plan = smoke_plan(tmp_path)
+    lines = study(plan, "--list").stdout.strip().splitlines()
+    assert len(lines) == 2 and all("--member tiny/letter/seed-" in line for line in lines)
+    assert not (tmp_path / "members").exists()
+
+
+def test_student_t_interval():
+    stats = mean_interval([0.9, 0.92, 0.95, 0.91, 0.93])
+    assert stats["mean"] == pytest.approx(0.922)
+    # t(0.975, 4) = 2.776: half-width 2.776 * sd / sqrt(5)
+    assert stats["ci"][1] - stats["mean"] == pytest.approx(2.7764451 * stats["sd"] / 5 ** 0.5, rel=1e-6)
+    clipped = mean_interval([1.0, 1.0, 0.99], bounds=(0, 1))
+    assert clipped["ci"][1] == 1 and clipped["clipped"]
+    assert mean_interval([0.5])["ci"] is None

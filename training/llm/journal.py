@@ -1,0 +1,186 @@
+"""The replies file (``--replies FILE``): every item's reply as one JSON line, appended and
+flushed as soon as it arrives, so a crash, a Ctrl-C or a revoked key keeps every reply
+already paid for; a rerun with the same file asks only the items that have no reply yet.
+
+A line is the item's record (``training.llm.evaluate.score``: length, seed, index, answer,
+reply, raw, parsed, correct, failed_calls, error) plus
+
+* ``task``;
+* ``prompt_sha256``: the SHA-256 of the exact prompt sent;
+* ``config``: what shapes a reply (backend, model, task, and the decoding settings such
+  as the URL, temperature, token limit, extra request fields, chat template, dtype).
+
+An item is keyed by (task, length, seed, index).  A file whose lines carry another
+``config``, or another prompt for an item of this run, belongs to another configuration
+and is refused (exit 2) before any call.  An item that had no reply is asked again; its
+``failed_calls`` then counts the calls of every run.  A torn last line (a crash in the
+middle of an append) is dropped with a warning; a bad line anywhere else is an error.
+When a run ends the file is rewritten atomically: one line per item of this run, in item
+order, then the lines of other items (other lengths or seeds) kept as they were.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+from theory.files import atomic_write_text
+
+from .backends import Reply
+
+__all__ = ["RepliesError", "RepliesFile", "reply_config", "prompt_digest"]
+
+# Settings from a backend's describe() that change what the model replies (not: timeouts,
+# retries, workers, batch size, device).
+REPLY_SETTINGS = ("backend", "model", "url", "temperature", "max_tokens", "max_tokens_field", "extra_body",
+                  "max_new_tokens", "chat_template", "stop", "decoding", "dtype")
+_FIELDS = {"task": str, "length": int, "seed": int, "index": int, "failed_calls": int, "prompt_sha256": str,
+           "config": dict}
+_OPTIONAL_TEXT = ("reply", "raw", "error")
+
+
+class RepliesError(ValueError):
+    """A replies file that cannot be resumed; the message is one line naming it."""
+
+
+def reply_config(described: dict, task: str) -> dict:
+    config = {name: described[name] for name in REPLY_SETTINGS if name in described}
+    config["task"] = task
+    return json.loads(json.dumps(config))  # as it reads back from the file (tuples become lists)
+
+
+def prompt_digest(prompt: str) -> str:
+    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+
+
+def _key(record) -> tuple:
+    return record["task"], record["length"], record["seed"], record["index"]
+
+
+def _problem(record) -> str | None:
+    """Why ``record`` is not a line of a replies file, or None."""
+    if not isinstance(record, dict):
+        return f"a JSON {type(record).__name__}, not an object"
+    for name, kind in _FIELDS.items():
+        if not isinstance(record.get(name), kind) or isinstance(record.get(name), bool):
+            return f"field {name!r} missing or not {kind.__name__}"
+    for name in _OPTIONAL_TEXT:
+        if not isinstance(record.get(name), (str, type(None))):
+            return f"field {name!r} is not text or null"
+    return None
+
+
+class RepliesFile:
+    """Read when made (before any work); ``resume`` checks it against this run and opens it
+    for appending; ``append`` writes one line; ``finish`` rewrites it compactly."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self.lines: list[tuple[int, dict]] = []  # (line number, record)
+        self.torn_bytes = 0  # length of a torn last line, dropped
+        self._good_size = 0
+        self._handle = None
+        self._missing_newline = False
+        self.config = None
+        if os.path.exists(self.path):
+            self._read()
+
+    def _read(self) -> None:
+        with open(self.path, "rb") as handle:
+            data = handle.read()
+        *whole, tail = data.split(b"\n")
+        if tail and (not tail.startswith(b"{") or self._is_record(tail)):
+            # not a fragment of our JSON object lines, or a whole line that lost only its newline
+            whole, tail = whole + [tail], b""
+            self._missing_newline = True
+        for number, raw in enumerate(whole, start=1):
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                record = None
+            problem = "not valid JSON" if record is None else _problem(record)
+            if problem:
+                raise RepliesError(f"--replies: {self.path} line {number} is not a reply line ({problem}); only a "
+                                   "torn last line is tolerated: choose another --replies file")
+            self.lines.append((number, record))
+        self.torn_bytes, self._good_size = len(tail), len(data) - len(tail)
+
+    @staticmethod
+    def _is_record(raw: bytes) -> bool:
+        try:
+            return _problem(json.loads(raw.decode("utf-8"))) is None
+        except (UnicodeDecodeError, ValueError):
+            return False
+
+    def notice(self) -> str | None:
+        if self.torn_bytes:
+            return (f"dropped a torn last line ({self.torn_bytes} bytes) of {self.path}, left by a crash in the "
+                    "middle of a write; that item is asked again")
+        return None
+
+    def resume(self, items, config: dict) -> tuple[dict[int, Reply], dict[int, int]]:
+        """Check the file belongs to this configuration and open it for appending; return
+        ({position: reply} of items already answered, {position: failed calls so far} of
+        items that had no reply)."""
+        self.config = config
+        position = {(item.task, item.length, item.seed, item.index): k for k, item in enumerate(items)}
+        answered, failed = {}, {}
+        for number, record in self.lines:
+            self._check(number, record, items, position)
+            k = position.get(_key(record))
+            if k is None or k in answered:
+                continue
+            if record["reply"] is not None:
+                answered[k] = Reply(record["reply"], failed_calls=record["failed_calls"], error=record["error"],
+                                    raw=record["raw"])
+                failed.pop(k, None)
+            else:
+                failed[k] = record["failed_calls"]
+        if self.torn_bytes:
+            os.truncate(self.path, self._good_size)
+        self._handle = open(self.path, "a", encoding="utf-8", newline="\n")
+        if self._missing_newline:
+            self._handle.write("\n")
+        return answered, failed
+
+    def _check(self, number: int, record: dict, items, position: dict) -> None:
+        if record["config"] != self.config:
+            field = next(name for name in sorted(set(self.config) | set(record["config"]))
+                         if record["config"].get(name) != self.config.get(name))
+            raise RepliesError(f"--replies: {self.path} belongs to another configuration ({field}: "
+                               f"{record['config'].get(field)!r} there, {self.config.get(field)!r} now, line "
+                               f"{number}); choose another --replies file")
+        k = position.get(_key(record))
+        if k is not None and record["prompt_sha256"] != prompt_digest(items[k].prompt):
+            raise RepliesError(f"--replies: {self.path} line {number} holds item {_key(record)} asked with another "
+                               "prompt (the prompt or the item generator changed); choose another --replies file")
+
+    def line(self, item, record: dict) -> dict:
+        return {**record, "task": item.task, "prompt_sha256": prompt_digest(item.prompt), "config": self.config}
+
+    def append(self, item, record: dict) -> None:
+        self._handle.write(json.dumps(self.line(item, record)) + "\n")
+        self._handle.flush()  # in the kernel now: a killed process loses nothing
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def finish(self, items, records) -> None:
+        """Rewrite the file atomically: this run's items in order, then the other items'
+        latest lines (an answered line preferred)."""
+        self.close()
+        mine = {(item.task, item.length, item.seed, item.index) for item in items}
+        others: dict[tuple, dict] = {}
+        for _, record in self.lines:
+            key = _key(record)
+            if key not in mine and (key not in others or record["reply"] is not None
+                                    or others[key]["reply"] is None):
+                others[key] = record
+        text = [json.dumps(self.line(item, record)) + "\n" for item, record in zip(items, records)]
+        text += [json.dumps(record) + "\n" for record in others.values()]
+        atomic_write_text(self.path, "".join(text), parents=False)

@@ -1,0 +1,144 @@
+"""Recipes without code: ``train --set KEY=VALUE`` changes one value of a preset.
+
+Chosen over a recipe file: a study plan is then a list of ``--set`` strings that are both
+readable and exactly the command a user would type, and a run's resolved recipe (saved in
+its folder) is the one file to reproduce it from.
+
+Keys: the preset's own fields (``steps``, ``lr``, ``batch_size``, ...) and ``model.<field>``
+for every field of ``ModelConfig`` except ``vocab_size`` (the task fixes it).  A value is
+read as a JSON literal (``3000``, ``1e-4``, ``[0.9, 0.99]``, ``true``); a value that is not
+JSON is taken as a string (``data=generated``).  Every key and value is checked against the
+table below, then the whole model is built once on paper (``ModelConfig``) so that
+constraints between keys (``rotary_dim`` <= head size) are checked too.  A bad one raises
+RecipeError whose one-line message names the key and the allowed values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+from .gptj import ModelConfig
+from .presets import Preset
+
+__all__ = ["RecipeError", "KEYS", "parse_override", "apply_overrides", "resolved_recipe"]
+
+
+class RecipeError(ValueError):
+    """A bad ``--set`` key or value; the message names it and what is allowed."""
+
+
+def _int(low, high):
+    return ("integer", lambda v: isinstance(v, int) and not isinstance(v, bool) and low <= v <= high,
+            f"an integer in [{low}, {high}]")
+
+
+def _real(low, high, *, low_open=False, high_open=False):
+    def ok(v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            return False
+        return (low < v if low_open else low <= v) and (v < high if high_open else v <= high)
+    left, right = "(" if low_open else "[", ")" if high_open else "]"
+    return ("number", ok, f"a number in {left}{low}, {high}{right}")
+
+
+def _choice(*options):
+    return ("choice", lambda v: v in options, "one of " + ", ".join(options))
+
+
+def _betas():
+    def ok(v):
+        return (isinstance(v, list) and len(v) == 2
+                and all(_real(0, 1, high_open=True)[1](b) for b in v))
+    return ("pair", ok, "a list of two numbers in [0, 1)")
+
+
+# The ranges are sanity bounds (a value outside cannot be meant), not tuned limits; sizes
+# stop where one model no longer fits a single machine's memory.
+KEYS = {
+    "steps": _int(1, 10_000_000),
+    "batch_size": _int(1, 65_536),
+    "lr": _real(0, 1, low_open=True),
+    "warmup_steps": _int(0, 10_000_000),
+    "eval_every": _int(1, 10_000_000),
+    "checkpoint_every": _int(1, 10_000_000),
+    "log_every": _int(1, 10_000_000),
+    "betas": _betas(),
+    "weight_decay": _real(0, 10),
+    "grad_clip": _real(0, 1e6, low_open=True),
+    "data": _choice("paper", "generated"),
+    "train_count": _int(0, 100_000_000),
+    "validation_count": _int(0, 10_000_000),
+    "eval_batch_size": _int(1, 65_536),
+    "model.n_layer": _int(1, 256),
+    "model.n_head": _int(1, 256),
+    "model.n_embd": _int(1, 16_384),
+    "model.rotary_dim": _int(2, 16_384),
+    "model.n_inner": _int(1, 65_536),
+    "model.n_positions": _int(17, 10_000_000),
+    "model.rope_base": _real(1, 1e12, low_open=True),
+    "model.embd_pdrop": _real(0, 1, high_open=True),
+    "model.attn_pdrop": _real(0, 1, high_open=True),
+    "model.resid_pdrop": _real(0, 1, high_open=True),
+    "model.layer_norm_epsilon": _real(0, 1, low_open=True),
+    "model.initializer_range": _real(0, 10, low_open=True),
+}
+
+
+def _check_tables_cover_the_code() -> None:
+    """Every preset and model field has a row (a new field without one would be unsettable)."""
+    preset_fields = {f.name for f in dataclasses.fields(Preset)} - {"name", "model"}
+    model_fields = {f"model.{f.name}" for f in dataclasses.fields(ModelConfig)} - {"model.vocab_size"}
+    missing = (preset_fields | model_fields) - set(KEYS)
+    if missing:
+        raise AssertionError(f"recipe.KEYS lacks {sorted(missing)}")
+
+
+_check_tables_cover_the_code()
+
+
+def parse_override(text: str) -> tuple[str, object]:
+    """``"model.rotary_dim=64"`` -> ``("model.rotary_dim", 64)``, the value checked."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise RecipeError(f"--set expects KEY=VALUE, got {text!r}")
+    if key not in KEYS:
+        raise RecipeError(f"--set: unknown key {key!r}; known keys: {', '.join(KEYS)}")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw.strip()
+    kind, ok, allowed = KEYS[key]
+    if kind == "number" and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not ok(value):
+        raise RecipeError(f"--set {key}: got {raw.strip()!r}, expected {allowed}")
+    return key, value
+
+
+def apply_overrides(preset: Preset, overrides) -> Preset:
+    """The preset with every ``KEY=VALUE`` of ``overrides`` applied (later ones win), checked
+    key by key and then as a whole model."""
+    top, model = {}, dict(preset.model)
+    for text in overrides:
+        key, value = parse_override(text)
+        if key.startswith("model."):
+            model[key[len("model."):]] = value
+        else:
+            top[key] = tuple(value) if key == "betas" else value
+    recipe = dataclasses.replace(preset, model=model, **top)
+    try:
+        ModelConfig(**model)
+    except (TypeError, ValueError) as error:
+        raise RecipeError(f"--set model: {error}") from None
+    return recipe
+
+
+def resolved_recipe(recipe: Preset, vocab_size: int) -> dict:
+    """Everything a run was trained with: the preset's values and the whole model config
+    (defaults included), so a run folder alone reproduces the run."""
+    out = recipe.to_dict()
+    out["model"] = dataclasses.asdict(ModelConfig(vocab_size=vocab_size, **recipe.model))
+    return out

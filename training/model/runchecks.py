@@ -1,0 +1,219 @@
+"""Shape checks for the JSON files of a run, applied where they are read, before any field is used.
+
+A file edited by hand, written by another program or damaged must give one line naming the
+file and the field (``RunError``, exit status 2), never a traceback deep in the training or
+analysis code.  Checked here:
+
+* ``config.json`` (a run's or a checkpoint's): a JSON object whose sizes are positive
+  integers and whose model has at most ``MAX_PARAMETERS`` parameters -- 2**31 float32 weights
+  are 8 GiB, and training needs four times that (gradients and two AdamW moments), more than
+  one GPU or a workstation holds;
+* ``training_state.json``: an object with ``step``, ``best``, ``settings`` and ``optimizer``;
+* the settings a run was started with (``settings`` above, and the first line of
+  ``metrics.jsonl``): task, steps, seed in ``0..SEED_MAX``, checkpoint folder, recipe;
+* every line of ``metrics.jsonl``: an object whose ``step`` is a non-negative integer and
+  whose known fields have their types.
+
+Standard library only (plus the model's own dataclasses), so reading a run costs no torch work.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import MISSING, fields
+
+from training.tasks.definitions import TASKS
+
+from .gptj import ModelConfig
+from .presets import Preset
+
+__all__ = ["RunError", "MAX_PARAMETERS", "SEED_MAX", "check_seed", "config_from_dict", "check_model_size",
+           "parameter_count", "check_state_info", "check_settings", "check_recipe", "check_metrics_record"]
+
+MAX_PARAMETERS = 2**31
+SEED_MAX = 2**64 - 1  # torch.manual_seed takes an unsigned 64-bit seed; numpy's data order takes any
+
+
+class RunError(Exception):
+    """A problem with the user's files or arguments: reported as one line, exit status 2."""
+
+
+def _type_name(value) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _integer(value, where: str, low: int, high: int | None = None) -> int:
+    """An int in [low, high]; a float with an integral value (JSON ``1e7``) counts as one."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        allowed = f"an integer >= {low}" if high is None else f"an integer in {low}..{high}"
+        raise RunError(f"{where} must be {allowed}, got {value!r}")
+    return value
+
+
+def _number(value, where: str, low: float = -math.inf, high: float = math.inf) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise RunError(f"{where} must be a number in [{low}, {high}], got {value!r}")
+    return float(value)
+
+
+def _object(value, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise RunError(f"{where} must be a JSON object, got {_type_name(value)}")
+    return value
+
+
+def check_seed(seed, where: str = "--seed") -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
+        raise RunError(f"{where} must be an integer in 0..{SEED_MAX} (2**64 - 1, the range of "
+                       f"torch.manual_seed), got {seed!r}")
+    return seed
+
+
+# --- model size -----------------------------------------------------------------------
+
+def parameter_count(config: ModelConfig) -> int:
+    """Exactly ``GPTJ(config).num_parameters()``, computed without allocating anything."""
+    e, v, i = config.n_embd, config.vocab_size, config.n_inner
+    per_layer = 2 * e + 4 * e * e + (e * i + i) + (i * e + e)  # ln_1, q/k/v/out, fc_in, fc_out
+    return v * e + config.n_layer * per_layer + 2 * e + (v * e + v)  # wte, blocks, ln_f, lm_head
+
+
+def check_model_size(config: ModelConfig, where: str) -> ModelConfig:
+    count = parameter_count(config)
+    if count > MAX_PARAMETERS:
+        raise RunError(f"{where}: the model has {count:.3g} parameters (n_embd {config.n_embd}, n_layer "
+                       f"{config.n_layer}, n_inner {config.n_inner}, vocab_size {config.vocab_size}); "
+                       f"at most {MAX_PARAMETERS} (8 GiB of float32) are supported")
+    return config
+
+
+_CONFIG_SIZES = ("vocab_size", "n_layer", "n_head", "n_embd", "n_inner", "rotary_dim", "n_positions")
+_CONFIG_RATES = ("embd_pdrop", "attn_pdrop", "resid_pdrop")
+
+
+def config_from_dict(d, path) -> ModelConfig:
+    """The ``ModelConfig`` of a GPT-J ``config.json`` object, every field used checked first."""
+    _object(d, f"bad config {path}: the file")
+    for key in ("n_embd", "n_head"):
+        if key not in d:
+            raise RunError(f"bad config {path}: missing field {key!r}")
+    checked = dict(d)
+    for key in _CONFIG_SIZES:
+        optional = key in ("n_inner", "rotary_dim")  # null: HF's default (4 n_embd, the whole head)
+        if key in checked and not (optional and checked[key] is None):
+            checked[key] = _integer(checked[key], f"bad config {path}: field {key!r}", 1)
+    for key in _CONFIG_RATES:
+        if key in checked:
+            checked[key] = _number(checked[key], f"bad config {path}: field {key!r}", 0.0, 1.0)
+    for key in ("layer_norm_epsilon", "initializer_range"):
+        if key in checked:
+            checked[key] = _number(checked[key], f"bad config {path}: field {key!r}", 0.0)
+    try:
+        config = ModelConfig.from_hf_dict(checked)
+    except (KeyError, TypeError, ValueError) as error:
+        raise RunError(f"bad config {path}: {error}") from None
+    return check_model_size(config, f"bad config {path}")
+
+
+# --- training state and settings ----------------------------------------------------------
+
+def check_recipe(recipe, where: str) -> Preset:
+    """A saved recipe (``Preset.to_dict()``) back as a Preset, each field's type checked."""
+    recipe = _object(recipe, where)
+    known = {f.name: f for f in fields(Preset)}
+    for key in recipe:
+        if key not in known:
+            raise RunError(f"{where}: unknown field {key!r}")
+    for key, spec in known.items():
+        if key not in recipe and spec.default is MISSING and spec.default_factory is MISSING:
+            raise RunError(f"{where}: missing field {key!r}")
+    values = dict(recipe)
+    for key, value in recipe.items():
+        name, kind = f"{where}: field {key!r}", str(known[key].type)  # annotations are strings here
+        if kind == "str" and not isinstance(value, str):
+            raise RunError(f"{name} must be a string, got {value!r}")
+        if kind == "int":  # counts and intervals
+            low = 0 if key in ("warmup_steps", "train_count", "validation_count") else 1
+            values[key] = _integer(value, name, low)
+        elif kind == "float":
+            values[key] = _number(value, name, 0.0)
+        elif kind == "tuple":  # betas
+            if not isinstance(value, list) or len(value) != 2:
+                raise RunError(f"{name} must be a list of two numbers, got {value!r}")
+            values[key] = tuple(_number(b, name, 0.0, 1.0) for b in value)
+        elif kind == "dict":  # the model's overrides of ModelConfig
+            allowed = {f.name for f in fields(ModelConfig)} - {"vocab_size"}
+            for sub in _object(value, name):
+                if sub not in allowed:
+                    raise RunError(f"{name}: unknown model field {sub!r}")
+    return Preset(**values)
+
+
+def check_settings(settings, where: str) -> dict:
+    """The ``settings`` a run was started with (training_state.json, metrics.jsonl line 1)."""
+    settings = _object(settings, where)
+    for key in ("task", "preset", "steps", "seed", "recipe"):
+        if key not in settings:
+            raise RunError(f"{where}: missing field {key!r}")
+    if settings["task"] not in TASKS:
+        raise RunError(f"{where}: field 'task' must be one of {', '.join(TASKS)}, got {settings['task']!r}")
+    if not isinstance(settings["preset"], str):
+        raise RunError(f"{where}: field 'preset' must be a string, got {settings['preset']!r}")
+    _integer(settings["steps"], f"{where}: field 'steps'", 1)
+    check_seed(settings["seed"], f"{where}: field 'seed'")
+    if not isinstance(settings.get("checkpoint_dir", ""), str):
+        raise RunError(f"{where}: field 'checkpoint_dir' must be a string, got {settings['checkpoint_dir']!r}")
+    check_recipe(settings["recipe"], f"{where}: field 'recipe'")
+    return settings
+
+
+def check_state_info(info, path, step: int | None) -> dict:
+    """``training_state.json`` of the checkpoint of ``step`` (its folder name; None: unknown)."""
+    where = f"bad {path}"
+    info = _object(info, f"{where}: the file")
+    for key in ("step", "best", "settings", "optimizer"):
+        if key not in info:
+            raise RunError(f"{where}: missing field {key!r}")
+    own_step = _integer(info["step"], f"{where}: field 'step'", 0)
+    if step is not None and own_step != step:
+        raise RunError(f"{where}: field 'step' is {own_step}, but the folder is of step {step}")
+    best = _object(info["best"], f"{where}: field 'best'")
+    _integer(best.get("step"), f"{where}: field 'best.step'", -1, own_step)
+    _number(best.get("accuracy"), f"{where}: field 'best.accuracy'", -1.0, 1.0)
+    check_settings(info["settings"], f"{where}: field 'settings'")
+    optimizer = _object(info["optimizer"], f"{where}: field 'optimizer'")
+    if not isinstance(optimizer.get("param_groups"), list):
+        raise RunError(f"{where}: field 'optimizer.param_groups' must be a list")
+    _object(optimizer.get("state_scalars"), f"{where}: field 'optimizer.state_scalars'")
+    if info.get("grad_scaler") is not None:
+        _object(info["grad_scaler"], f"{where}: field 'grad_scaler'")
+    return info
+
+
+# --- metrics.jsonl ------------------------------------------------------------------
+
+_RECORD_NUMBERS = ("loss", "accuracy", "lr", "seconds_per_step")
+_REQUIRED_BY_SPLIT = {"train": ("loss", "accuracy"), "validation": ("loss", "accuracy")}
+
+
+def check_metrics_record(record, path, line: int) -> dict:
+    where = f"bad {path} line {line}"
+    record = _object(record, where)
+    _integer(record.get("step"), f"{where}: field 'step'", 0)
+    if not isinstance(record.get("split"), str):
+        raise RunError(f"{where}: field 'split' must be a string, got {record.get('split')!r}")
+    for key in _REQUIRED_BY_SPLIT.get(record["split"], ()):
+        if key not in record:
+            raise RunError(f"{where}: a {record['split']} line needs field {key!r}")
+    for key in _RECORD_NUMBERS:
+        if key in record and (isinstance(record[key], bool) or not isinstance(record[key], (int, float))):
+            raise RunError(f"{where}: field {key!r} must be a number, got {record[key]!r}")
+    if "accuracy_by_hop" in record:
+        by_hop = _object(record["accuracy_by_hop"], f"{where}: field 'accuracy_by_hop'")
+        for hop, value in by_hop.items():
+            _number(value, f"{where}: field 'accuracy_by_hop.{hop}'", 0.0, 1.0)
+    if not isinstance(record.get("checkpoint_dir", ""), str):
+        raise RunError(f"{where}: field 'checkpoint_dir' must be a string, got {record['checkpoint_dir']!r}")
+    return record

@@ -1,0 +1,157 @@
+"""Opening a run folder for ``train``: destinations checked first, the folder locked, nothing half-made.
+
+``open_run`` goes in this order, and creates nothing before step 3:
+
+1. ``--out`` and an explicit ``--checkpoint-dir`` must be folders this process can write in,
+   or be creatable as such (``theory.files.check_output_dir``); ``--resume`` needs a run.
+2. (nothing is trained or written before the checks above and below have passed)
+3. ``--out`` is created if missing and locked for the whole run (``RUN/.lock``, runlock).
+4. With the lock held, the folder's state decides: a fresh start needs an empty run (or
+   ``--force``), ``--resume`` needs a checkpoint.  The checkpoint folder must be free or the
+   run's own (``training.model.ownership``) -- ``--force`` then deletes the run files at
+   ``--out`` and the checkpoints of that folder, never another run's and never unknown files.
+5. The checkpoint folder is created if missing and claimed (``CKPT/owner.json``).
+
+A fresh start is complete once its step-0 checkpoint exists (``RunFolder.started``).  If it
+fails before that (an error, Ctrl-C, a full disk), everything it made is removed again: the
+run files, ``owner.json``, the folders it created -- so a retry starts cleanly and no run
+folder is left half-made.  Only a SIGKILL inside that window (about a second) can leave run
+files without a checkpoint; a retry says so and ``--force`` starts the run again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from theory.files import OutputError, check_output_dir
+from training.tasks.definitions import load_vocab
+
+from .checkpoints import RUN_FILES, Metrics, list_checkpoints, remove_partial
+from .ownership import OWNER_NAME, check_owner, claim, holds_run
+from .runchecks import RunError
+from .runlock import RunLock
+
+__all__ = ["RunFolder", "open_run"]
+
+
+@dataclass
+class RunFolder:
+    out: Path
+    resume: bool
+    ckpt_dir: Path | None = None
+    complete: bool = False  # a resumed run, or a fresh one whose step-0 checkpoint exists
+    writing: bool = False  # a fresh start past its checks: what it writes is undone if it fails
+    claimed: bool = False  # this start wrote CKPT/owner.json
+    made: list = field(default_factory=list)  # folders this start created, outermost first
+
+    def started(self) -> None:
+        """The first checkpoint exists: from now on a failure leaves a resumable run."""
+        self.complete = True
+
+    def _undo(self) -> None:
+        for name in RUN_FILES:
+            (self.out / name).unlink(missing_ok=True)
+        if self.ckpt_dir is not None:
+            for _, path in list_checkpoints(self.ckpt_dir, same_architecture=False):
+                shutil.rmtree(path, ignore_errors=True)
+            remove_partial(self.ckpt_dir)
+            if self.claimed:
+                (self.ckpt_dir / OWNER_NAME).unlink(missing_ok=True)
+
+
+def _writable(path: Path, what: str) -> None:
+    try:
+        check_output_dir(path, what)
+    except OutputError as error:
+        raise RunError(str(error)) from None
+
+
+def _make_dirs(path: Path) -> list[Path]:
+    """``mkdir -p path``; return the folders it created, outermost first."""
+    missing, p = [], path.absolute()
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise RunError(f"cannot create {path}: {error.strerror or error}") from None
+    return missing[::-1]
+
+
+def _remove_if_empty(folders) -> None:
+    for folder in reversed(folders):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+def _fresh_plan(out: Path, explicit: Path | None, force: bool) -> Path:
+    ckpt_dir = explicit or out / "checkpoints"
+    check_owner(out, ckpt_dir, "--checkpoint-dir" if explicit else "checkpoint folder")
+    existing = [name for name in RUN_FILES if (out / name).exists()]
+    checkpoints = list_checkpoints(ckpt_dir, same_architecture=False)
+    if not force:
+        if existing and not checkpoints:
+            raise RunError(f"{out} already holds a run (with no checkpoint in {ckpt_dir}: a start that was "
+                           f"killed, or its checkpoints are elsewhere); pass --force to replace it")
+        if existing:
+            raise RunError(f"{out} already holds a run; pass --resume to continue it or --force to replace it")
+        if checkpoints:
+            raise RunError(f"{ckpt_dir} already holds checkpoints of a run at {out}; pass --force to replace them")
+    for name in existing:  # --force: only what a run writes, never unknown files
+        (out / name).unlink()
+    for _, path in checkpoints:
+        shutil.rmtree(path)
+    remove_partial(ckpt_dir)
+    return ckpt_dir
+
+
+def _resume_plan(out: Path, explicit: Path | None, task: str) -> Path:
+    try:
+        load_vocab(out / "vocab.json", task)
+    except (OSError, ValueError) as e:
+        raise RunError(f"cannot resume: {e}") from None
+    if explicit is None:  # the settings line remembers where checkpoints went
+        ckpt_dir = out / Metrics(out / "metrics.jsonl").settings().get("checkpoint_dir", "checkpoints")
+        _writable(ckpt_dir, f"checkpoint folder of {out}")  # an absolute one replaces out
+    else:
+        ckpt_dir = explicit
+    check_owner(out, ckpt_dir)
+    if not list_checkpoints(ckpt_dir):
+        raise RunError(f"cannot resume: no checkpoint in {ckpt_dir} (pass --force to start the run again)")
+    remove_partial(ckpt_dir)
+    return ckpt_dir
+
+
+@contextlib.contextmanager
+def open_run(out, checkpoint_dir, task: str, resume: bool, force: bool):
+    """``with open_run(...) as run:`` the checked, locked, claimed run (module doc)."""
+    if resume and force:
+        raise RunError("--resume and --force exclude each other")
+    out = Path(out)
+    explicit = Path(checkpoint_dir) if checkpoint_dir is not None else None
+    _writable(out, "--out")
+    if explicit is not None:
+        _writable(explicit, "--checkpoint-dir")
+    if resume and not holds_run(out):
+        raise RunError(f"nothing to resume: {out} holds no run")
+    run = RunFolder(out, resume=resume, complete=resume)
+    run.made = _make_dirs(out)
+    try:
+        with RunLock(out):
+            try:
+                run.ckpt_dir = _resume_plan(out, explicit, task) if resume else _fresh_plan(out, explicit, force)
+                run.made += _make_dirs(run.ckpt_dir)
+                run.claimed = claim(out, run.ckpt_dir)
+                run.writing = not resume  # only now: a lost claim must not undo the winner's files
+                yield run
+            except BaseException:
+                if run.writing and not run.complete:
+                    run._undo()
+                raise
+    finally:
+        if not run.complete:
+            _remove_if_empty(run.made)

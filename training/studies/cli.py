@@ -1,0 +1,67 @@
+"""``python -m training study PLAN``: run, list or collect the members of a multi-seed study.
+
+Each member is trained, then evaluated (test accuracy, length generalisation by hop count)
+and analysed (scores over training); every stage is idempotent and resumable.
+
+    python -m training study PLAN [--jobs N] [--threads K]   run every unfinished member
+    python -m training study PLAN --list                     one shell command per member
+    python -m training study PLAN --member ID                one member (what --list prints)
+    python -m training study PLAN --collect                  summary.json with intervals
+
+Plans: ``training/studies/*.json`` (format in ``training.studies.plan``).  A bad plan, an
+unknown member or ``--jobs 0`` exits 2 before anything runs; a failed member exits 1 after
+the others finished.  A second ``study`` on the same plan joins safely: members another
+process is working on are skipped, not run twice.
+"""
+
+from __future__ import annotations
+
+import json
+
+from training.cli_common import UsageError
+
+STUDY_DESCRIPTION = __doc__.splitlines()[0]
+
+
+def add_study_parser(subparsers) -> None:
+    parser = subparsers.add_parser("study", help="run, list or collect a multi-seed study",
+                                   description=STUDY_DESCRIPTION)
+    parser.add_argument("plan", metavar="PLAN", help="study plan (JSON), e.g. training/studies/seeds.json")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--list", action="store_true", help="print one shell command per member and exit")
+    what.add_argument("--collect", action="store_true", help="write the plan's summary.json and exit")
+    what.add_argument("--member", metavar="ID", help="run one member, e.g. paper/letter/seed-1")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="members at once (default 1)")
+    parser.add_argument("--threads", type=int, default=1, metavar="K", help="torch threads per member (default 1)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.set_defaults(handler=run_study_command)
+
+
+def run_study_command(args) -> int:
+    from .collect import collect
+    from .plan import PlanError, load_plan
+    from .runner import list_commands, run_study
+
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
+    if args.threads < 1:
+        raise UsageError(f"--threads must be >= 1, got {args.threads}")
+    try:
+        plan = load_plan(args.plan)
+        members = [plan.member(args.member)] if args.member else plan.members()
+    except PlanError as error:
+        raise UsageError(str(error)) from None
+    if args.list:
+        print("\n".join(list_commands(plan, args.threads)))
+        return 0
+    if args.collect:
+        document = collect(plan)
+        counts = {m: len(info["stages"]) for m, info in document["members"].items()}
+        print(json.dumps({"summary": str(plan.ship / "summary.json"), "members": len(counts),
+                          "complete": sum(1 for c in counts.values() if c >= 3)}))
+        return 0
+    outcome = run_study(plan, members, jobs=args.jobs, threads=args.threads, progress=not args.no_progress)
+    failed = {m: o for m, o in outcome.items() if o.startswith("failed")}
+    print(json.dumps({"plan": plan.name, "done": sum(o == "done" for o in outcome.values()),
+                      "skipped_busy": sum(o == "skipped" for o in outcome.values()), "failed": failed}))
+    return 1 if failed else 0

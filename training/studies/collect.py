@@ -1,0 +1,173 @@
+"""``study PLAN --collect``: one summary JSON over the members, every seed's value kept.
+
+For every variant x task x metric: the value of each seed, then n, mean, sd and a 95%
+interval (``theory.statistics.mean_interval``: Student t over seeds, and why).  Metrics:
+
+* ``test_accuracy`` and ``test_accuracy_by_hop``   (evaluate --split test)
+* ``length``: per total length, accuracy overall and by hop count (evaluate --lengths)
+* ``best_step``, ``best_validation_accuracy``       (the run's metrics.jsonl)
+* ``scores_at_best``: per layer, mean positional and symbolic score at the best checkpoint,
+  and ``pure_from_step`` per layer for each purity threshold (analyze)
+
+A member that lacks a stage contributes nothing to that metric (n says how many did).  Each
+member's small files are copied beside the summary, so the shipped folder alone redraws
+every figure: ``<ship>/<variant>/<task>/seed-<S>/{train,test_accuracy,length_generalisation,
+analysis}.json`` and ``metrics.jsonl``; weights are never copied.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from theory.files import atomic_write_bytes, atomic_write_json
+from theory.statistics import INTERVAL_METHOD, mean_interval
+
+from .plan import Member, Plan
+from .runner import OUTPUTS, run_folder
+
+__all__ = ["member_results", "summarise", "collect"]
+
+SMALL_FILES = ("train.json", "test_accuracy.json", "length_generalisation.json", "analysis.json")
+ACCURACY = (0.0, 1.0)
+
+
+def _read(path: Path):
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def _metrics_file(plan: Plan, member: Member) -> Path:
+    own = plan.folder(member) / "metrics.jsonl"
+    return own if own.is_file() else run_folder(plan, member) / "metrics.jsonl"
+
+
+def _validation(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a torn last line of a run that is still going
+        if isinstance(row, dict) and row.get("split") == "validation":
+            rows.append(row)
+    return rows
+
+
+def member_results(plan: Plan, member: Member) -> dict:
+    """The numbers one member contributes (absent stages give absent keys)."""
+    folder = plan.folder(member)
+    out = {"stages": [s for s, name in OUTPUTS.items() if (folder / name).is_file()]}
+    test = _read(folder / OUTPUTS["test"])
+    if test:
+        out["test_accuracy"] = test["accuracy"]
+        out["test_accuracy_by_hop"] = test["per_hop"]
+    lengths = _read(folder / OUTPUTS["lengths"])
+    if lengths:
+        out["length"] = {"lengths": lengths["lengths"], "accuracy": lengths["accuracy"], "by_hop": lengths["per_hop"],
+                         "n_per_length": lengths["n_per_length"]}
+    validation = _validation(_metrics_file(plan, member)) if "train" in out["stages"] else []
+    if validation:
+        best = max(validation, key=lambda r: (r["accuracy"], -r["step"]))  # the first best, as train keeps it
+        out["best_step"], out["best_validation_accuracy"] = best["step"], best["accuracy"]
+        settings = _read_settings(_metrics_file(plan, member))
+        if settings:
+            out["device"] = settings.get("device")
+    analysis = _read(folder / OUTPUTS["analyze"])
+    if analysis:
+        at = analysis["steps"].index(analysis["best_step"]) if analysis["best_step"] in analysis["steps"] else -1
+        out["scores_at_best"] = {"positional": analysis["scores"]["positional"][at],
+                                 "symbolic": analysis["scores"]["symbolic"][at]}
+        out["pure_from_step"] = {gamma: block["pure_from_step"] for gamma, block in analysis["purity"].items()}
+    return out
+
+
+def _read_settings(path: Path) -> dict | None:
+    with open(path, encoding="utf-8") as handle:
+        first = handle.readline()
+    try:
+        row = json.loads(first)
+    except json.JSONDecodeError:
+        return None
+    return row if isinstance(row, dict) and row.get("split") == "settings" else None
+
+
+def _stat(by_seed: dict, bounds=None) -> dict:
+    return {"values": by_seed, **mean_interval(by_seed.values(), bounds=bounds)}
+
+
+def _columns(per_seed: dict, key) -> list[dict]:
+    """Seed -> list becomes list (one entry per position) of seed -> value."""
+    width = max((len(v) for v in per_seed.values()), default=0)
+    return [{seed: values[i] for seed, values in per_seed.items() if i < len(values)} for i in range(width)]
+
+
+def summarise(results: dict) -> dict:
+    """results: seed -> member_results of one variant and task -> every metric's statistics."""
+    out = {}
+
+    def scalar(name, bounds=None):
+        values = {seed: r[name] for seed, r in results.items() if name in r}
+        if values:
+            out[name] = _stat(values, bounds)
+
+    scalar("test_accuracy", ACCURACY)
+    scalar("best_step")
+    scalar("best_validation_accuracy", ACCURACY)
+    hops = sorted({h for r in results.values() for h in r.get("test_accuracy_by_hop", {})})
+    if hops:
+        out["test_accuracy_by_hop"] = {h: _stat({s: r["test_accuracy_by_hop"][h] for s, r in results.items()
+                                                 if h in r.get("test_accuracy_by_hop", {})}, ACCURACY) for h in hops}
+    with_lengths = {s: r["length"] for s, r in results.items() if "length" in r}
+    if with_lengths:
+        lengths = next(iter(with_lengths.values()))["lengths"]
+        same = {s: v for s, v in with_lengths.items() if v["lengths"] == lengths}
+        out["length"] = {
+            "lengths": lengths,
+            "accuracy": [_stat(c, ACCURACY) for c in _columns({s: v["accuracy"] for s, v in same.items()}, None)],
+            "by_hop": {h: [_stat(c, ACCURACY) for c in _columns({s: v["by_hop"][h] for s, v in same.items()}, None)]
+                       for h in sorted(next(iter(same.values()))["by_hop"])},
+        }
+    with_scores = {s: r["scores_at_best"] for s, r in results.items() if "scores_at_best" in r}
+    if with_scores:
+        out["scores_at_best"] = {kind: [_stat(c, ACCURACY) for c in _columns({s: v[kind] for s, v in
+                                                                              with_scores.items()}, None)]
+                                 for kind in ("positional", "symbolic")}
+        out["pure_from_step"] = {
+            gamma: [{"values": c} for c in _columns({s: r["pure_from_step"][gamma] for s, r in results.items()
+                                                     if "pure_from_step" in r}, None)]
+            for gamma in next(iter(r["pure_from_step"] for r in results.values() if "pure_from_step" in r))}
+    return out
+
+
+def collect(plan: Plan) -> dict:
+    """Write ``<ship>/summary.json`` and copy each member's small files beside it."""
+    members, summary = {}, {}
+    for variant in plan.variants:
+        for task in plan.tasks:
+            per_seed = {}
+            for seed in plan.seeds:
+                member = Member(variant, task, seed)
+                result = member_results(plan, member)
+                members[member.id] = {"stages": result["stages"], "device": result.get("device"),
+                                      "reused_from": str(plan.reuse[member.id]) if member.id in plan.reuse else None}
+                if len(result) > 1:
+                    per_seed[str(seed)] = result
+                _ship_member(plan, member)
+            summary.setdefault(variant, {})[task] = summarise(per_seed)
+    document = {"plan": plan.name, "about": plan.about, "interval": INTERVAL_METHOD,
+                "variants": plan.variants, "evaluate": plan.evaluate, "analyze": plan.analyze,
+                "members": members, "results": summary}
+    atomic_write_json(plan.ship / "summary.json", document, indent=1)
+    return document
+
+
+def _ship_member(plan: Plan, member: Member) -> None:
+    source, target = plan.folder(member), plan.ship / member.id
+    files = [(source / name, target / name) for name in SMALL_FILES]
+    if (source / OUTPUTS["train"]).is_file():  # a run still training ships nothing of its log
+        files.append((_metrics_file(plan, member), target / "metrics.jsonl"))
+    for src, dst in files:
+        if src.is_file():
+            atomic_write_bytes(dst, src.read_bytes())

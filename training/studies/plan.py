@@ -1,0 +1,199 @@
+"""A study plan: tasks x seeds x recipe variants, read from JSON and checked before any work.
+
+    {"name": "seeds", "about": "...",
+     "root": "runs/seeds",                       member folders ROOT/<variant>/<task>/seed-<S>/
+     "ship": "training/reference/seeds",         where --collect writes summary.json and copies
+                                                 each member's small JSON
+     "tasks": ["number", "letter"], "seeds": [0, 1, 2, 3, 4],
+     "variants": {"paper": {"preset": "paper", "set": ["steps=6000"], "about": "..."}},
+     "reuse": {"paper/number/seed-0": "training/reference/number"},
+     "evaluate": {"test_split": true, "lengths": [17, 25, ...], "count": 400,
+                  "max_tokens": 500000, "seed": 3},
+     "analyze": {"n_inputs": 100, "discrepancy": true}}
+
+A member is one (variant, task, seed); its id ``<variant>/<task>/seed-<S>`` is also its folder
+below ``root``, so the same plan always puts a member in the same place (idempotent reruns,
+and any machine that shares the folder can run it).  ``reuse`` names members whose results
+already exist in a run folder (its weights and JSON are taken, not retrained).  Relative
+paths are relative to the working directory.  Every mistake raises PlanError naming the key.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from training.model.presets import PRESETS, get_preset
+from training.model.recipe import RecipeError, apply_overrides
+from training.tasks.definitions import TASKS
+
+__all__ = ["PlanError", "Member", "Plan", "load_plan"]
+
+TOP_KEYS = {"name", "about", "root", "ship", "tasks", "seeds", "variants", "reuse", "evaluate", "analyze"}
+VARIANT_KEYS = {"preset", "set", "about"}
+EVALUATE_KEYS = {"test_split", "lengths", "count", "max_tokens", "seed"}
+ANALYZE_KEYS = {"n_inputs", "discrepancy", "discrepancy_lengths", "discrepancy_count"}
+MAX_SEED = 2**31 - 1
+
+
+class PlanError(ValueError):
+    """A bad plan; the message names the file, the key and what is allowed."""
+
+
+@dataclass(frozen=True)
+class Member:
+    variant: str
+    task: str
+    seed: int
+
+    @property
+    def id(self) -> str:
+        return f"{self.variant}/{self.task}/seed-{self.seed}"
+
+
+@dataclass
+class Plan:
+    path: Path
+    name: str
+    about: str
+    root: Path
+    ship: Path
+    tasks: list
+    seeds: list
+    variants: dict    # name -> {"preset": str, "set": [str], "about": str}
+    reuse: dict       # member id -> Path of an existing run
+    evaluate: dict
+    analyze: dict
+
+    def members(self) -> list[Member]:
+        return [Member(v, t, s) for v in self.variants for t in self.tasks for s in self.seeds]
+
+    def member(self, member_id: str) -> Member:
+        for m in self.members():
+            if m.id == member_id:
+                return m
+        raise PlanError(f"{self.path}: no member {member_id!r}; members look like "
+                        f"{self.members()[0].id}")
+
+    def folder(self, member: Member) -> Path:
+        return self.root / member.id
+
+
+def _no_duplicate_keys(pairs):
+    keys = [k for k, _ in pairs]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        raise PlanError(f"duplicated key(s) {', '.join(map(repr, repeated))}")
+    return dict(pairs)
+
+
+def _require(cond: bool, where: str, message: str) -> None:
+    if not cond:
+        raise PlanError(f"{where}: {message}")
+
+
+def _int_list(value, where: str, low: int, high: int) -> list:
+    _require(isinstance(value, list) and value and all(isinstance(v, int) and not isinstance(v, bool)
+                                                        for v in value),
+             where, f"expected a non-empty list of integers, got {value!r}")
+    _require(all(low <= v <= high for v in value), where, f"values must be in [{low}, {high}], got {value}")
+    _require(len(set(value)) == len(value), where, f"duplicated member: {value} repeats a value")
+    return value
+
+
+def _check_keys(obj, allowed: set, where: str) -> None:
+    _require(isinstance(obj, dict), where, f"expected an object, got {type(obj).__name__}")
+    unknown = sorted(set(obj) - allowed)
+    _require(not unknown, where, f"unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
+
+
+def _variants(raw, where: str) -> dict:
+    _check_keys(raw, set(raw) if isinstance(raw, dict) else set(), where)
+    _require(bool(raw), where, "at least one variant is needed")
+    out = {}
+    for name, spec in raw.items():
+        here = f"{where}.{name}"
+        _require(name.replace("-", "").replace("_", "").isalnum(), here, "a variant name is letters, digits, - and _")
+        _check_keys(spec, VARIANT_KEYS, here)
+        preset = spec.get("preset", "paper")
+        _require(preset in PRESETS, f"{here}.preset", f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+        sets = spec.get("set", [])
+        _require(isinstance(sets, list) and all(isinstance(s, str) for s in sets), f"{here}.set",
+                 "expected a list of KEY=VALUE strings")
+        try:
+            apply_overrides(get_preset(preset), sets)
+        except RecipeError as error:
+            raise PlanError(f"{here}.set: {error}") from None
+        out[name] = {"preset": preset, "set": list(sets), "about": spec.get("about", "")}
+    recipes = {}
+    for name, spec in out.items():  # two names for one recipe would train the same member twice
+        key = (spec["preset"], tuple(sorted(spec["set"])))
+        _require(key not in recipes, f"{where}.{name}", f"duplicated member: the same recipe as {recipes.get(key)!r}")
+        recipes[key] = name
+    return out
+
+
+def _evaluate(raw, where: str) -> dict:
+    _check_keys(raw, EVALUATE_KEYS, where)
+    out = {"test_split": raw.get("test_split", True), "count": raw.get("count", 400),
+           "max_tokens": raw.get("max_tokens"), "seed": raw.get("seed", 3)}
+    _require(isinstance(out["test_split"], bool), f"{where}.test_split", "expected true or false")
+    out["lengths"] = _int_list(raw.get("lengths", [17]), f"{where}.lengths", 17, 1_000_000)
+    _int_list([out["count"]], f"{where}.count", 1, 1_000_000)
+    _int_list([out["seed"]], f"{where}.seed", 0, MAX_SEED)
+    if out["max_tokens"] is not None:
+        _int_list([out["max_tokens"]], f"{where}.max_tokens", 17, 10**9)
+    return out
+
+
+def _analyze(raw, where: str) -> dict:
+    _check_keys(raw, ANALYZE_KEYS, where)
+    out = {"n_inputs": raw.get("n_inputs", 100), "discrepancy": raw.get("discrepancy", True),
+           "discrepancy_lengths": raw.get("discrepancy_lengths"), "discrepancy_count": raw.get("discrepancy_count")}
+    _int_list([out["n_inputs"]], f"{where}.n_inputs", 1, 10_000)
+    _require(isinstance(out["discrepancy"], bool), f"{where}.discrepancy", "expected true or false")
+    if out["discrepancy_lengths"] is not None:
+        _int_list(out["discrepancy_lengths"], f"{where}.discrepancy_lengths", 17, 1_000_000)
+    if out["discrepancy_count"] is not None:
+        _int_list([out["discrepancy_count"]], f"{where}.discrepancy_count", 1, 10_000)
+    return out
+
+
+def load_plan(path) -> Plan:
+    """Read and check a plan; PlanError (one line, naming the file and key) on any mistake."""
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(), object_pairs_hook=_no_duplicate_keys)
+    except OSError as error:
+        raise PlanError(f"cannot read plan {path}: {error.strerror or error}") from None
+    except json.JSONDecodeError as error:
+        raise PlanError(f"{path}: not JSON ({error})") from None
+    except PlanError as error:
+        raise PlanError(f"{path}: {error}") from None
+    where = str(path)
+    _check_keys(raw, TOP_KEYS, where)
+    missing = sorted({"name", "root", "tasks", "seeds", "variants"} - set(raw))
+    _require(not missing, where, f"missing key(s) {', '.join(missing)}")
+    tasks = raw["tasks"]
+    _require(isinstance(tasks, list) and tasks, f"{where}.tasks", "expected a non-empty list")
+    for task in tasks:
+        _require(task in TASKS, f"{where}.tasks", f"unknown task {task!r}; known: {', '.join(TASKS)}")
+    _require(len(set(tasks)) == len(tasks), f"{where}.tasks", f"duplicated member: {tasks} repeats a task")
+    seeds = _int_list(raw["seeds"], f"{where}.seeds", 0, MAX_SEED)
+    for key in ("name", "root", "ship", "about"):
+        _require(isinstance(raw.get(key, ""), str), f"{where}.{key}", "expected a string")
+    plan = Plan(path=path, name=raw["name"], about=raw.get("about", ""), root=Path(raw["root"]),
+                ship=Path(raw.get("ship") or Path(raw["root"]) / "collected"), tasks=list(tasks), seeds=seeds,
+                variants=_variants(raw["variants"], f"{where}.variants"), reuse={},
+                evaluate=_evaluate(raw.get("evaluate", {}), f"{where}.evaluate"),
+                analyze=_analyze(raw.get("analyze", {}), f"{where}.analyze"))
+    reuse = raw.get("reuse", {})
+    _check_keys(reuse, set(reuse) if isinstance(reuse, dict) else set(), f"{where}.reuse")
+    ids = {m.id for m in plan.members()}
+    for member_id, run in reuse.items():
+        _require(member_id in ids, f"{where}.reuse", f"{member_id!r} is not a member of the plan")
+        _require(isinstance(run, str) and Path(run).is_dir(), f"{where}.reuse.{member_id}",
+                 f"{run!r} is not a run folder")
+        plan.reuse[member_id] = Path(run)
+    return plan

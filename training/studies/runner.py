@@ -1,0 +1,194 @@
+"""Execute a study: every member's stages as ``python -m training`` commands, idempotent.
+
+A member's folder (``Plan.folder``) holds ``run/`` (the training run), one JSON file per
+finished stage and ``logs/<stage>.log``.  Stages, in order, each skipped when its output
+exists (outputs are written atomically, so existing means complete):
+
+    train    run/ (resumed from its last checkpoint when it has one) -> train.json
+    test     test_accuracy.json          evaluate --split test            (if the plan asks)
+    lengths  length_generalisation.json  evaluate --lengths ... (per hop count)
+    analyze  analysis.json               analyze (scores of every checkpoint, ...)
+
+so rerunning a study skips finished members and resumes partial ones, and a kill -9 at any
+moment loses at most one checkpoint interval of training (or one evaluation).  Each stage is
+a subprocess with its own torch thread count (``--threads``, default 1), which is also what
+``--list`` prints for a scheduler: one line per member, ``study PLAN --member ID``.
+
+A second ``study`` on the same plan joins safely: a member is locked (``.member.lock``,
+flock) while a process works on it, and other processes skip it; the train stage's run
+folder has its own lock besides.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from theory.files import atomic_write_bytes, atomic_write_json
+
+from .lock import MemberBusy, member_lock
+from .plan import Member, Plan
+
+__all__ = ["STAGES", "MemberFailed", "stage_commands", "run_member", "run_study", "list_commands"]
+
+STAGES = ("train", "test", "lengths", "analyze")
+OUTPUTS = {"train": "train.json", "test": "test_accuracy.json", "lengths": "length_generalisation.json",
+           "analyze": "analysis.json"}
+
+
+class MemberFailed(RuntimeError):
+    """A stage of a member exited non-zero; the message names it and the end of its log."""
+
+
+def _training(*args) -> list[str]:
+    return [sys.executable, "-m", "training", *map(str, args)]
+
+
+def run_folder(plan: Plan, member: Member) -> Path:
+    return plan.reuse.get(member.id) or plan.folder(member) / "run"
+
+
+def _has_checkpoint(run: Path) -> bool:
+    return any((run / "checkpoints").glob("step-*"))
+
+
+def stage_commands(plan: Plan, member: Member, threads: int = 1) -> dict:
+    """stage -> argv of the command that makes its output (module doc)."""
+    folder, run, task = plan.folder(member), run_folder(plan, member), member.task
+    variant = plan.variants[member.variant]
+    train = _training("train", "--task", task, "--out", run, "--preset", variant["preset"], "--seed", member.seed,
+                      "--no-progress")
+    for override in variant["set"]:
+        train += ["--set", override]
+    if _has_checkpoint(run):
+        train.append("--resume")
+    common = ["--threads", threads, "--no-progress"]
+    ev, an = plan.evaluate, plan.analyze
+    lengths = _training("evaluate", "--run", run, "--task", task, "--lengths", ",".join(map(str, ev["lengths"])),
+                        "--count", ev["count"], "--seed", ev["seed"], "--json", folder / OUTPUTS["lengths"], *common)
+    if ev["max_tokens"] is not None:
+        lengths += ["--max-tokens", str(ev["max_tokens"])]
+    analyze = _training("analyze", "--run", run, "--task", task, "--json", folder / OUTPUTS["analyze"],
+                        "--n-inputs", an["n_inputs"], *common)
+    if not an["discrepancy"]:
+        analyze.append("--no-discrepancy")
+    if an["discrepancy_lengths"]:
+        analyze += ["--discrepancy-lengths", ",".join(map(str, an["discrepancy_lengths"]))]
+    if an["discrepancy_count"]:
+        analyze += ["--discrepancy-count", str(an["discrepancy_count"])]
+    commands = {"train": train, "lengths": lengths, "analyze": analyze}
+    if ev["test_split"]:
+        commands["test"] = _training("evaluate", "--run", run, "--task", task, "--split", "test",
+                                     "--json", folder / OUTPUTS["test"], *common)
+    return {stage: commands[stage] for stage in STAGES if stage in commands}
+
+
+def _reuse_results(plan: Plan, member: Member) -> None:
+    """A reused member takes the results its run folder already has, where they were made
+    with the plan's settings; anything else is computed from its weights as usual."""
+    source, folder = plan.reuse[member.id], plan.folder(member)
+    if not (folder / OUTPUTS["train"]).exists():
+        atomic_write_json(folder / OUTPUTS["train"], {"reused": str(source)}, indent=1)
+    checks = {
+        "test": lambda d: d.get("split") == "test",
+        "lengths": lambda d: (d.get("lengths") == plan.evaluate["lengths"] and d.get("seed") == plan.evaluate["seed"]
+                              and d.get("n_per_length", [None])[0] == plan.evaluate["count"]),
+        "analyze": lambda d: d.get("n_inputs") == plan.analyze["n_inputs"],
+    }
+    for stage, matches in checks.items():
+        src, dst = source / OUTPUTS[stage], folder / OUTPUTS[stage]
+        if dst.exists() or not src.is_file():
+            continue
+        if matches(json.loads(src.read_text())):
+            atomic_write_bytes(dst, src.read_bytes())
+    if (source / "metrics.jsonl").is_file() and not (folder / "metrics.jsonl").exists():
+        atomic_write_bytes(folder / "metrics.jsonl", (source / "metrics.jsonl").read_bytes())
+
+
+def _run_stage(stage: str, argv: list, folder: Path, threads: int) -> dict:
+    logs = folder / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    started = time.time()
+    with open(logs / f"{stage}.log", "a", encoding="utf-8") as log:
+        log.write(f"$ {shlex.join(argv)}\n")
+        log.flush()
+        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=log, text=True, env=env)
+        log.write(done.stdout)
+    if done.returncode != 0:
+        tail = (logs / f"{stage}.log").read_text(encoding="utf-8").strip().splitlines()[-1:]
+        raise MemberFailed(f"stage {stage} exited {done.returncode}: {' '.join(tail)} (log {logs / f'{stage}.log'})")
+    lines = done.stdout.strip().splitlines()
+    return {"seconds": round(time.time() - started, 1), "stdout": lines[-1] if lines else ""}
+
+
+def run_member(plan: Plan, member: Member, threads: int = 1, on_stage=None) -> str:
+    """Run every unfinished stage of one member; returns "done", "skipped" (another process
+    holds it) or raises MemberFailed."""
+    folder = plan.folder(member)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        with member_lock(folder / ".member.lock"):
+            if member.id in plan.reuse:
+                _reuse_results(plan, member)
+            for stage, argv in stage_commands(plan, member, threads).items():
+                output = folder / OUTPUTS[stage]
+                if output.exists():
+                    continue
+                if on_stage:
+                    on_stage(member, stage)
+                result = _run_stage(stage, argv, folder, threads)
+                if stage == "train":
+                    atomic_write_json(output, {"summary": json.loads(result["stdout"] or "{}"),
+                                               "seconds": result["seconds"], "threads": threads,
+                                               "host": os.uname().nodename}, indent=1)
+            return "done"
+    except MemberBusy:
+        return "skipped"
+
+
+def list_commands(plan: Plan, threads: int = 1) -> list[str]:
+    """One shell line per member, runnable from anywhere that sees the same files."""
+    cwd, plan_path = Path.cwd(), plan.path.resolve()
+    return [f"cd {shlex.quote(str(cwd))} && {shlex.quote(sys.executable)} -m training study "
+            f"{shlex.quote(str(plan_path))} --member {shlex.quote(m.id)} --threads {threads}"
+            for m in plan.members()]
+
+
+def run_study(plan: Plan, members: list[Member], jobs: int = 1, threads: int = 1, progress: bool = True) -> dict:
+    """Run ``members`` with ``jobs`` at once; returns {member id: "done" | "skipped" | error}."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(members), desc=f"study {plan.name}", unit="member", disable=not progress, position=0,
+               dynamic_ncols=True)
+    slots = [tqdm(total=0, bar_format="{desc}", position=i + 1, disable=not progress, leave=False)
+             for i in range(min(jobs, len(members)))]
+    free = list(range(len(slots)))
+    outcome = {}
+
+    def work(member: Member):
+        slot = free.pop()
+        try:
+            def show(m, stage):
+                slots[slot].set_description_str(f"  {m.id}: {stage}")
+            outcome[member.id] = run_member(plan, member, threads, on_stage=show)
+        except MemberFailed as error:
+            outcome[member.id] = f"failed: {error}"
+        finally:
+            slots[slot].set_description_str("")
+            free.append(slot)
+            bar.update(1)
+            bar.set_postfix_str(member.id + " " + outcome[member.id].split(":")[0])
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(work, members))
+    for slot in slots:
+        slot.close()
+    bar.close()
+    return outcome
