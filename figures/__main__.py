@@ -1,4 +1,4 @@
-"""python -m figures [NAMES] [--out DIR] [--list] [--runs DIR] [--llm DIR] [--figure5a FILE] [--figure4a FILE]
+"""python -m figures [NAMES] [--out DIR] [--list] [--runs DIR] [--seeds DIR] [--llm DIR] [--figure5a F] [--figure4a F]
 
 Regenerate the paper's figures (PNG + PDF) and Table 1 (Markdown) from saved results only.
 
@@ -13,6 +13,12 @@ with NAMES, a warning without).  An input that exists but does not follow its sc
 error in both modes.  An unknown name, an output folder that cannot be written, or an input
 path of the wrong kind (a file given to --runs, a folder to --figure5a): one line on stderr,
 exit status 2, checked before anything is drawn.  Ctrl-C: one line, exit status 130.
+
+Seeds.  Figures 2 and 5B draw the seed study (``--seeds``, the folder ``python -m training
+study training/studies/seeds.json --collect`` ships: <DIR>/paper/<task>/seed-<S>/) as the
+median and min-max band over its members, and the run in ``--runs`` (shipped: seed 0) thin.
+Members still running lack some files and are left out of the panels that need them; each
+panel says how many seeds it draws.  A study with no member for a task is missing input.
 """
 
 from __future__ import annotations
@@ -25,20 +31,21 @@ from pathlib import Path
 
 from theory.files import check_output_dir
 
+from .figure2 import build_fig2
 from .frequency_figures import build_fig8, build_table1
 from .generalisation_figures import build_discrepancy_trained, build_fig5b, build_fig5cd
 from .geometry_figures import build_fig4bc
 from .loaders import ROOT, InputError, Inputs, MissingInput
 from .style import show_path
 from .theory_figures import build_fig4a, build_fig5a
-from .training_figures import build_fig2, build_fig6, build_fig7
+from .training_figures import build_fig6, build_fig7
 
 FIGURES = {
-    "fig2": (build_fig2, "accuracy per hop, scores of L1/L5/L11, purity (analysis.json, metrics.jsonl)"),
+    "fig2": (build_fig2, "accuracy per hop, scores of L1/L5/L11, purity; median and min-max over seeds"),
     "fig4a": (build_fig4a, "T_Index geometry: key v and rotated queries (constructions/results/figure4a.json)"),
     "fig4bc": (build_fig4bc, "trained layer-1 queries/keys on the dominant plane; contribution per ID"),
     "fig5a": (build_fig5a, "stated vs exact vs corrected discrepancy (proofs_check/results/figure5a.json)"),
-    "fig5b": (build_fig5b, "trained GPT-J accuracy against length (length_generalisation.json)"),
+    "fig5b": (build_fig5b, "trained GPT-J accuracy against length per hop; median and min-max over seeds"),
     "fig5cd": (build_fig5cd, "LLM 1-hop accuracy against length: paper's Table 3 and our result files"),
     "fig6": (build_fig6, "scores and entropy of every layer over training (analysis.json)"),
     "fig7": (build_fig7, "head purity counts for gamma 0.1 and 0.05 (analysis.json)"),
@@ -67,6 +74,8 @@ def parse(argv) -> argparse.Namespace:
     parser.add_argument("--list", action="store_true", help="list the figure names and exit")
     parser.add_argument("--runs", default=Inputs.runs_dir,
                         help="folder with <task>/analysis.json, length_generalisation.json, metrics.jsonl")
+    parser.add_argument("--seeds", default=Inputs.seeds_dir,
+                        help="seed study folder with paper/<task>/seed-<S>/ (figures 2 and 5B)")
     parser.add_argument("--llm", default=Inputs.llm_dir, help="folder of LLM results JSON files")
     parser.add_argument("--figure5a", default=Inputs.figure5a, help="proofs_check Figure 5A JSON")
     parser.add_argument("--figure4a", default=Inputs.figure4a, help="constructions Figure 4A JSON")
@@ -86,7 +95,7 @@ def select(names: list[str]) -> list[str]:
 def check_inputs(args) -> None:
     """Input paths of the wrong kind are usage errors (ValueError); an absent one is not: it is
     a missing input, reported by the figures that need it."""
-    for flag, path, folder in (("--runs", args.runs, True), ("--llm", args.llm, True),
+    for flag, path, folder in (("--runs", args.runs, True), ("--seeds", args.seeds, True), ("--llm", args.llm, True),
                                ("--figure5a", args.figure5a, False), ("--figure4a", args.figure4a, False)):
         text = str(path)
         if not text:
@@ -110,8 +119,8 @@ def main(argv=None) -> int:
     except ValueError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
-    inputs = Inputs(runs_dir=Path(args.runs), llm_dir=Path(args.llm), figure5a=Path(args.figure5a),
-                    figure4a=Path(args.figure4a))
+    inputs = Inputs(runs_dir=Path(args.runs), seeds_dir=Path(args.seeds), llm_dir=Path(args.llm),
+                    figure5a=Path(args.figure5a), figure4a=Path(args.figure4a))
     try:
         return build_all(names, inputs, out, explicit=bool(args.names))
     except KeyboardInterrupt:

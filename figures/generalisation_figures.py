@@ -2,7 +2,9 @@
 Table 3) and the new figure "discrepancy_trained" (measured logit gaps of the trained
 layers against the construction's exact discrepancy at the same angle).
 
-Inputs: training/reference/<task>/length_generalisation.json, the "measured_discrepancy"
+Inputs: training/reference/<task>/length_generalisation.json (the shipped run, thin) and the
+seed study's training/reference/seeds/paper/<task>/seed-<S>/length_generalisation.json
+(median and min-max band, see ``bands``), the "measured_discrepancy"
 block of training/reference/<task>/analysis.json, theory.paper_data.TABLE3 (always
 there) and any ``python -m training llm`` results in training/reference/llm/.
 """
@@ -12,39 +14,83 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from matplotlib.lines import Line2D
+
 from theory.paper_data import TABLE3_MODELS, reference_curve
 
-from . import style
-from .loaders import Built, Inputs, per_task
+from . import bands, style
+from .loaders import Built, Inputs, MissingInput, per_task
 
 # Section 3.6: "over 90% accuracy with sequence lengths up to 850" for the letter task.
 PAPER_LETTER_LENGTH, PAPER_LETTER_ACCURACY = 850, 0.9
+PAPER_STAR = {"marker": "*", "ms": 12, "color": style.TASK_COLOUR["letter"], "mec": "black", "linestyle": "none"}
 PAPER_PANELS = {"C. GPT 5.4 & 5.5": ("GPT 5.4", "GPT 5.5"), "D. Claude Sonnet 3.7": ("Claude Sonnet 3.7",)}
 MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
+def length_curves(data: dict) -> dict:
+    """{"1-hop": (lengths, accuracies), ..., "all hops": (lengths, accuracy)} of one evaluation."""
+    lengths = data["lengths"]
+    curves = {f"{hop}-hop": (lengths, values)
+              for hop, values in sorted(data.get("per_hop", {}).items(), key=lambda kv: int(kv[0]))}
+    curves["all hops"] = (lengths, data["accuracy"])
+    return curves
+
+
+def length_panel(ax, shipped: dict | None, seeds: dict, overall: bool, colour_of=style.hop_colour) -> dict:
+    """Accuracy against length over all hops (``overall``) or per hop count: the median and
+    min-max band over ``seeds`` ({seed: length_generalisation.json}) and the ``shipped`` run
+    thin; returns {curve: Band}."""
+    return bands.draw_named(ax, length_curves(shipped) if shipped else {},
+                            {seed: length_curves(data) for seed, data in seeds.items()},
+                            colour_of, keep=lambda name: (name == "all hops") == overall)
+
+
+def seed_lengths(inputs: Inputs, task: str, missing: list) -> dict:
+    try:
+        return inputs.seeds(task, "length")
+    except MissingInput as absent:
+        missing.append(absent)
+        return {}
+
+
 def build_fig5b(inputs: Inputs, out: Path) -> Built:
-    """Figure 5B: accuracy against input length for both trained models (log x)."""
+    """Figure 5B over seeds: accuracy against input length (log x).  Top, as the paper's 5B:
+    both tasks over all hops; below, one panel per task by hop count."""
     results, missing = per_task(inputs.length_generalisation, style.TASKS)
-    fig = style.new_figure(8, 4.8)
-    ax = fig.subplots()
-    for task, data in results.items():
-        colour = style.TASK_COLOUR[task]
-        ax.semilogx(data["lengths"], data["accuracy"], color=colour, lw=2, marker="o", ms=3.5,
-                    label=f"ours: {style.TASK_TITLE[task]} (all hops)")
-        for hop, values in sorted(data.get("per_hop", {}).items(), key=lambda kv: int(kv[0])):
-            ax.semilogx(data["lengths"], values, color=colour, lw=0.7, alpha=0.35 + 0.12 * int(hop),
-                        label="thin: per hop count (1 light → 4 dark)" if (task, hop) == (next(iter(results)), "1")
-                        else None)
-    ax.plot([PAPER_LETTER_LENGTH], [PAPER_LETTER_ACCURACY], marker="*", ms=12, color=style.TASK_COLOUR["letter"],
-            mec="black", linestyle="none", label="paper: letter > 0.9 up to length 850")
-    ax.axhline(PAPER_LETTER_ACCURACY, color="0.6", lw=0.8, linestyle=":")
-    for absent in missing:
-        ax.text(0.02, 0.02, str(absent), transform=ax.transAxes, fontsize=7, color="0.3", wrap=True)
-    ax.set(title="Figure 5B: length generalisation of the trained GPT-J", xlabel="Input length in tokens (log)",
-           ylabel="Accuracy", ylim=(-0.03, 1.03))
-    style.legend_below(ax)
+    seeds = {task: seed_lengths(inputs, task, missing) for task in style.TASKS}
+    fig = style.new_figure(11, 9)
+    grid = fig.add_gridspec(2, 2)
+    top = fig.add_subplot(grid[0, :])
+    notes = []
+    for task in style.TASKS:
+        drawn = length_panel(top, results.get(task), seeds[task], True, lambda _, t=task: style.TASK_COLOUR[t])
+        notes.append(f"{task}: {bands.seeds_note(bands.seeds_in(drawn))}")
+    length_axes(top, "A. All hops, " + "; ".join(notes), paper=True)
+    hop_colours = {}
+    for col, task in enumerate(style.TASKS):
+        ax = fig.add_subplot(grid[1, col], sharey=top)
+        if task not in results and not seeds[task]:
+            style.placeholder(ax, style.missing_text(task, missing))
+            continue
+        drawn = length_panel(ax, results.get(task), seeds[task], False)
+        hop_colours.update({label: style.hop_colour(label) for label in drawn})
+        note = bands.seeds_note(bands.seeds_in(drawn))
+        length_axes(ax, f"{'BC'[col]}. {style.TASK_TITLE[task]} by hop count, {note}", paper=task == "letter")
+    tasks = {f"{style.TASK_TITLE[t]}, all hops (A)": style.TASK_COLOUR[t] for t in style.TASKS}
+    handles = bands.legend_handles({**tasks, **hop_colours})
+    handles.append(Line2D([], [], label="paper: letter > 0.9 up to length 850", **PAPER_STAR))
+    fig.legend(handles=handles, loc="outside right center")  # clear of the suptitle
+    fig.suptitle("Figure 5B: length generalisation of the trained GPT-J over seeds", fontsize=12)
     return Built(style.save(fig, out, "fig5b"), missing)
+
+
+def length_axes(ax, title: str, paper: bool = False) -> None:
+    ax.set_xscale("log")
+    ax.set(title=title, xlabel="Input length in tokens (log)", ylabel="Accuracy", ylim=(-0.03, 1.03))
+    if paper:
+        ax.plot([PAPER_LETTER_LENGTH], [PAPER_LETTER_ACCURACY], **PAPER_STAR)
+        ax.axhline(PAPER_LETTER_ACCURACY, color="0.6", lw=0.8, linestyle=":")
 
 
 def _key(name: str) -> str:

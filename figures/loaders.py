@@ -26,7 +26,10 @@ COMMANDS = {
     "llm": "python -m training llm --backend hf|openai --model M --task T --json {path}",
     "figure4a": ("python -c \"from constructions.geometry import write_figure4a; "
                  "write_figure4a('{path}', '0.8', range(1, 9))\""),
+    "study": "python -m training study training/studies/seeds.json --collect (its ship folder; or --seeds DIR)",
 }
+# The seed study's variant whose members the figures draw: the paper's recipe, as the shipped runs.
+SEED_VARIANT = "paper"
 
 
 class MissingInput(Exception):
@@ -119,6 +122,7 @@ class Inputs:
     """Where every input lives; the defaults are the repository's own result files."""
 
     runs_dir: Path = ROOT / "training" / "reference"
+    seeds_dir: Path = ROOT / "training" / "reference" / "seeds"
     llm_dir: Path = ROOT / "training" / "reference" / "llm"
     figure5a: Path = ROOT / "proofs_check" / "results" / "figure5a.json"
     figure4a: Path = ROOT / "constructions" / "results" / "figure4a.json"
@@ -131,8 +135,11 @@ class Inputs:
         return self._cache[key]
 
     def analysis(self, task: str) -> dict:
-        path = Path(self.runs_dir) / task / "analysis.json"
-        return self._cached(("analysis", task), lambda: read_json(
+        return self._analysis_in(Path(self.runs_dir) / task, task)
+
+    def _analysis_in(self, folder: Path, task: str) -> dict:
+        path = folder / "analysis.json"
+        return self._cached(("analysis", str(path)), lambda: read_json(
             path, "analysis", task, ("steps", "layers", "scores", "purity")))
 
     def analysis_block(self, task: str, block: str) -> dict:
@@ -144,19 +151,54 @@ class Inputs:
         return analysis[block]
 
     def length_generalisation(self, task: str) -> dict:
-        path = Path(self.runs_dir) / task / "length_generalisation.json"
-        return self._cached(("length", task), lambda: read_json(path, "length", task, ("lengths", "accuracy")))
+        return self._length_in(Path(self.runs_dir) / task, task)
+
+    def _length_in(self, folder: Path, task: str) -> dict:
+        path = folder / "length_generalisation.json"
+        return self._cached(("length", str(path)), lambda: read_json(path, "length", task, ("lengths", "accuracy")))
 
     def validation(self, task: str) -> list[dict]:
+        return self._validation_in(Path(self.runs_dir) / task, task)
+
+    def _validation_in(self, folder: Path, task: str) -> list[dict]:
         """Validation accuracy over steps: metrics.jsonl when present (the training's own record),
         else the "validation" list of analysis.json."""
-        path = Path(self.runs_dir) / task / "metrics.jsonl"
+        path = folder / "metrics.jsonl"
         if path.is_file():
-            return self._cached(("metrics", task), lambda: read_validation(path, task))
-        analysis = self.analysis(task)
+            return self._cached(("metrics", str(path)), lambda: read_validation(path, task))
+        analysis = self._analysis_in(folder, task)
         if not analysis.get("validation"):
             raise MissingInput(path, _command("metrics", path, task))
         return analysis["validation"]
+
+    def seed_folders(self, task: str) -> dict[int, Path]:
+        """The seed study's members of ``task``: {seed: <seeds_dir>/paper/<task>/seed-<seed>}, by seed."""
+        folder = Path(self.seeds_dir) / SEED_VARIANT / task
+        found = {}
+        for path in folder.glob("seed-*") if folder.is_dir() else []:
+            number = path.name.removeprefix("seed-")
+            if path.is_dir() and number.isdecimal():
+                found[int(number)] = path
+        return dict(sorted(found.items()))
+
+    def seeds(self, task: str, what: str) -> dict:
+        """{seed: data} of every study member of ``task`` that has the input ``what``
+        ("analysis", "length" or "validation"); members still running lack some files and are
+        left out of that input only.  No member with it: MissingInput (the figure keeps the
+        shipped run alone)."""
+        load = {"analysis": self._analysis_in, "length": self._length_in, "validation": self._validation_in}[what]
+        found = {}
+        for seed, folder in self.seed_folders(task).items():
+            try:
+                found[seed] = load(folder, task)
+            except MissingInput:
+                continue
+        if not found:
+            name = {"analysis": "analysis.json", "length": "length_generalisation.json",
+                    "validation": "metrics.jsonl"}[what]
+            path = Path(self.seeds_dir) / SEED_VARIANT / task / "seed-*" / name
+            raise MissingInput(path, COMMANDS["study"])
+        return found
 
     def proofs_figure5a(self) -> dict:
         return self._cached("figure5a", lambda: read_json(

@@ -1,9 +1,13 @@
 """One look for every figure: colours, fonts, saving, and the helpers panels share.
 
-The paper's colour code is kept so a reader can hold our figure beside theirs: red for
-positional scores, the number task and Index; green for symbolic scores, the letter task and
-Retrieval; purple for attention entropy; magenta for the hop-averaged accuracy.  Anything the
-paper printed is drawn dashed and labelled "paper"; our measurements are solid.
+The paper's colour code is kept so a reader can hold our figure beside theirs, in the
+colour-blind-safe Okabe-Ito palette (Okabe & Ito 2008, "Color Universal Design"): vermillion
+(the paper's red) for positional scores, the number task and Index; bluish green (the paper's
+green) for symbolic scores, the letter task and Retrieval; reddish purple for attention
+entropy; black for the hop-averaged accuracy; sky blue, blue, orange and reddish purple for
+1 to 4 hops.  Anything the paper printed is drawn dashed and labelled "paper"; our
+measurements are solid.  Where several seeds were trained, a curve is their median, a light
+band of the same colour their min-max range, and a thin line the shipped run (``bands``).
 """
 
 from __future__ import annotations
@@ -18,12 +22,22 @@ import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 
 TASKS = ("number", "letter")
 TASK_TITLE = {"number": "Number task", "letter": "Letter task"}
-TASK_COLOUR = {"number": "#d62728", "letter": "#2ca02c"}
-SCORE_COLOUR = {"positional": "#d62728", "symbolic": "#2ca02c", "entropy": "#9467bd"}
-KIND_COLOUR = {"positional": "#d62728", "symbolic": "#2ca02c", "index": "#d62728", "retrieval": "#2ca02c",
-               "other": "#7f7f7f", None: "#7f7f7f"}
-ACCURACY_COLOUR = "#e377c2"
-HOP_COLOURS = {"1": "#1f77b4", "2": "#ff7f0e", "3": "#17becf", "4": "#8c564b"}
+OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky blue": "#56B4E9", "bluish green": "#009E73",
+             "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "reddish purple": "#CC79A7"}
+RED, GREEN, PURPLE = OKABE_ITO["vermillion"], OKABE_ITO["bluish green"], OKABE_ITO["reddish purple"]
+GREY = "#7f7f7f"
+TASK_COLOUR = {"number": RED, "letter": GREEN}
+SCORE_COLOUR = {"positional": RED, "symbolic": GREEN, "entropy": PURPLE}
+KIND_COLOUR = {"positional": RED, "symbolic": GREEN, "index": RED, "retrieval": GREEN, "other": GREY, None: GREY}
+ACCURACY_COLOUR = OKABE_ITO["black"]
+HOP_COLOURS = {"1": OKABE_ITO["sky blue"], "2": OKABE_ITO["blue"], "3": OKABE_ITO["orange"], "4": PURPLE}
+
+
+def hop_colour(label: str) -> str:
+    """The colour of an accuracy curve named "1-hop" ... "4-hop" or "all hops"."""
+    return ACCURACY_COLOUR if label == "all hops" else HOP_COLOURS.get(label.split("-")[0], GREY)
+
+
 PAPER_STYLE = {"linestyle": "--", "alpha": 0.85}
 BEST_STEP_STYLE = {"color": "0.45", "linestyle": "--", "linewidth": 1.0}
 

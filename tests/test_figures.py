@@ -7,17 +7,27 @@ from their real producers at a small size, so a schema change there breaks this 
 
 import json
 import math
+import statistics
 import subprocess
 import sys
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 import pytest
 
 matplotlib.use("Agg")
 
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
+from matplotlib.colors import to_rgb  # noqa: E402
+
 from constructions.geometry import write_figure4a  # noqa: E402
+from figures import bands, style  # noqa: E402
 from figures.__main__ import FIGURES, GROUPS, main, select  # noqa: E402
+from figures.figure2 import build_fig2, purity_panel  # noqa: E402
+from figures.generalisation_figures import build_fig5b  # noqa: E402
+from figures.loaders import Inputs  # noqa: E402
 from proofs_check.figure5a import build as build_figure5a  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,7 +111,42 @@ def write_inputs(root: Path) -> dict:
     figure5a.write_text(json.dumps(build_figure5a(150)))
     figure4a = root / "figure4a.json"
     write_figure4a(figure4a, "0.8", range(1, 5))
-    return {"--runs": root / "runs", "--llm": llm, "--figure5a": figure5a, "--figure4a": figure4a}
+    write_seeds(root / "seeds", SEED_FACTORS, lacking={("letter", 2): "analysis.json"})
+    return {"--runs": root / "runs", "--seeds": root / "seeds", "--llm": llm, "--figure5a": figure5a,
+            "--figure4a": figure4a}
+
+
+# Three seeds of a made-up study: every number of seed S is the shipped number times its factor
+SEED_FACTORS = {0: 0.55, 1: 0.95, 2: 0.7}
+SEED_LENGTHS = [17, 50, 200, 850]
+
+
+def seed_member(task: str, factor: float) -> dict:
+    """The files of one study member: {file name: text}."""
+    analysis = with_optional_fields(synthetic_analysis(task))
+    for name in ("positional", "symbolic", "entropy_normalised"):
+        analysis["scores"][name] = [[v * factor for v in row] for row in analysis["scores"][name]]
+    for block in analysis["purity"].values():
+        block["count_symbolic"] = [round(c * factor * 2) for c in block["count_symbolic"]]
+    records = [{"split": "validation", "step": step, "accuracy": i / 4 * factor,
+                "accuracy_by_hop": {h: min(1.0, i / 4 * factor * int(h) / 2) for h in "1234"}}
+               for i, step in enumerate(STEPS)]
+    length = {"task": task, "lengths": SEED_LENGTHS, "accuracy": [factor / (1 + i) for i in range(4)],
+              "per_hop": {h: [factor / (int(h) + i) for i in range(4)] for h in "1234"}}
+    return {"analysis.json": json.dumps(analysis), "length_generalisation.json": json.dumps(length),
+            "metrics.jsonl": "\n".join(json.dumps(r) for r in records) + "\n"}
+
+
+def write_seeds(root: Path, factors: dict, lacking: dict | None = None) -> Path:
+    """<root>/paper/<task>/seed-<S>/ for each seed; ``lacking`` {(task, seed): file} leaves one out."""
+    for task in ("number", "letter"):
+        for seed, factor in factors.items():
+            folder = root / "paper" / task / f"seed-{seed}"
+            folder.mkdir(parents=True)
+            for name, text in seed_member(task, factor).items():
+                if (lacking or {}).get((task, seed)) != name:
+                    (folder / name).write_text(text)
+    return root
 
 
 def options(paths: dict, out: Path) -> list[str]:
@@ -199,3 +244,158 @@ def test_an_absent_optional_block_is_missing_input(tmp_path, built, capsys):
     (tmp_path / "runs" / "number" / "analysis.json").write_text(json.dumps(analysis))
     assert main(["discrepancy_trained"] + options(dict(paths, **{"--runs": tmp_path / "runs"}), tmp_path)) == 1
     assert "missing the 'measured_discrepancy' block of" in capsys.readouterr().err
+
+
+# --- bands over seeds (figures 2 and 5B) -------------------------------------------------------
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures a builder would save, kept open by name so their artists can be read."""
+    figs = {}
+
+    def keep(fig, out, name):
+        figs[name] = fig
+        return [Path(out) / f"{name}.png"]
+
+    monkeypatch.setattr(style, "save", keep)
+    yield figs
+    for fig in figs.values():
+        plt.close(fig)
+
+
+def panel(fig, title_start: str):
+    return next(ax for ax in fig.axes if ax.get_title().startswith(title_start))
+
+
+def drawn_band(ax, colour) -> dict:
+    """{x: (lowest, highest)} of the one min-max band drawn in ``colour``."""
+    fills = [c for c in ax.collections if isinstance(c, PolyCollection)
+             and np.allclose(c.get_facecolor()[0][:3], to_rgb(colour))]
+    assert len(fills) == 1, f"{len(fills)} bands in {colour}"
+    vertices = np.concatenate([path.vertices for path in fills[0].get_paths()])
+    return {x: (vertices[vertices[:, 0] == x, 1].min(), vertices[vertices[:, 0] == x, 1].max())
+            for x in np.unique(vertices[:, 0])}
+
+
+def drawn_median(ax, colour) -> list:
+    lines = [line for line in ax.get_lines() if line.get_linewidth() == bands.MEDIAN_WIDTH
+             and np.allclose(to_rgb(line.get_color()), to_rgb(colour))]
+    assert len(lines) == 1
+    return list(lines[0].get_ydata())
+
+
+def seed_values(seeds_dir: Path, task: str, name: str, pick) -> dict:
+    """{seed: pick(file)} of every member of ``task`` that has the file ``name``."""
+    found = {}
+    for folder in sorted((seeds_dir / "paper" / task).glob("seed-*")):
+        if (folder / name).is_file():
+            text = (folder / name).read_text()
+            data = [json.loads(line) for line in text.splitlines()] if name.endswith(".jsonl") else json.loads(text)
+            found[int(folder.name[5:])] = pick(data)
+    return found
+
+
+def assert_band_is_min_max(ax, colour, xs, per_seed: dict) -> None:
+    """The drawn band spans the lowest to the highest seed at every x, the line is their median."""
+    columns = list(zip(*per_seed.values()))
+    band_drawn = drawn_band(ax, colour)
+    for x, column in zip(xs, columns):
+        assert band_drawn[x] == pytest.approx((min(column), max(column)))
+    assert drawn_median(ax, colour) == pytest.approx([statistics.median(c) for c in columns])
+
+
+def test_band_is_median_and_range_with_gaps_not_zeros():
+    curves = {0: ([0, 1, 2], [0.2, None, 0.9]), 1: ([0, 1, 2], [0.7, 0.5, math.nan]), 2: ([0, 1], [0.3, 0.7])}
+    spread = bands.band(curves)
+    assert spread.x == [0, 1, 2] and spread.count == [3, 2, 1] and spread.seeds == (0, 1, 2)
+    assert spread.median == pytest.approx([0.3, 0.6, 0.9])
+    assert spread.low[:2] == [0.2, 0.5] and spread.high[:2] == [0.7, 0.7]
+    assert math.isnan(spread.low[2]) and math.isnan(spread.high[2])  # one seed there: no band
+
+
+def test_fig2_bands_are_the_seeds_min_max_and_median(built, drawn):
+    root, paths, _ = built
+    inputs = Inputs(runs_dir=paths["--runs"], seeds_dir=paths["--seeds"])
+    build_fig2(inputs, root / "unused")
+    fig = drawn["fig2"]
+    accuracy = panel(fig, "A. Number task: accuracy per hop count")
+    assert "3 seeds (0, 1, 2)" in accuracy.get_title()
+    for hop in "1234":
+        per_seed = seed_values(paths["--seeds"], "number", "metrics.jsonl",
+                               lambda rows, h=hop: [r["accuracy_by_hop"][h] for r in rows])
+        assert_band_is_min_max(accuracy, style.HOP_COLOURS[hop], STEPS, per_seed)
+    overall = panel(fig, "A. Number task: accuracy over all hops")
+    per_seed = seed_values(paths["--seeds"], "number", "metrics.jsonl", lambda rows: [r["accuracy"] for r in rows])
+    assert_band_is_min_max(overall, style.ACCURACY_COLOUR, STEPS, per_seed)
+    scores = panel(fig, "B. Number task: layer L1")
+    per_seed = seed_values(paths["--seeds"], "number", "analysis.json",
+                           lambda a: [row[1] for row in a["scores"]["positional"]])
+    assert_band_is_min_max(scores, style.SCORE_COLOUR["positional"], STEPS, per_seed)
+
+
+def test_fig2_purity_band_is_the_seeds_min_max(built):
+    _, paths, _ = built
+    seeds = Inputs(seeds_dir=paths["--seeds"]).seeds("number", "analysis")
+    shipped = synthetic_analysis("number")
+    fig, ax = plt.subplots()
+    spread = purity_panel(ax, shipped, "0.1", seeds)["symbolic"]
+    plt.close(fig)
+    per_seed = [a["purity"]["0.1"]["count_symbolic"] for a in seeds.values()]
+    assert spread.low == [min(c) for c in zip(*per_seed)] and spread.high == [max(c) for c in zip(*per_seed)]
+    assert spread.median == [statistics.median(c) for c in zip(*per_seed)]
+
+
+def test_a_seed_lacking_a_file_is_left_out_of_that_panel_only(built, drawn):
+    root, paths, _ = built  # letter seed 2 has metrics.jsonl but no analysis.json yet
+    build_fig2(Inputs(runs_dir=paths["--runs"], seeds_dir=paths["--seeds"]), root / "unused")
+    fig = drawn["fig2"]
+    assert "3 seeds (0, 1, 2)" in panel(fig, "A. Letter task: accuracy over all hops").get_title()
+    scores = panel(fig, "B. Letter task: layer L1")
+    assert "2 seeds (0, 1)" in scores.get_title()
+    per_seed = seed_values(paths["--seeds"], "letter", "analysis.json",
+                           lambda a: [row[1] for row in a["scores"]["symbolic"]])
+    assert sorted(per_seed) == [0, 1]
+    assert_band_is_min_max(scores, style.SCORE_COLOUR["symbolic"], STEPS, per_seed)
+
+
+def test_fig5b_bands_are_the_seeds_min_max_and_median(built, drawn):
+    root, paths, _ = built
+    build_fig5b(Inputs(runs_dir=paths["--runs"], seeds_dir=paths["--seeds"]), root / "unused")
+    fig = drawn["fig5b"]
+    by_hop = panel(fig, "C. Letter task by hop count")
+    for hop in "1234":
+        per_seed = seed_values(paths["--seeds"], "letter", "length_generalisation.json",
+                               lambda d, h=hop: d["per_hop"][h])
+        assert_band_is_min_max(by_hop, style.HOP_COLOURS[hop], SEED_LENGTHS, per_seed)
+    overall = panel(fig, "A. All hops")
+    for task in ("number", "letter"):
+        per_seed = seed_values(paths["--seeds"], task, "length_generalisation.json", lambda d: d["accuracy"])
+        assert_band_is_min_max(overall, style.TASK_COLOUR[task], SEED_LENGTHS, per_seed)
+
+
+def test_one_seed_draws_no_band_and_says_so(tmp_path, built, drawn):
+    _, paths, _ = built
+    seeds = write_seeds(tmp_path / "seeds", {3: 0.8})
+    build_fig5b(Inputs(runs_dir=paths["--runs"], seeds_dir=seeds), tmp_path)
+    fig = drawn["fig5b"]
+    assert "1 seed (3), no band" in panel(fig, "B. Number task").get_title()
+    assert not [c for ax in fig.axes for c in ax.collections if isinstance(c, PolyCollection)]
+    per_seed = seed_values(seeds, "number", "length_generalisation.json", lambda d: d["per_hop"]["2"])
+    assert drawn_median(panel(fig, "B. Number task"), style.HOP_COLOURS["2"]) == pytest.approx(per_seed[3])
+
+
+def test_no_seed_study_is_missing_input_and_the_figure_still_drawn(tmp_path, built, capsys):
+    _, paths, _ = built
+    empty = tmp_path / "no_study"
+    empty.mkdir()
+    assert main(["fig5b"] + options(dict(paths, **{"--seeds": empty}), tmp_path / "out")) == 1
+    err = capsys.readouterr().err
+    assert "no_study/paper/number/seed-*/length_generalisation.json" in err and "training study" in err
+    assert (tmp_path / "out" / "fig5b.png").is_file()
+
+
+def test_seeds_option_naming_a_file_exits_2(tmp_path, built, capsys):
+    _, paths, _ = built
+    assert main(["fig2"] + options(dict(paths, **{"--seeds": paths["--figure5a"]}), tmp_path / "out")) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("python -m figures: error: --seeds:") and "not a directory" in err[0]

@@ -200,7 +200,7 @@ def test_config_validation_and_hf_export():
 
 
 def test_fast_dropout_statistics():
-    from training.model.gptj import Dropout
+    from training.model.layers import Dropout
 
     drop = Dropout(0.1).train()
     torch.manual_seed(0)

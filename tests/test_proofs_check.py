@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -173,16 +174,22 @@ def test_bad_weights_exit_2_before_any_claim(probe_claim, tmp_path, capsys):
         assert names in line and str(weights[-1]) in line and probe_claim == []
 
 
-def test_default_trained_claims_name_the_shipped_json(fresh_sources):
+def test_default_trained_claims_name_the_shipped_seeds_and_state_their_rule(fresh_sources):
+    from proofs_check.claims.over_seeds import STATUS_RULE
+
     for claim_id in TRAINED:
         outcome = REGISTRY[claim_id].check(Options())
         assert outcome.status == REGISTRY[claim_id].recorded, claim_id
-        assert outcome.summary.endswith("[data: shipped JSON]")
+        assert outcome.summary.endswith("[data: shipped seeds]")
+        assert outcome.evidence["status_rule"] == STATUS_RULE
+        assert outcome.evidence["aggregate"]["n_seeds"] == len(outcome.evidence["seeds"]) >= 1
         sources = outcome.evidence["source"]
-        assert all("shipped JSON in" in s for s in (sources.values() if isinstance(sources, dict) else [sources]))
+        assert all("shipped seeds in training/reference/seeds/paper/" in s for s in sources.values())
 
 
 def test_weights_without_checkpoints_decide_length_claims_and_name_what_the_others_miss(fresh_sources, tmp_path):
+    from proofs_check.claims.trained_sources import RUN_LABEL
+
     runs = {task: tiny_run(tmp_path / task, task) for task in ("number", "letter")}
     options = Options(weights=(str(runs["number"]), str(runs["letter"])))
     for claim_id in ("C10", "C10-relative"):
@@ -190,7 +197,8 @@ def test_weights_without_checkpoints_decide_length_claims_and_name_what_the_othe
         assert outcome.status != "undecided", outcome.summary
         assert f"[data: number: --weights {runs['number']}; letter: --weights {runs['letter']}]" in outcome.summary
         assert outcome.evidence["source"]["letter"] == f"recomputed from {runs['letter']}"
-        assert list(outcome.evidence["accuracy"]["number"]) == [17, 40]
+        assert list(outcome.evidence["seeds"]) == [RUN_LABEL]
+        assert list(outcome.evidence["seeds"][RUN_LABEL]["evidence"]["accuracy"]["number"]) == [17, 40]
     for claim_id in ("C1", "C3", "C9", "C11"):
         outcome = REGISTRY[claim_id].check(options)
         assert outcome.status == "undecided"
@@ -198,8 +206,168 @@ def test_weights_without_checkpoints_decide_length_claims_and_name_what_the_othe
         assert "--checkpoint-dir" not in outcome.summary
 
 
-def test_a_run_of_one_task_says_the_other_uses_the_shipped_json(fresh_sources, tmp_path):
+def test_a_run_of_one_task_says_the_other_uses_the_shipped_seeds(fresh_sources, tmp_path):
     run = tiny_run(tmp_path / "letter", "letter")
     outcome = REGISTRY["C10"].check(Options(weights=(str(run),)))
-    assert f"[data: number: shipped JSON; letter: --weights {run}]" in outcome.summary
+    assert f"[data: number: shipped seeds; letter: --weights {run}]" in outcome.summary
     assert outcome.evidence["source"]["number"].endswith("(no number-task run among --weights)")
+
+
+# -- verdicts over seeds: a fake shipped study in tmp_path -------------------------------------
+
+SHIPPED_SEEDS = Path(__file__).resolve().parents[1] / "training" / "reference" / "seeds" / "paper"
+STAGE_OF = {"length_generalisation.json": "lengths", "analysis.json": "analyze"}
+
+
+@pytest.fixture
+def fake_study(tmp_path, monkeypatch):
+    """Point the trained claims at a study written by the test: ``write({(task, seed): {file
+    name: data, or raw text}})``; a member's finished stages are those of its files."""
+    from proofs_check.claims import seeds, trained_sources
+
+    root = tmp_path / "study"
+    monkeypatch.setattr(seeds, "SHIPPED", root)
+    monkeypatch.setattr(trained_sources, "_CACHE", {})
+
+    def write(members):
+        summary = {}
+        for (task, seed), files in members.items():
+            folder = root / "paper" / task / f"seed-{seed}"
+            folder.mkdir(parents=True, exist_ok=True)
+            for name, data in files.items():
+                (folder / name).write_text(data if isinstance(data, str) else json.dumps(data))
+            summary[f"paper/{task}/seed-{seed}"] = {"stages": ["train", "test", *map(STAGE_OF.get, files)]}
+        (root / "summary.json").write_text(json.dumps({"plan": "seeds", "members": summary}))
+        return root
+
+    return write
+
+
+def length_curve(task, accuracy, hop1=None):
+    """A length_generalisation.json at lengths 17, 100, 850."""
+    per_hop = {} if hop1 is None else {"1": [1.0, 1.0, hop1], "2": [1.0, 0.9, 0.5]}
+    return {"task": task, "lengths": [17, 100, 850], "accuracy": list(accuracy), "per_hop": per_hop,
+            "n_per_length": [400, 400, 400]}
+
+
+NUMBER = length_curve("number", (1.0, 0.3, 0.05))  # 'barely generalises' on every seed
+LETTER_HOLDS, LETTER_FAILS = length_curve("letter", (1.0, 0.95, 0.92)), length_curve("letter", (1.0, 0.8, 0.4))
+
+
+def c10_study(fake_study, holding: int, n: int, pending: int = 0):
+    """n complete seeds, C10 holding in the first ``holding``; then ``pending`` seeds not yet evaluated."""
+    members = {}
+    for seed in range(n):
+        members[("number", seed)] = {"length_generalisation.json": NUMBER}
+        members[("letter", seed)] = {"length_generalisation.json": LETTER_HOLDS if seed < holding else LETTER_FAILS}
+    for seed in range(n, n + pending):
+        members[("number", seed)] = members[("letter", seed)] = {}
+    return fake_study(members)
+
+
+@pytest.mark.parametrize("n, holding, expected", [
+    (5, 5, "verified"), (5, 4, "verified"), (5, 3, "undecided"), (5, 2, "undecided"), (5, 1, "refuted"),
+    (5, 0, "refuted"), (4, 3, "undecided"), (3, 3, "verified"), (2, 1, "undecided"), (1, 1, "verified"),
+    (1, 0, "refuted"),
+])
+def test_the_status_over_seeds_needs_four_fifths_of_them(fake_study, n, holding, expected):
+    c10_study(fake_study, holding, n)
+    outcome = REGISTRY["C10"].check(Options())
+    assert outcome.status == expected, outcome.summary
+    aggregate = outcome.evidence["aggregate"]
+    assert (aggregate["n_seeds"], aggregate["holds_in"], aggregate["fails_in"]) == (n, holding, n - holding)
+    assert [s["status"] for s in outcome.evidence["seeds"].values()] == (
+        ["verified"] * holding + ["refuted"] * (n - holding))
+    assert list(outcome.evidence["seeds"]) == [f"seed-{s}" for s in range(n)]
+    assert ("too few seeds for a spread" in outcome.summary) == (n < 3) == aggregate["too_few_seeds_for_a_spread"]
+
+
+def test_pending_seeds_are_left_out_and_the_rule_uses_the_seeds_available(fake_study):
+    c10_study(fake_study, holding=3, n=3, pending=2)
+    outcome = REGISTRY["C10"].check(Options())
+    assert outcome.status == "verified" and outcome.evidence["aggregate"]["n_seeds"] == 3
+    assert list(outcome.evidence["left_out"]) == ["seed-3", "seed-4"]
+    assert outcome.evidence["left_out"]["seed-4"]["letter"].startswith("pending: stage 'lengths' not finished")
+    assert "left out: seed-3, seed-4 (pending" in outcome.summary
+
+
+def test_a_damaged_or_misplaced_seed_file_is_left_out_and_named(fake_study):
+    root = c10_study(fake_study, holding=3, n=3)
+    (root / "paper" / "letter" / "seed-1" / "length_generalisation.json").write_text("{")
+    (root / "paper" / "number" / "seed-2" / "length_generalisation.json").write_text(json.dumps(LETTER_HOLDS))
+    outcome = REGISTRY["C10"].check(Options())
+    assert list(outcome.evidence["seeds"]) == ["seed-0"] and outcome.status == "verified"
+    left_out = outcome.evidence["left_out"]
+    assert "seed-1/length_generalisation.json unreadable (JSONDecodeError)" in left_out["seed-1"]["letter"]
+    assert "does not hold number-task results" in left_out["seed-2"]["number"]
+
+
+def test_without_a_summary_every_trained_claim_is_undecided_and_says_how_to_collect(fake_study, tmp_path):
+    for claim_id in TRAINED:
+        outcome = REGISTRY[claim_id].check(Options())
+        assert outcome.status == "undecided", claim_id
+        assert "summary.json unreadable" in outcome.summary and "--collect" in outcome.summary
+
+
+def test_c10_reports_accuracy_at_850_by_hop_with_a_t_interval(fake_study):
+    from scipy import stats
+
+    hop1 = (0.90, 0.94, 0.98)
+    members = {}
+    for seed, value in enumerate(hop1):
+        members[("number", seed)] = {"length_generalisation.json": NUMBER}
+        members[("letter", seed)] = {"length_generalisation.json": length_curve("letter", (1.0, 1.0, 0.6), value)}
+    fake_study(members)
+    outcome = REGISTRY["C10"].check(Options())
+    at_850 = outcome.evidence["over_seeds"]["letter"]
+    assert at_850["1"]["values"] == {f"seed-{s}": v for s, v in enumerate(hop1)}
+    half = stats.t.ppf(0.975, 2) * 0.04 / 3 ** 0.5  # sd of (0.90, 0.94, 0.98) is 0.04
+    assert at_850["1"]["mean"] == pytest.approx(0.94) and at_850["1"]["ci"][0] == pytest.approx(0.94 - half)
+    assert at_850["1"]["ci"][1] == 1.0 and at_850["1"]["clipped"]  # 0.94 + half > 1
+    assert at_850["all"]["mean"] == pytest.approx(0.6) and at_850["all"]["ci"] == pytest.approx([0.6, 0.6])
+    assert f"1 hop 0.940 [{0.94 - half:.3f}, 1.000]" in outcome.summary and "over 3 seeds" in outcome.summary
+
+
+def test_analysis_claims_are_decided_over_seeds_too(fake_study):
+    """C11-pattern on five copies of the shipped seed 0, two of them with a fast letter layer."""
+    shipped = {task: json.loads((SHIPPED_SEEDS / task / "seed-0" / "analysis.json").read_text())
+               for task in ("number", "letter")}
+    members = {}
+    for seed in range(5):
+        letter = json.loads(json.dumps(shipped["letter"]))
+        if seed in (1, 3):
+            letter["frequency"]["weighted_id"][0] = 2.0
+        members[("number", seed)] = {"analysis.json": shipped["number"]}
+        members[("letter", seed)] = {"analysis.json": letter}
+    fake_study(members)
+    outcome = REGISTRY["C11-pattern"].check(Options())
+    statuses = {label: s["status"] for label, s in outcome.evidence["seeds"].items()}
+    assert statuses == {"seed-0": "verified", "seed-1": "refuted", "seed-2": "verified", "seed-3": "refuted",
+                        "seed-4": "verified"}
+    assert outcome.status == "undecided" and "holds in 3, fails in 2; a status needs 4 of 5" in outcome.summary
+
+
+def test_a_weights_run_stands_in_for_every_seed_of_its_task(fresh_sources, fake_study, tmp_path):
+    fake_study({("number", seed): {"length_generalisation.json": NUMBER} for seed in range(3)})
+    run = tiny_run(tmp_path / "letter", "letter")
+    outcome = REGISTRY["C10-relative"].check(Options(weights=(str(run),)))
+    assert list(outcome.evidence["seeds"]) == [f"seed-{s} + --weights run" for s in range(3)]
+    assert outcome.evidence["source"]["letter"] == f"recomputed from {run}"
+
+
+def test_seeds_that_no_task_shares_are_undecided_and_say_which_task_lacks_what(fake_study):
+    fake_study({("number", 0): {"length_generalisation.json": NUMBER}, ("letter", 0): {},
+                ("number", 1): {}, ("letter", 1): {"length_generalisation.json": LETTER_HOLDS}})
+    outcome = REGISTRY["C10"].check(Options())
+    assert outcome.status == "undecided" and outcome.summary.startswith("no seed has data for every task: seed-0: ")
+    assert "letter pending" in outcome.summary and "seed-1: number pending" in outcome.summary
+
+
+def test_a_weights_run_without_data_is_named_and_the_shipped_task_is_not_blamed(fresh_sources, fake_study, tmp_path):
+    analysis = json.loads((SHIPPED_SEEDS / "number" / "seed-0" / "analysis.json").read_text())
+    fake_study({("number", 0): {"analysis.json": analysis}, ("number", 1): {}})
+    run = tiny_run(tmp_path / "letter", "letter")
+    outcome = REGISTRY["C1"].check(Options(weights=(str(run),)))
+    assert outcome.status == "undecided"
+    assert outcome.summary.startswith("no measured data: letter: ") and f"{run} has none" in outcome.summary
+    assert "number:" not in outcome.summary.split("[data:")[0]

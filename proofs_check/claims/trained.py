@@ -1,62 +1,26 @@
-"""C1, C2, C3, C9, C10, C11: what the trained GPT-Js do, measured on our reference runs.
+"""C1, C2, C3, C9, C10, C11: what the trained GPT-Js do, measured on every seed of our study.
 
-Evidence comes from the shipped analysis of the reference runs, or from runs given with
-``--weights RUN ...`` analysed afresh: ``proofs_check.claims.trained_sources`` says which
-part of a run each claim needs.  A claim whose data is missing is ``undecided`` and says
-exactly what is missing; every claim names the source it used, in its evidence
-(``source``) and at the end of its summary.
+Each function here checks ONE seed ({task: that seed's analysis or length curve} -> Outcome);
+``proofs_check.claims.over_seeds`` runs it on every shipped seed (or on the runs given with
+``--weights RUN ...``, analysed afresh: ``proofs_check.claims.trained_sources`` says which part
+of a run each claim needs) and decides by its status rule: verified when the check holds in
+at least ceil(0.8 n) of n seeds, refuted when it fails in that many, undecided otherwise,
+flagged "too few seeds for a spread" while n < 3.  The evidence lists each seed's outcome and
+the aggregate; a claim without data is ``undecided`` and says exactly what is missing; every
+claim names its source in its evidence (``source``) and at the end of its summary.
 
 Every status is what OUR runs show, with the thresholds stated in the evidence; the paper
-trained one model per task too, so a difference is a finding about reproducibility, not a
-proof that the paper's run behaved otherwise.
+trained one model per task, so a difference is a finding about reproducibility, not a proof
+that the paper's run behaved otherwise.
 """
 
 from __future__ import annotations
 
-import functools
-
 from theory.paper_data import TABLE1
 
-from ..registry import Outcome, claim
-from .trained_sources import TASKS, measured, source_label, source_of
-
-
-def _with_sources(outcome: Outcome, options, tasks) -> Outcome:
-    """Name the sources in the evidence (unless the check did) and at the end of the summary."""
-    outcome.evidence.setdefault("source", {t: source_of(t, options) for t in tasks})
-    labels = {t: source_label(t, options) for t in tasks}
-    same = set(labels.values())
-    said = same.pop() if len(same) == 1 else "; ".join(f"{t}: {label}" for t, label in labels.items())
-    outcome.summary = f"{outcome.summary} [data: {said}]"
-    return outcome
-
-
-def trained_claim(claim_id: str, statement: str, source: str, recorded: str, tasks=TASKS):
-    """``registry.claim`` for a check that reads the measurements of ``tasks``: its outcome
-    names where they came from."""
-    def register(check):
-        @functools.wraps(check)
-        def sourced(options):
-            return _with_sources(check(options), options, tasks)
-
-        return claim(claim_id, statement, source, recorded)(sourced)
-
-    return register
-
-
-def _need(tasks, part: str, options):
-    """({task: {part: data, "source": ...}}, None), or (None, an undecided Outcome naming
-    what is missing)."""
-    found, missing = {}, {}
-    for task in tasks:
-        data, why = measured(task, part, options)
-        found[task] = {part: data, "source": source_of(task, options)}
-        if data is None:
-            missing[task] = why
-    if missing:
-        return None, Outcome("undecided", "no measured data: " + "; ".join(f"{t}: {m}" for t, m in missing.items()),
-                             {"missing": missing})
-    return found, None
+from ..registry import Outcome
+from .over_seeds import trained_claim
+from .trained_sources import TASKS
 
 
 def _best_index(analysis: dict) -> int:
@@ -73,14 +37,11 @@ def _kinds(analysis: dict) -> list[str]:
 
 @trained_claim(
     "C1", "Number task needs positional heads (early layers) plus symbolic heads (later); letter task needs "
-    "symbolic heads only", "Section 3.1-3.3, Figure 2", recorded="verified")
-def head_types(options):
+    "symbolic heads only", "Section 3.1-3.3, Figure 2", recorded="verified", part="analysis")
+def head_types(found: dict) -> Outcome:
     from training.analysis.measured_discrepancy import CLASSIFY_RULE
 
-    found, missing = _need(TASKS, "analysis", options)
-    if missing:
-        return missing
-    kinds = {t: _kinds(found[t]["analysis"]) for t in TASKS}
+    kinds = {t: _kinds(found[t]) for t in TASKS}
     index = {t: [i for i, k in enumerate(kinds[t]) if k == "index"] for t in TASKS}
     symbolic = {t: [i for i, k in enumerate(kinds[t]) if k == "retrieval"] for t in TASKS}
     mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
@@ -89,11 +50,9 @@ def head_types(options):
     evidence = {"rule": CLASSIFY_RULE + "; at the best checkpoint. Number: >= 1 positional and >= 1 symbolic layer, "
                 "positional layers earlier on average; letter: no positional layer, >= 1 symbolic",
                 "kinds": kinds, "positional_layers": index, "symbolic_layers": symbolic,
-                "best_step": {t: found[t]["analysis"]["best_step"] for t in TASKS},
-                "scores_at_best": {t: {"positional": found[t]["analysis"]["scores"]["positional"][_best_index(
-                    found[t]["analysis"])], "symbolic": found[t]["analysis"]["scores"]["symbolic"][_best_index(
-                        found[t]["analysis"])]} for t in TASKS},
-                "source": {t: found[t]["source"] for t in TASKS}}
+                "best_step": {t: found[t]["best_step"] for t in TASKS},
+                "scores_at_best": {t: {kind: found[t]["scores"][kind][_best_index(found[t])]
+                                       for kind in ("positional", "symbolic")} for t in TASKS}}
     status = "verified" if number_ok and letter_ok else "refuted"
     return Outcome(status, f"number: positional layers {index['number']}, symbolic {symbolic['number']}; letter: "
                    f"positional {index['letter']}, symbolic {symbolic['letter']}", evidence)
@@ -101,14 +60,11 @@ def head_types(options):
 
 @trained_claim(
     "C2", "Maximal accuracy coincides with every head being pure (one score >= 1 - gamma, the other <= gamma)",
-    "Section 3.1, Figure 2B-C, Figure 7", recorded="refuted")
-def purity_at_max(options):
-    found, missing = _need(TASKS, "analysis", options)
-    if missing:
-        return missing
+    "Section 3.1, Figure 2B-C, Figure 7", recorded="refuted", part="analysis")
+def purity_at_max(found: dict) -> Outcome:
     rows, ok = {}, True
     for task in TASKS:
-        a = found[task]["analysis"]
+        a = found[task]
         overall = [v["overall"] for v in a["validation"] if v["step"] in a["steps"]]
         top = max(overall)
         converged = next(s for s, acc in zip(a["steps"], overall) if acc >= top - 0.02)
@@ -125,8 +81,8 @@ def purity_at_max(options):
         ok &= row["0.1"]["pure_heads_at_converged"] == a["layers"] and row["0.1"]["pure_heads_at_best"] == a["layers"]
     evidence = {"rule": "converged = first checkpoint with validation accuracy >= max - 0.02; verified when, for "
                         "both tasks, every head is pure (gamma = 0.1) at the converged and at the best checkpoint",
-                "tasks": rows, "source": {t: found[t]["source"] for t in TASKS}}
-    summary = "; ".join(f"{t}: {r['0.1']['pure_heads_at_converged']}/{found[t]['analysis']['layers']} heads pure "
+                "tasks": rows}
+    summary = "; ".join(f"{t}: {r['0.1']['pure_heads_at_converged']}/{found[t]['layers']} heads pure "
                         f"(gamma 0.1) when accuracy converges (step {r['converged_step']}, "
                         f"max {r['max_accuracy']:.3f}),"
                         f" all pure from step {r['0.1']['all_pure_from_step']}" for t, r in rows.items())
@@ -146,13 +102,10 @@ def _hop_steps(analysis: dict) -> dict:
 
 @trained_claim(
     "C3", "Number task learns hop by hop (1-hop first, then 2, 3, 4); letter task learns all hops nearly at once",
-    "Section 3.3, Figure 2A", recorded="verified")
-def hop_order(options):
-    found, missing = _need(TASKS, "analysis", options)
-    if missing:
-        return missing
-    steps = {t: _hop_steps(found[t]["analysis"]) for t in TASKS}
-    checkpoints = found["number"]["analysis"]["steps"]
+    "Section 3.3, Figure 2A", recorded="verified", part="analysis")
+def hop_order(found: dict) -> Outcome:
+    steps = {t: _hop_steps(found[t]) for t in TASKS}
+    checkpoints = found["number"]["steps"]
     interval = min(b - a for a, b in zip(checkpoints, checkpoints[1:]))
     number = [steps["number"][h] for h in "1234"]
     letter = [steps["letter"][h] for h in "1234"]
@@ -166,7 +119,7 @@ def hop_order(options):
                         f"t_1 <= t_2 <= t_3 <= t_4 and t_4 - t_1 >= {2 * interval} steps; letter when "
                         f"max t_h - min t_h <= {interval} steps (one validation interval); undecided when a hop "
                         f"never reaches the threshold and nothing measured contradicts the claim",
-                "first_step_reaching_threshold": steps, "source": {t: found[t]["source"] for t in TASKS}}
+                "first_step_reaching_threshold": steps}
     if number_bad or letter_bad:
         status = "refuted"
     elif None in number or None in letter:
@@ -178,12 +131,9 @@ def hop_order(options):
 
 @trained_claim(
     "C9", "Trained layer-1 (number task) keys collapse to one direction; queries are rotated by the offset they "
-    "encode (Figure 4B)", "Section 3.4, Figure 4", recorded="verified", tasks=("number",))
-def index_geometry(options):
-    found, missing = _need(("number",), "analysis", options)
-    if missing:
-        return missing
-    g = found["number"]["analysis"]["index_geometry"]
+    "encode (Figure 4B)", "Section 3.4, Figure 4", recorded="verified", tasks=("number",), part="analysis")
+def index_geometry(found: dict) -> Outcome:
+    g = found["number"]["index_geometry"]
     numbers = {k: g.get(k) for k in ("layer", "plane_id", "frequency", "key_collapse", "query_alignment",
                                       "query_spread", "pointing_fraction", "attends_target_fraction")}
     collapse, alignment = g["key_collapse"], g["query_alignment"]
@@ -196,33 +146,66 @@ def index_geometry(options):
     else:
         status = "undecided"
     per_layer = [{k: row.get(k) for k in ("layer", "plane_id", "key_collapse", "query_alignment", "query_spread")}
-                 for row in found["number"]["analysis"].get("index_geometry_layers", [])]
+                 for row in found["number"].get("index_geometry_layers", [])]
     evidence = {"rule": "projected on layer 1's dominant rotary plane (unrotated q, k): verified when key_collapse "
                         "(mean resultant length of key directions) >= 0.9 and query_alignment (mean cos of query "
                         "angle + offset x g - key direction) >= 0.8; refuted when < 0.7 or < 0.5; else undecided",
-                "layer_1": numbers, "all_layers": per_layer, "source": found["number"]["source"]}
+                "layer_1": numbers, "all_layers": per_layer}
     return Outcome(status, f"layer {g['layer']}, plane ID {g['plane_id']} (g = {g['frequency']:.4f}): key collapse "
                    f"{collapse:.3f}, query alignment {alignment if alignment is None else round(alignment, 3)}, "
                    f"query-offset circular correlation "
                    f"{g['query_spread'] if g['query_spread'] is None else round(g['query_spread'], 3)}", evidence)
 
 
+C10_LENGTH = 850  # the paper's "up to length 850 (53x training length)"
+
+
+def _at_length(curve: dict, length: int) -> dict:
+    """{"all": accuracy, hop: accuracy, ...} of one seed's length curve at ``length`` ({}: not measured)."""
+    if length not in curve["lengths"]:
+        return {}
+    i = curve["lengths"].index(length)
+    return {"all": curve["accuracy"][i], **{hop: accs[i] for hop, accs in curve.get("per_hop", {}).items()}}
+
+
+def _spread_at_850(seeds: dict):
+    """Accuracy at length 850 over seeds, over all hops and by hop count, each with its interval."""
+    from theory.statistics import INTERVAL_METHOD, mean_interval
+
+    out = {"length": C10_LENGTH, "interval": INTERVAL_METHOD}
+    for task in TASKS:
+        rows = {label: _at_length(data[task], C10_LENGTH) for label, data in seeds.items()}
+        keys = sorted({k for row in rows.values() for k in row}, key=lambda k: (k != "all", k))
+        out[task] = {k: {"values": {label: row.get(k) for label, row in rows.items()},
+                         **mean_interval([row.get(k) for row in rows.values()], bounds=(0.0, 1.0))} for k in keys}
+
+    def said(stat):
+        ci = stat["ci"]
+        return f"{stat['mean']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
+    letter, number = out["letter"], out["number"]
+    if not letter:
+        return out, f"length {C10_LENGTH} not measured"
+    n = letter["all"]["n"]
+    hops = ", ".join(f"{k} hop{'s' * (k != '1')} {said(v)}" for k, v in letter.items() if k != "all" and v["n"])
+    over = "1 seed, no interval" if n == 1 else f"mean over {n} seeds [Student t 95% interval]"
+    text = f"at length {C10_LENGTH} ({over}): letter {said(letter['all'])} over all hops ({hops})"
+    return out, text + (f", number {said(number['all'])}" if number else "")
+
+
 @trained_claim(
     "C10", "Length generalisation of the trained GPT-J: letter task > 90% accuracy up to length 850 (53x training "
-    "length); number task barely generalises", "Section 3.6, Figure 5B", recorded="refuted")
-def length_generalisation(options):
-    found, missing = _need(TASKS, "length", options)
-    if missing:
-        return missing
-    curves = {t: dict(zip(found[t]["length"]["lengths"], found[t]["length"]["accuracy"])) for t in TASKS}
+    "length); number task barely generalises", "Section 3.6, Figure 5B", recorded="refuted", part="length",
+    over=_spread_at_850)
+def length_generalisation(found: dict) -> Outcome:
+    curves = {t: dict(zip(found[t]["lengths"], found[t]["accuracy"])) for t in TASKS}
     letter_upto = {n: a for n, a in curves["letter"].items() if n <= 850}
     letter_ok = bool(letter_upto) and min(letter_upto.values()) > 0.9 and 850 in letter_upto
     number = curves["number"]
     number_ok = 17 in number and 100 in number and number[100] < 0.5 * number[17]
     evidence = {"rule": "letter: accuracy > 0.9 at every measured length <= 850 (850 included); number 'barely "
                         "generalises': accuracy at length 100 below half its accuracy at 17",
-                "accuracy": curves, "n_per_length": {t: found[t]["length"]["n_per_length"] for t in TASKS},
-                "source": {t: found[t]["source"] for t in TASKS}}
+                "accuracy": curves, "n_per_length": {t: found[t]["n_per_length"] for t in TASKS}}
     status = "verified" if letter_ok and number_ok else "refuted"
     fmt = lambda c: ", ".join(f"{n}: {a:.3f}" for n, a in c.items())  # noqa: E731
     return Outcome(status, f"letter {{{fmt(curves['letter'])}}}; number {{{fmt(curves['number'])}}}", evidence,
@@ -242,20 +225,16 @@ def _last_length_above(curve: dict, level: float):
 @trained_claim(
     "C10-relative", "The letter-task model generalises to longer inputs than the number-task model: its accuracy is "
     "at least the number model's at every measured length, and it stays >= 0.9 and >= 0.5 up to longer lengths",
-    "Section 3.6, Figure 5B (the qualitative reading)", recorded="verified")
-def length_generalisation_relative(options):
-    found, missing = _need(TASKS, "length", options)
-    if missing:
-        return missing
-    curves = {t: dict(zip(found[t]["length"]["lengths"], found[t]["length"]["accuracy"])) for t in TASKS}
+    "Section 3.6, Figure 5B (the qualitative reading)", recorded="verified", part="length")
+def length_generalisation_relative(found: dict) -> Outcome:
+    curves = {t: dict(zip(found[t]["lengths"], found[t]["accuracy"])) for t in TASKS}
     common = sorted(set(curves["letter"]) & set(curves["number"]))
     behind = [n for n in common if curves["letter"][n] < curves["number"][n]]
     reach = {t: {str(level): _last_length_above(curves[t], level) for level in (0.9, 0.5)} for t in TASKS}
     longer = all((reach["letter"][lv] or 0) > (reach["number"][lv] or 0) for lv in ("0.9", "0.5"))
     evidence = {"rule": "verified when letter accuracy >= number accuracy at every common length and the longest "
                         "length up to which accuracy stays >= 0.9 (and >= 0.5) is longer for the letter model",
-                "lengths_where_letter_is_behind": behind, "reach": reach, "accuracy": curves,
-                "source": {t: found[t]["source"] for t in TASKS}}
+                "lengths_where_letter_is_behind": behind, "reach": reach, "accuracy": curves}
     status = "verified" if not behind and longer else "refuted"
     return Outcome(status, f"accuracy stays >= 0.9 up to length {reach['letter']['0.9']} (letter) vs "
                    f"{reach['number']['0.9']} (number), >= 0.5 up to {reach['letter']['0.5']} vs "
@@ -265,7 +244,7 @@ def length_generalisation_relative(options):
 def _table_rows(found):
     rows = {}
     for task in TASKS:
-        f = found[task]["analysis"]["frequency"]
+        f = found[task]["frequency"]
         table1 = [frequency_id for frequency_id, _ in TABLE1[task]]
         rows[task] = [{"layer": i, "ours": None if w is None else round(w, 2), "table1": t,
                        "ours_max_per_plane": None if m is None else round(m, 2)}
@@ -276,18 +255,15 @@ def _table_rows(found):
 
 @trained_claim(
     "C11", "Frequency use per layer (Table 1): number task L0 uses ID 1, L1-L3 ID 2, L4 ID 10, L5-L11 IDs 37-39; "
-    "letter task IDs 18-42", "Appendix G, Table 1", recorded="refuted")
-def table1_values(options):
-    found, missing = _need(TASKS, "analysis", options)
-    if missing:
-        return missing
+    "letter task IDs 18-42", "Appendix G, Table 1", recorded="refuted", part="analysis")
+def table1_values(found: dict) -> Outcome:
     rows = _table_rows(found)
     within = {t: sum(1 for r in rows[t] if r["ours"] is not None and r["table1"] is not None
                      and abs(r["ours"] - r["table1"]) <= 3) for t in TASKS}
     ok = all(within[t] >= 10 for t in TASKS)
     evidence = {"rule": "verified when our weighted-average ID is within 3 of Table 1's on >= 10 of 12 layers, each "
-                        "task", "definition": found["number"]["analysis"]["frequency"].get("definition"),
-                "layers_within_3": within, "per_layer": rows, "source": {t: found[t]["source"] for t in TASKS}}
+                        "task", "definition": found["number"]["frequency"].get("definition"),
+                "layers_within_3": within, "per_layer": rows}
     summary = "; ".join(f"{t}: ours {[r['ours'] for r in rows[t]]} vs Table 1 {[r['table1'] for r in rows[t]]} "
                         f"({within[t]}/12 within 3)" for t in TASKS)
     return Outcome("verified" if ok else "refuted", summary, evidence, corrected=None if ok else "C11-pattern")
@@ -296,17 +272,14 @@ def table1_values(options):
 @trained_claim(
     "C11-pattern", "Table 1's pattern: in the number task the early layers (L0-L3) use fast planes (ID <= 10) and "
     "the late layers (L5-L11) slow ones (ID >= 30); in the letter task every layer uses slow planes (ID >= 15)",
-    "Appendix G, Table 1", recorded="verified")
-def table1_pattern(options):
-    found, missing = _need(TASKS, "analysis", options)
-    if missing:
-        return missing
+    "Appendix G, Table 1", recorded="verified", part="analysis")
+def table1_pattern(found: dict) -> Outcome:
     rows = _table_rows(found)
     ids = {t: [r["ours"] for r in rows[t]] for t in TASKS}
     number, letter = ids["number"], ids["letter"]
     checks = {"number_early_fast": all(x is not None and x <= 10 for x in number[:4]),
               "number_late_slow": all(x is not None and x >= 30 for x in number[5:]),
               "letter_all_slow": all(x is not None and x >= 15 for x in letter)}
-    evidence = {"checks": checks, "weighted_ids": ids, "source": {t: found[t]["source"] for t in TASKS}}
+    evidence = {"checks": checks, "weighted_ids": ids}
     return Outcome("verified" if all(checks.values()) else "refuted",
                    ", ".join(f"{k}: {v}" for k, v in checks.items()), evidence)

@@ -2,18 +2,20 @@
 
 Two sources per task:
 
-* the shipped analysis of the reference runs, ``training/reference/<task>/analysis.json``
-  (``python -m training analyze``) and ``length_generalisation.json`` (``python -m training
-  evaluate``), written by scripts/analyze_reference.sh;
+* the shipped multi-seed study, every seed of it (``proofs_check.claims.seeds``):
+  ``training/reference/seeds/paper/<task>/seed-<S>/analysis.json`` (``python -m training
+  analyze``) and ``length_generalisation.json`` (``python -m training evaluate``), collected
+  by ``python -m training study training/studies/seeds.json --collect``; seed 0 is the
+  shipped reference run of ``training/reference/<task>/``;
 * a run given with ``python -m proofs_check --weights RUN ...``, analysed afresh (its task read
-  from its vocab.json).  Each part needs something else of the run: length generalisation
-  only its final weights (RUN/model.safetensors; a shorter grid, 64 sequences per length),
-  the analysis (score dynamics, purity, frequency use, geometry; no measured discrepancy)
-  every checkpoint ``step-NNNNNN/`` of the run.  The shipped reference runs carry no
-  checkpoints, so with them as ``--weights`` only the length claims can be recomputed; the
-  others name what is missing.
+  from its vocab.json); it replaces the shipped seeds of its task.  Each part needs something
+  else of the run: length generalisation only its final weights (RUN/model.safetensors; a
+  shorter grid, 64 sequences per length), the analysis (score dynamics, purity, frequency
+  use, geometry; no measured discrepancy) every checkpoint ``step-NNNNNN/`` of the run.  The
+  shipped reference runs carry no checkpoints, so with them as ``--weights`` only the length
+  claims can be recomputed; the others name what is missing.
 
-A task without a ``--weights`` run keeps the shipped JSON, and every trained claim says in
+A task without a ``--weights`` run keeps the shipped seeds, and every trained claim says in
 its summary and evidence which source it used.  A ``--weights`` value that is not a run of
 one of the tasks, or two runs of one task, is a usage error (``WeightsError``), found
 before any claim is checked.
@@ -21,16 +23,17 @@ before any claim is checked.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
-REFERENCE = Path(__file__).resolve().parents[2] / "training" / "reference"
+from . import seeds
+
 TASKS = ("number", "letter")
 QUICK_LENGTHS = (17, 25, 50, 100, 200, 400, 850)
-PARTS = ("analysis", "length")
+PARTS = tuple(seeds.PARTS)
+RUN_LABEL = "--weights run"  # a user's run stands in for every shipped seed of its task
 _REQUIRED = ("config.json", "model.safetensors", "vocab.json")
-_CACHE: dict = {}  # (task, run or None, part) -> (data or None, missing or None)
+_CACHE: dict = {}  # (task, part, run or shipped folder) -> {label: (data or None, missing or None)}
 
 
 class WeightsError(ValueError):
@@ -71,43 +74,40 @@ def runs_by_task(weights) -> dict[str, str]:
     return found
 
 
+def run_of(task: str, options) -> str | None:
+    """The ``--weights`` run of ``task`` (None: the shipped seeds are used)."""
+    return runs_by_task(options.weights).get(task)
+
+
 def source_of(task: str, options) -> str:
     """Where ``task``'s measurements come from under ``options``, in words."""
-    run = runs_by_task(options.weights).get(task)
+    run = run_of(task, options)
     if run is not None:
         return f"recomputed from {run}"
-    shipped = f"shipped JSON in {REFERENCE / task}"
+    shipped = f"shipped seeds in {seeds.shipped_folder(task)}"
     return f"{shipped} (no {task}-task run among --weights)" if options.weights else shipped
 
 
 def source_label(task: str, options) -> str:
     """``source_of`` in a few words, for a summary line."""
-    run = runs_by_task(options.weights).get(task)
-    return "shipped JSON" if run is None else f"--weights {run}"
+    run = run_of(task, options)
+    return "shipped seeds" if run is None else f"--weights {run}"
 
 
-def measured(task: str, part: str, options):
-    """(data, None), or (None, what is missing) for ``part`` ("analysis" or "length") of
-    ``task``; computed at most once per process."""
+def measured(task: str, part: str, options) -> dict:
+    """{label: (data, None) or (None, what is missing)} for ``part`` ("analysis" or "length")
+    of ``task``: one entry per shipped seed ("seed-S"), or one (RUN_LABEL) for a ``--weights``
+    run; computed at most once per process."""
     if part not in PARTS:
         raise ValueError(f"part must be one of {PARTS}, got {part!r}")
-    run = runs_by_task(options.weights).get(task)
-    key = (task, run, part)
+    run = run_of(task, options)
+    key = (task, part, run if run is not None else ("shipped", str(seeds.SHIPPED)))
     if key not in _CACHE:
         if run is None:
-            _CACHE[key] = _shipped(task, part)
+            _CACHE[key] = seeds.shipped_members(task, part)
         else:
-            _CACHE[key] = (_analyse if part == "analysis" else _length)(task, run)
+            _CACHE[key] = {RUN_LABEL: (_analyse if part == "analysis" else _length)(task, run)}
     return _CACHE[key]
-
-
-def _shipped(task: str, part: str):
-    path = REFERENCE / task / ("analysis.json" if part == "analysis" else "length_generalisation.json")
-    try:
-        return json.loads(path.read_text()), None
-    except (OSError, json.JSONDecodeError) as error:
-        return None, (f"{path.relative_to(REFERENCE.parents[1])} unreadable ({type(error).__name__}): "
-                      f"run scripts/analyze_reference.sh or pass --weights")
 
 
 def _analyse(task: str, run: str):

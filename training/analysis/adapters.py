@@ -25,6 +25,14 @@ class OurGPTJAdapter(Adapter):
     def __init__(self, model):
         self.model = model.eval()
         c = model.config
+        # The derived routes (cross matrix, plane terms) rotate every layer by one table of
+        # angles and know no query scale: exact for the paper's model, another base and p-RoPE
+        # (whose slow planes are angle 0 in model.rotary.angles), not yet for NoPE layers or a
+        # length-scaled query.  Refuse those rather than give wrong scores.
+        unsupported = sorted(set(c.variant()) & {"nope_from_layer", "query_scale"})
+        if unsupported:
+            raise ValueError(f"the analysis does not yet support the variant(s) {', '.join(unsupported)} "
+                             f"({c.variant()}); accuracy and length generalisation do (evaluate)")
         self.n_layers, self.n_heads, self.head_dim, self.rotary_dim = c.n_layer, c.n_head, c.head_dim, c.rotary_dim
         self.angles = model.rotary.angles.numpy()
         self.scale = float(model.transformer.h[0].attn.scale)

@@ -193,8 +193,12 @@ def run_analyze(args) -> int:
     lengths = (DEFAULT_LENGTHS if args.discrepancy_lengths is None
                else _lengths(args.discrepancy_lengths, "--discrepancy-lengths"))
     out = prepare_json_output(args)
-    check_analysis_size(_read_config(args.run, args.task), args.n_inputs, lengths, args.discrepancy_count,
-                        not args.no_discrepancy)
+    config = _read_config(args.run, args.task)
+    unsupported = sorted(set(config.variant()) & {"nope_from_layer", "query_scale"})
+    if unsupported:  # training.analysis.adapters.OurGPTJAdapter says why
+        raise UsageError(f"{args.run} is a RoPE variant ({', '.join(unsupported)}) the score analysis does not "
+                         f"support yet; evaluate supports it")
+    check_analysis_size(config, args.n_inputs, lengths, args.discrepancy_count, not args.no_discrepancy)
     try:
         result = analyse_run(args.run, args.task, method=args.method, checkpoint_dir=args.checkpoint_dir,
                              n_inputs=args.n_inputs, seed=SCORE_SEED if args.seed is None else args.seed,

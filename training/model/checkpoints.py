@@ -71,11 +71,13 @@ def _save_tensors_atomic(path: Path, tensors: dict) -> None:
 
 
 def save_weights(directory, model: GPTJ, write_config: bool = True) -> None:
-    """``config.json`` + ``model.safetensors`` that ``GPTJForCausalLM.from_pretrained`` loads."""
+    """``config.json`` + ``model.safetensors`` that ``GPTJForCausalLM.from_pretrained`` loads
+    (a variant HF cannot represent gets our own config, ``ModelConfig.to_config_dict``, which
+    only ``load_model`` reads)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     if write_config:
-        write_json_atomic(directory / CONFIG, model.config.to_hf_dict())
+        write_json_atomic(directory / CONFIG, model.config.to_config_dict())
     tensors = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in model.state_dict().items()}
     _save_tensors_atomic(directory / WEIGHTS, tensors)
 

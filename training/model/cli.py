@@ -20,6 +20,7 @@ Prints one JSON object with ``speedup_vs_hf``, ``ours_steps_per_s`` and
 from __future__ import annotations
 
 import json
+import os
 
 from training.cli_common import UsageError
 from training.tasks.definitions import TASKS
@@ -67,7 +68,8 @@ def run_train(args) -> int:
                         progress=not args.no_progress, overrides=args.overrides)
     except RunError as error:
         raise UsageError(str(error)) from None
-    print(json.dumps(summary))
+    if os.environ.get("RANK", "0") == "0":  # under torchrun, one summary line, not one per process
+        print(json.dumps(summary))
     return 0
 
 

@@ -15,6 +15,11 @@ Architecture (HF ``GPTJForCausalLM`` semantics, proven equal by ``tests/test_mod
 Parameter names equal HF's (``transformer.h.3.attn.q_proj.weight`` ...), so a
 state dict moves between the two without renaming (see ``training.model.checkpoints``).
 
+RoPE variants (``ModelConfig.nope_from_layer``, ``rope_fraction``, ``rope_base``,
+``query_scale``; building blocks in ``training.model.layers``) are off by default: the
+paper's model is exactly HF's.  A variant is saved with its own ``config.json`` model type,
+which only our loader reads (``ModelConfig.to_config_dict``).
+
 Internals for the positional/symbolic analysis come out of the same forward pass
 (``forward(idx, return_internals=True)``); ``layer_last_token_logits`` recomputes
 one layer's last-token logits from (possibly permuted) hidden states entering it.
@@ -31,12 +36,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
-import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from theory.rope import rope_angles
+from .layers import QUERY_SCALES, Dropout, QueryScale, Rotary
 
 __all__ = ["ModelConfig", "GPTJ", "Internals", "gelu_new"]
 
@@ -58,6 +62,10 @@ class ModelConfig:
     resid_pdrop: float = 0.1
     layer_norm_epsilon: float = 1e-5
     initializer_range: float = 0.02
+    # Variants of the paper's RoPE, each off by default (the paper's model).  One reason each:
+    nope_from_layer: int | None = None  # rotary off in layers >= L: do the late, symbolic layers need position?
+    rope_fraction: float = 1.0  # p-RoPE: only the fastest fraction of planes rotate, the rest carry content only
+    query_scale: str = "none"  # "log" | "learned": logits of query i grow like log(i+1), against softmax dilution
 
     def __post_init__(self):
         if self.n_embd % self.n_head:
@@ -65,6 +73,28 @@ class ModelConfig:
         head_dim = self.n_embd // self.n_head
         if self.rotary_dim % 2 or not 2 <= self.rotary_dim <= head_dim:
             raise ValueError(f"rotary_dim must be even and in [2, head_dim={head_dim}], got {self.rotary_dim}")
+        if self.nope_from_layer is not None and not 0 <= self.nope_from_layer <= self.n_layer:
+            raise ValueError(f"nope_from_layer must be in [0, n_layer={self.n_layer}] or null, got {self.nope_from_layer}")
+        if not 0 <= self.rope_fraction <= 1:
+            raise ValueError(f"rope_fraction must be in [0, 1], got {self.rope_fraction}")
+        if self.query_scale not in QUERY_SCALES:
+            raise ValueError(f"query_scale must be one of {', '.join(QUERY_SCALES)}, got {self.query_scale!r}")
+
+    def variant(self) -> dict:
+        """The settings HF GPT-J cannot represent, where they differ from the paper's model."""
+        paper = ModelConfig()
+        names = ("rope_base", "nope_from_layer", "rope_fraction", "query_scale")
+        return {k: getattr(self, k) for k in names if getattr(self, k) != getattr(paper, k)}
+
+    def to_config_dict(self) -> dict:
+        """What a run's ``config.json`` holds: HF GPT-J's config for the paper's model; for a
+        variant, model_type ``rope_heads_gptj`` with the variant's settings, which
+        ``from_hf_dict`` (our loader) reads and HF's ``AutoConfig`` refuses as unknown."""
+        variant = self.variant()
+        if not variant:
+            return self.to_hf_dict()
+        return {**self._gptj_fields(), "model_type": "rope_heads_gptj", "architectures": ["RopeHeadsGPTJ"],
+                "rope_heads_variant": variant}
 
     @property
     def head_dim(self) -> int:
@@ -72,10 +102,15 @@ class ModelConfig:
 
     def to_hf_dict(self) -> dict:
         """The ``config.json`` that ``transformers.GPTJConfig`` reads (model_type ``gptj``)."""
-        if self.rope_base != 10000:
-            # HF's create_sinusoidal_positions has 10000 built in: saving another base would
-            # silently give a different model in HF, so refuse.
-            raise ValueError(f"HF GPT-J supports only rope base 10000, got {self.rope_base}")
+        variant = self.variant()
+        if variant:
+            # HF's create_sinusoidal_positions has base 10000 built in and HF has none of the
+            # other variants: exporting would silently give a different model in HF, so refuse.
+            raise ValueError(f"HF GPT-J cannot represent this model ({', '.join(f'{k}={v}' for k, v in variant.items())}); "
+                             f"load it with training.model.checkpoints.load_model")
+        return self._gptj_fields()
+
+    def _gptj_fields(self) -> dict:
         return {
             "model_type": "gptj",
             "architectures": ["GPTJForCausalLM"],
@@ -100,9 +135,13 @@ class ModelConfig:
 
     @classmethod
     def from_hf_dict(cls, d: dict) -> "ModelConfig":
-        """Read a GPT-J ``config.json`` (ours or one HF wrote); refuse what we cannot represent."""
-        if d.get("model_type") != "gptj":
-            raise ValueError(f"model_type must be 'gptj', got {d.get('model_type')!r}")
+        """Read a GPT-J ``config.json`` (ours, one HF wrote, or a variant's from
+        ``to_config_dict``); refuse what we cannot represent."""
+        if d.get("model_type") not in ("gptj", "rope_heads_gptj"):
+            raise ValueError(f"model_type must be 'gptj' (or 'rope_heads_gptj' for a variant), got {d.get('model_type')!r}")
+        variant = d.get("rope_heads_variant", {}) if d["model_type"] == "rope_heads_gptj" else {}
+        if not isinstance(variant, dict):
+            raise ValueError(f"rope_heads_variant must be an object, got {variant!r}")
         if d.get("activation_function", "gelu_new") != "gelu_new":
             raise ValueError(f"only activation_function 'gelu_new' is supported, got {d['activation_function']!r}")
         if d.get("tie_word_embeddings", False):
@@ -113,6 +152,11 @@ class ModelConfig:
         rotary_dim = d.get("rotary_dim")
         names = {f.name for f in fields(cls)}
         kwargs = {k: d[k] for k in names if k in d and k not in ("n_inner", "rotary_dim", "rope_base")}
+        unknown = sorted(set(variant) - set(ModelConfig().variant()) - {"rope_base", "nope_from_layer",
+                                                                          "rope_fraction", "query_scale"})
+        if unknown:
+            raise ValueError(f"unknown rope_heads_variant field(s) {', '.join(unknown)}")
+        kwargs.update(variant)
         kwargs["n_inner"] = 4 * n_embd if n_inner is None else int(n_inner)
         # HF: rotary_dim None means rotary on the whole head
         kwargs["rotary_dim"] = n_embd // n_head if rotary_dim is None else int(rotary_dim)
@@ -131,78 +175,8 @@ def gelu_new(x: torch.Tensor) -> torch.Tensor:
     return F.gelu(x, approximate="tanh")
 
 
-class Dropout(nn.Module):
-    """``nn.Dropout`` with cheaper random numbers on CPU.
-
-    torch's CPU generator costs about as much per float as per 64-bit word, and a
-    paper-size training step draws ~3.5M dropout decisions: ``bernoulli_`` made
-    dropout ~15% of a CPU step.  Here each 64-bit word gives four 16-bit uniforms,
-    one decision each (2-3x faster).  The drop probability is rounded to a multiple
-    of 2**-16 (0.1 -> 0.0999908) and kept units are scaled by 1 / P(keep), so the
-    expectation is exactly preserved.  On other devices: ``F.dropout``.
-    """
-
-    def __init__(self, p: float):
-        super().__init__()
-        if not 0 <= p < 1:
-            raise ValueError(f"dropout probability must be in [0, 1), got {p}")
-        self.p = p
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not self.training or self.p == 0:
-            return x
-        if x.device.type != "cpu":
-            return F.dropout(x, self.p, training=True)
-        n = x.numel()
-        words = torch.randint(-2**63, 2**63 - 1, ((n + 3) // 4,), dtype=torch.int64)
-        uniform16 = words.view(torch.int16)[:n].view(x.shape)  # each in [-32768, 32767]
-        keep = round((1 - self.p) * 65536)
-        return x * ((uniform16 < keep - 32768) * (65536 / keep)).to(x.dtype)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}"
-
-
-class Rotary(nn.Module):
-    """GPT-J rotary embedding with tables that grow on demand (any sequence length).
-
-    An adjacent pair (x0, x1) = dims (2k, 2k+1) rotated by angle a is the complex
-    product (x0 + i x1) * e^(i a): one complex multiply rotates all 64 planes,
-    3-4x cheaper in a training step than GPT-J's rotate_every_two with cos/sin
-    tables (identical result; tested against HF).
-    """
-
-    def __init__(self, rotary_dim: int, base: float):
-        super().__init__()
-        angles = np.asarray(rope_angles(rotary_dim, base), dtype=np.float64)
-        # float64 on CPU, never cast by model.to(dtype): the tables are built from it
-        self.angles = torch.from_numpy(angles)
-        self.rotary_dim = rotary_dim
-        self._tables: dict = {}  # (device, complex dtype) -> e^(i position angle), (length, rotary_dim/2)
-
-    def table(self, length: int, device, dtype) -> torch.Tensor:
-        key = (str(device), dtype)
-        cached = self._tables.get(key)
-        if cached is None or cached.shape[0] < length:
-            size = max(length, 64, 2 * (0 if cached is None else cached.shape[0]))
-            phase = torch.arange(size, dtype=torch.float64)[:, None] * self.angles[None, :]
-            cached = self._tables[key] = torch.polar(torch.ones_like(phase), phase).to(device=device, dtype=dtype)
-        return cached[:length]
-
-    def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
-        """Rotate ``x`` (B, H, T, head_dim): entry t sits at position ``start + t``."""
-        r = self.rotary_dim
-        # complex arithmetic exists for float32/64 only; half precision rotates in float32
-        work = torch.float64 if x.dtype == torch.float64 else torch.float32
-        cdtype = torch.complex128 if work == torch.float64 else torch.complex64
-        cis = self.table(start + x.shape[-2], x.device, cdtype)[start:]
-        pairs = torch.view_as_complex(x[..., :r].to(work).unflatten(-1, (r // 2, 2)).contiguous())
-        rotated = torch.view_as_real(pairs * cis).flatten(-2).to(x.dtype)
-        return rotated if r == x.shape[-1] else torch.cat((rotated, x[..., r:]), dim=-1)
-
-
 class Attention(nn.Module):
-    def __init__(self, config: ModelConfig, rotary: Rotary):
+    def __init__(self, config: ModelConfig, rotary: Rotary, use_rope: bool = True):
         super().__init__()
         self.n_head, self.head_dim = config.n_head, config.head_dim
         self.q_proj = nn.Linear(config.n_embd, config.n_embd, bias=False)
@@ -212,7 +186,16 @@ class Attention(nn.Module):
         self.attn_pdrop = config.attn_pdrop
         self.resid_dropout = Dropout(config.resid_pdrop)
         self.rotary = rotary  # shared by all layers, not a parameter
+        self.use_rope = use_rope  # False: a NoPE layer (ModelConfig.nope_from_layer)
+        self.query_scale = QueryScale(config.query_scale, config.n_head)
         self.scale = self.head_dim ** -0.5  # HF GPT-J's scaling
+
+    def position(self, x: torch.Tensor, start: int = 0, query: bool = False) -> torch.Tensor:
+        """What position does to queries or keys (B, H, T, hd) at positions start..: RoPE
+        (unless a NoPE layer), then, for queries, the length scale."""
+        if self.use_rope:
+            x = self.rotary(x, start=start)
+        return self.query_scale(x, start=start) if query else x
 
     def heads(self, proj: nn.Linear, x: torch.Tensor) -> torch.Tensor:
         B, T, _ = x.shape
@@ -221,8 +204,8 @@ class Attention(nn.Module):
     def last_token_logits(self, x: torch.Tensor) -> torch.Tensor:
         """Pre-softmax logits of the last query over all keys, (B, H, T); x is ln_1 output."""
         T = x.shape[1]
-        q = self.rotary(self.heads(self.q_proj, x[:, -1:]), start=T - 1)
-        k = self.rotary(self.heads(self.k_proj, x))
+        q = self.position(self.heads(self.q_proj, x[:, -1:]), start=T - 1, query=True)
+        k = self.position(self.heads(self.k_proj, x))
         return (q @ k.transpose(-1, -2)).squeeze(-2) * self.scale
 
     def forward(self, x: torch.Tensor, want_logits: bool = False, last_only: bool = False):
@@ -233,15 +216,20 @@ class Attention(nn.Module):
         The last query sees every key, so its row needs no causal mask: that row is
         both the last-only output and the exposed last-token logits.
         """
-        B, T, C = x.shape
         queries = x[:, -1:] if last_only else x
-        q_raw, k_raw = self.heads(self.q_proj, queries), self.heads(self.k_proj, x)  # before RoPE
-        q, k = self.rotary(q_raw, start=T - queries.shape[1]), self.rotary(k_raw)
-        v = self.heads(self.v_proj, x)
+        return self.attend(self.q_proj(queries), self.k_proj(x), self.v_proj(x), want_logits, last_only)
+
+    def attend(self, q, k, v, want_logits: bool = False, last_only: bool = False):
+        """``forward`` from the projections q (B, Tq, C), k and v (B, T, C), before RoPE."""
+        B, T, C = k.shape
+        Tq = q.shape[1]
+        split = lambda t: t.view(B, t.shape[1], self.n_head, self.head_dim).transpose(1, 2)  # noqa: E731
+        q_raw, k_raw = split(q), split(k)  # (B, H, T, hd), before RoPE
+        q, k = self.position(q_raw, start=T - Tq, query=True), self.position(k_raw)
         y = F.scaled_dot_product_attention(
-            q, k, v, is_causal=not last_only, scale=self.scale,
+            q, k, split(v), is_causal=not last_only, scale=self.scale,
             dropout_p=self.attn_pdrop if self.training else 0.0)
-        y = self.resid_dropout(self.out_proj(y.transpose(1, 2).reshape(B, queries.shape[1], C)))
+        y = self.resid_dropout(self.out_proj(y.transpose(1, 2).reshape(B, Tq, C)))
         if not want_logits:
             return y, None
         logits = (q[:, :, -1:, :] @ k.transpose(-1, -2)).squeeze(-2) * self.scale
@@ -256,26 +244,36 @@ class MLP(nn.Module):
         self.dropout = Dropout(config.resid_pdrop)
 
     def forward(self, x):
-        return self.dropout(self.fc_out(gelu_new(self.fc_in(x))))
+        return self.after_fc_in(self.fc_in(x))
+
+    def after_fc_in(self, x):
+        return self.dropout(self.fc_out(gelu_new(x)))
 
 
 class Block(nn.Module):
     """GPT-J parallel block: one LayerNorm feeds attention and MLP side by side."""
 
-    def __init__(self, config: ModelConfig, rotary: Rotary):
+    def __init__(self, config: ModelConfig, rotary: Rotary, use_rope: bool = True):
         super().__init__()
         self.ln_1 = nn.LayerNorm(config.n_embd, eps=config.layer_norm_epsilon)
-        self.attn = Attention(config, rotary)
+        self.attn = Attention(config, rotary, use_rope)
         self.mlp = MLP(config)
 
     def forward(self, x, want_logits: bool = False, last_only: bool = False):
         """``last_only``: output only the last position (B, 1, C); used for the final
         block when only the last token's logits are wanted (keys still see all of x)."""
         h = self.ln_1(x)
-        a, seen = self.attn(h, want_logits, last_only)
         if last_only:
-            x, h = x[:, -1:], h[:, -1:]
-        return x + a + self.mlp(h), seen
+            a, seen = self.attn(h, want_logits, last_only)
+            return x[:, -1:] + a + self.mlp(h[:, -1:]), seen
+        # q, k, v and fc_in all read ln_1(x): one GEMM against the four weights stacked is
+        # faster than four (wider output, one pass over h, one input-gradient GEMM)
+        attn, mlp = self.attn, self.mlp
+        stacked = torch.cat((attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight, mlp.fc_in.weight))
+        C = x.shape[-1]
+        q, k, v, inner = F.linear(h, stacked).split((C, C, C, mlp.fc_in.out_features), dim=-1)
+        a, seen = attn.attend(q, k, v, want_logits)
+        return x + a + mlp.after_fc_in(inner + mlp.fc_in.bias), seen
 
 
 @dataclass
@@ -303,11 +301,12 @@ class GPTJ(nn.Module):
     def __init__(self, config: ModelConfig):
         super().__init__()
         self.config = config
-        self.rotary = Rotary(config.rotary_dim, config.rope_base)
+        self.rotary = Rotary(config.rotary_dim, config.rope_base, config.rope_fraction)
+        nope = config.n_layer if config.nope_from_layer is None else config.nope_from_layer
         self.transformer = nn.ModuleDict(dict(
             wte=nn.Embedding(config.vocab_size, config.n_embd),
             drop=Dropout(config.embd_pdrop),
-            h=nn.ModuleList([Block(config, self.rotary) for _ in range(config.n_layer)]),
+            h=nn.ModuleList([Block(config, self.rotary, use_rope=i < nope) for i in range(config.n_layer)]),
             ln_f=nn.LayerNorm(config.n_embd, eps=config.layer_norm_epsilon),
         ))
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=True)  # untied, biased

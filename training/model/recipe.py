@@ -43,6 +43,11 @@ def _real(low, high, *, low_open=False, high_open=False):
     return ("number", ok, f"a number in {left}{low}, {high}{right}")
 
 
+def _optional_int(low, high):
+    kind, ok, allowed = _int(low, high)
+    return ("integer or null", lambda v: v is None or ok(v), f"null or {allowed}")
+
+
 def _choice(*options):
     return ("choice", lambda v: v in options, "one of " + ", ".join(options))
 
@@ -83,6 +88,10 @@ KEYS = {
     "model.resid_pdrop": _real(0, 1, high_open=True),
     "model.layer_norm_epsilon": _real(0, 1, low_open=True),
     "model.initializer_range": _real(0, 10, low_open=True),
+    # the RoPE variants (ModelConfig documents each): NoPE from a layer on, p-RoPE, length scale
+    "model.nope_from_layer": _optional_int(0, 256),
+    "model.rope_fraction": _real(0, 1),
+    "model.query_scale": _choice("none", "log", "learned"),
 }
 
 

@@ -54,7 +54,7 @@ def resumed_settings(info: dict, last_path: Path, flags: dict) -> tuple[dict, Pr
 def check_run_config(out: Path, config: ModelConfig, last_path: Path) -> None:
     path = out / "config.json"
     if not path.exists():
-        write_json_atomic(path, config.to_hf_dict())
+        write_json_atomic(path, config.to_config_dict())
         note(f"wrote the missing {path} from the run's settings")
     elif read_config(out) != config:
         raise RunError(f"{path} does not match checkpoint {last_path}: the checkpoint folder holds a model "

@@ -17,24 +17,34 @@ fails before that (an error, Ctrl-C, a full disk), everything it made is removed
 run files, ``owner.json``, the folders it created -- so a retry starts cleanly and no run
 folder is left half-made.  Only a SIGKILL inside that window (about a second) can leave run
 files without a checkpoint; a retry says so and ``--force`` starts the run again.
+
+Under torchrun only rank 0 calls ``open_run`` and the start functions at the end (the run's
+settings, the resumed state or the fresh run's files): the other ranks receive their results
+from it and never touch the folder (``training.model.distributed``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from theory.files import OutputError, check_output_dir
-from training.tasks.definitions import load_vocab
+from theory.files import OutputError, atomic_write_json, check_output_dir
+from training.tasks.definitions import load_vocab, save_vocab
 
-from .checkpoints import RUN_FILES, Metrics, list_checkpoints, remove_partial
+from .checkpoints import (RUN_FILES, Metrics, list_checkpoints, load_checkpoint, read_state_info, remove_partial,
+                          write_json_atomic)
+from .distributed import Ranks
 from .ownership import OWNER_NAME, check_owner, claim, holds_run
+from .presets import Preset
+from .recipe import apply_overrides, resolved_recipe
+from .resume import check_run_config, model_config, restore_best_weights, resumed_settings, truncate_metrics
 from .runchecks import RunError
 from .runlock import RunLock
 
-__all__ = ["RunFolder", "open_run"]
+__all__ = ["RunFolder", "open_run", "check_stop_at", "run_settings", "resume_state", "fresh_files"]
 
 
 @dataclass
@@ -155,3 +165,65 @@ def open_run(out, checkpoint_dir, task: str, resume: bool, force: bool):
     finally:
         if not run.complete:
             _remove_if_empty(run.made)
+
+
+# --- the start of a run: rank 0 alone (training.model.distributed) ----------------------------------
+
+def check_stop_at(stop_at, start: int, total: int) -> None:
+    if stop_at is not None and not start < stop_at <= total:
+        raise RunError(f"--stop-at must be in {start + 1}..{total}, got {stop_at}")
+
+
+def _check_resumed_overrides(saved: Preset, overrides) -> None:
+    """``--set`` given again on ``--resume`` must not change the run's recipe."""
+    if not overrides:
+        return
+    wanted = apply_overrides(saved, overrides)
+    if wanted != saved:
+        changed = [k for k, v in wanted.to_dict().items() if saved.to_dict()[k] != v]
+        raise RunError(f"cannot resume with --set {' --set '.join(overrides)}: it changes {', '.join(changed)} "
+                       f"of the run's recipe")
+
+
+def run_settings(run: RunFolder, task: str, recipe: Preset, flags: dict, overrides: tuple, ranks: Ranks):
+    """(settings, recipe, model config, last checkpoint or None) of the run; read by rank 0."""
+    last_path = list_checkpoints(run.ckpt_dir)[-1][1] if run.resume else None
+    if run.resume:  # the run's own settings win; a conflicting explicit flag is an error
+        settings, recipe = resumed_settings(read_state_info(last_path), last_path, flags)
+        try:
+            _check_resumed_overrides(recipe, overrides)
+        except ValueError as e:  # a bad --set key or value
+            raise RunError(str(e)) from None
+        ranks.check_batch_split(recipe.batch_size)
+    else:
+        # relative to RUN, so a repository checkout can be moved and the run still resumed
+        where = os.path.relpath(run.ckpt_dir.resolve(), run.out.resolve())
+        settings = {"task": task, "preset": recipe.name, "steps": recipe.steps,
+                    "seed": 0 if flags["seed"] is None else flags["seed"],
+                    "checkpoint_dir": str(where), "recipe": recipe.to_dict()}
+    config = model_config(task, recipe, f"checkpoint {last_path}" if run.resume else f"--preset {recipe.name}")
+    return settings, recipe, config, last_path
+
+
+def resume_state(run: RunFolder, last_path, model, optimizer, config, metrics: Metrics, stop_at, total: int):
+    """Rank 0 on --resume: the checkpoint loaded into model and optimizer, the run folder checked
+    and repaired; returns (start step, best so far, GradScaler state)."""
+    info = load_checkpoint(last_path, model, optimizer)
+    check_stop_at(stop_at, info["step"], total)
+    check_run_config(run.out, config, last_path)
+    restore_best_weights(run.out, run.ckpt_dir, info["best"]["step"])
+    truncate_metrics(metrics, info["step"])
+    return info["step"], info["best"], info.get("grad_scaler")
+
+
+def fresh_files(out, task: str, settings: dict, recipe: Preset, config, overrides: tuple, metrics: Metrics,
+                 header: dict):
+    """Rank 0 on a fresh start: vocab, config, the resolved recipe and the settings line."""
+    save_vocab(out / "vocab.json", task)
+    write_json_atomic(out / "config.json", config.to_config_dict())
+    # everything the run is trained with, defaults included: the folder alone reproduces it
+    atomic_write_json(out / "recipe.json", {"task": task, "seed": settings["seed"], "overrides": list(overrides),
+                                            "recipe": resolved_recipe(recipe, config.vocab_size)}, indent=1)
+    metrics.path.write_text("")
+    metrics.append({"split": "settings", "step": 0, **settings, **header})
+    return 0, {"step": -1, "accuracy": -1.0}, None

@@ -24,6 +24,11 @@ start that fails before its first checkpoint removes what it made.  ``--resume``
 missing ``RUN/model.safetensors`` from the best checkpoint and drops a torn last line of
 ``metrics.jsonl`` (``training.model.resume``).
 
+Several processes, one model (``training.model.distributed``): ``torchrun --nproc_per_node=K -m
+training train ...`` trains with DistributedDataParallel (NCCL on CUDA, gloo on CPU) at the same
+global batch; on N machines add ``--nnodes=N --rdzv-backend=c10d --rdzv-endpoint=HOST:PORT``.
+Rank 0 alone writes; ``--resume`` works the same way.
+
 Reference runs (the shipped RUN dirs keep only best weights, config, vocab and
 metrics, < 25 MB; checkpoints go to the git-ignored runs/): scripts/train_reference.sh.
 """
@@ -32,7 +37,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import sys
 import time
 from contextlib import nullcontext
@@ -42,17 +46,15 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from theory.files import atomic_write_json
-from training.tasks.definitions import get_task, save_vocab
+from training.tasks.definitions import get_task
 
-from .checkpoints import (Metrics, RunError, list_checkpoints, load_checkpoint, read_state_info, save_checkpoint,
-                          save_weights, write_json_atomic)
+from .checkpoints import Metrics, RunError, save_checkpoint, save_weights
+from .distributed import SINGLE, Ranks, process_group, rank0_run, ranks_from_env
 from .gptj import GPTJ
 from .presets import Preset, get_preset
-from .recipe import apply_overrides, resolved_recipe
-from .resume import check_run_config, model_config, restore_best_weights, resumed_settings, truncate_metrics
+from .recipe import apply_overrides
 from .runchecks import check_seed
-from .runsetup import RunFolder, open_run
+from .runsetup import RunFolder, check_stop_at, fresh_files, open_run, resume_state, run_settings
 
 __all__ = ["train", "make_optimizer", "lr_factor", "batch_indices", "evaluate", "resolve_device"]
 
@@ -142,11 +144,6 @@ def _load_data(task_name: str, preset: Preset, device) -> tuple[dict, dict]:
     return to_torch(train), to_torch(validation)
 
 
-def _check_stop_at(stop_at, start: int, total: int) -> None:
-    if stop_at is not None and not start < stop_at <= total:
-        raise RunError(f"--stop-at must be in {start + 1}..{total}, got {stop_at}")
-
-
 def _checked_flags(task: str, preset, steps, seed, stop_at, resume: bool, overrides=()) -> Preset:
     """Every flag that can be checked without the run folder; the recipe of a fresh start:
     the preset, then each ``--set KEY=VALUE`` (training.model.recipe), then ``--steps``."""
@@ -162,19 +159,8 @@ def _checked_flags(task: str, preset, steps, seed, stop_at, resume: bool, overri
     total = recipe.steps if steps is None else steps
     if total < 1:
         raise RunError(f"--steps must be >= 1, got {total}")
-    _check_stop_at(stop_at, 0, total)
+    check_stop_at(stop_at, 0, total)
     return dataclasses.replace(recipe, steps=total)
-
-
-def _check_resumed_overrides(saved: Preset, overrides) -> None:
-    """``--set`` given again on ``--resume`` must not change the run's recipe."""
-    if not overrides:
-        return
-    wanted = apply_overrides(saved, overrides)
-    if wanted != saved:
-        changed = [k for k, v in wanted.to_dict().items() if saved.to_dict()[k] != v]
-        raise RunError(f"cannot resume with --set {' --set '.join(overrides)}: it changes {', '.join(changed)} "
-                       f"of the run's recipe")
 
 
 def train(task: str, out, preset: str | None = None, steps: int | None = None, seed: int | None = None,
@@ -182,62 +168,49 @@ def train(task: str, out, preset: str | None = None, steps: int | None = None, s
           stop_at: int | None = None, progress: bool = True, overrides=()) -> dict:
     """Train (or resume) a run; returns a summary.  Raises RunError on bad input.
     ``overrides``: ``KEY=VALUE`` strings of ``--set`` (training.model.recipe)."""
-    recipe = _checked_flags(task, preset, steps, seed, stop_at, resume, overrides)
-    dev = resolve_device(device)
-    with open_run(out, checkpoint_dir, task, resume, force) as run:
+    ranks = ranks_from_env()  # torchrun's processes; SINGLE without torchrun
+    with ranks.said_once():
+        recipe = _checked_flags(task, preset, steps, seed, stop_at, resume, overrides)
+        dev = resolve_device(device)
+        if not resume:  # a resumed run's batch size is checked once its recipe is read
+            ranks.check_batch_split(recipe.batch_size)
+    dev = ranks.device(dev)
+    opened = rank0_run(ranks, lambda: open_run(out, checkpoint_dir, task, resume, force))  # rank 0 holds the folder
+    with process_group(ranks, dev), opened as run:
         flags = {"task": task, "preset": preset, "steps": steps, "seed": seed}
-        return _train_run(run, task, recipe, flags, dev, stop_at, progress, tuple(overrides))
+        return _train_run(run, task, recipe, flags, dev, stop_at, progress, tuple(overrides), ranks)
 
 
 def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop_at, progress: bool,
-               overrides: tuple) -> dict:
+               overrides: tuple, ranks: Ranks = SINGLE) -> dict:
     out, ckpt_dir, resume = run.out, run.ckpt_dir, run.resume
     metrics = Metrics(out / "metrics.jsonl")
-    last_path = list_checkpoints(ckpt_dir)[-1][1] if resume else None
-    if resume:  # the run's own settings win; a conflicting explicit flag is an error
-        settings, recipe = resumed_settings(read_state_info(last_path), last_path, flags)
-        try:
-            _check_resumed_overrides(recipe, overrides)
-        except ValueError as e:  # a bad --set key or value
-            raise RunError(str(e)) from None
-    else:
-        # relative to RUN, so a repository checkout can be moved and the run still resumed
-        where = os.path.relpath(ckpt_dir.resolve(), out.resolve())
-        settings = {"task": task, "preset": recipe.name, "steps": recipe.steps,
-                    "seed": 0 if flags["seed"] is None else flags["seed"],
-                    "checkpoint_dir": str(where), "recipe": recipe.to_dict()}
+    settings, recipe, config, last_path = ranks.on_rank0(
+        lambda: run_settings(run, task, recipe, flags, overrides, ranks))
     total, seed = settings["steps"], settings["seed"]
 
-    torch.manual_seed(seed)
-    config = model_config(task, recipe, f"checkpoint {last_path}" if resume else f"--preset {recipe.name}")
+    torch.manual_seed(seed)  # on every rank: the same initial weights
     model = GPTJ(config).to(dev)
     optimizer = make_optimizer(model, recipe.lr, recipe.betas, recipe.weight_decay)
     amp, scaler = _autocast(dev)
     train_data, val_data = _load_data(task, recipe, dev)
     n_train = len(train_data["answers"])
 
+    header = {"device": str(dev), "parameters": model.num_parameters(),
+              **({"world_size": ranks.world_size} if ranks.distributed else {})}
+    start, best, scaler_state = ranks.on_rank0(
+        lambda: resume_state(run, last_path, model, optimizer, config, metrics, stop_at, total) if resume
+        else fresh_files(out, task, settings, recipe, config, overrides, metrics, header))
     if resume:
-        info = load_checkpoint(last_path, model, optimizer)
-        start, best = info["step"], info["best"]
-        _check_stop_at(stop_at, start, total)
-        check_run_config(out, config, last_path)
-        restore_best_weights(out, ckpt_dir, best["step"])
-        if scaler is not None and info.get("grad_scaler"):
-            scaler.load_state_dict(info["grad_scaler"])
-        truncate_metrics(metrics, start)
-    else:
-        save_vocab(out / "vocab.json", task)
-        write_json_atomic(out / "config.json", config.to_hf_dict())
-        # everything the run is trained with, defaults included: the folder alone reproduces it
-        atomic_write_json(out / "recipe.json", {"task": task, "seed": settings["seed"], "overrides": list(overrides),
-                                                "recipe": resolved_recipe(recipe, config.vocab_size)}, indent=1)
-        metrics.path.write_text("")
-        metrics.append({"split": "settings", "step": 0, **settings, "device": str(dev),
-                        "parameters": model.num_parameters()})
-        start, best = 0, {"step": -1, "accuracy": -1.0}
+        ranks.share_optimizer_state(optimizer)
+    if scaler is not None and scaler_state:
+        scaler.load_state_dict(scaler_state)
+    step_model = ranks.wrap(model, dev)  # DDP for the training steps; evaluation and saving use the model
 
     def validate_and_checkpoint(step: int, force_checkpoint: bool = False):
         nonlocal best
+        if not ranks.writer:  # the others go on to the next step, whose all-reduce waits for rank 0
+            return
         if step % recipe.eval_every == 0 or step == total:
             result = evaluate(model, val_data, recipe.eval_batch_size, amp)
             is_best = result["accuracy"] > best["accuracy"]
@@ -251,8 +224,8 @@ def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop
                     "grad_scaler": scaler.state_dict() if scaler is not None else None}
             save_checkpoint(ckpt_dir, step, model, optimizer, info)
 
-    bar = tqdm(total=total, initial=start, disable=not progress, desc=f"{task}", dynamic_ncols=True,
-               mininterval=1.0 if sys.stderr.isatty() else 30.0)  # a log file gets a line every 30 s
+    bar = tqdm(total=total, initial=start, disable=not progress or not ranks.writer, desc=f"{task}",
+               dynamic_ncols=True, mininterval=1.0 if sys.stderr.isatty() else 30.0)  # a log file: a line per 30 s
     running, window, t0, t_window = math.nan, [], time.perf_counter(), time.perf_counter()
     done = start
     if start == 0:
@@ -263,16 +236,22 @@ def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop
     for step in range(start, total):
         for group in optimizer.param_groups:
             group["lr"] = recipe.lr * lr_factor(step, recipe.warmup_steps, total)
-        rows = torch.as_tensor(batch_indices(seed, step, recipe.batch_size, n_train), device=dev)
+        ranks.seed_dropout(seed, step)
+        rows = ranks.shard(batch_indices(seed, step, recipe.batch_size, n_train))
+        rows = torch.as_tensor(rows, device=dev)
         with amp:
-            logits = model(train_data["inputs"][rows], last_only=True)
+            logits = step_model(train_data["inputs"][rows], last_only=True)
         answers = train_data["answers"][rows]
+        # The mean over this rank's rows.  DDP averages the gradients over the K ranks, and the
+        # slices are equal, so the result is the gradient of the mean over the global batch: a
+        # single process's, up to the order of float additions.
         loss = F.cross_entropy(logits.float(), answers)
         if scaler is not None:
             scaler.scale(loss).backward()
             scaler.unscale_(optimizer)
         else:
             loss.backward()
+        # backward() returned after DDP's all-reduce: every rank clips the same, global-batch gradient
         torch.nn.utils.clip_grad_norm_(model.parameters(), recipe.grad_clip)
         if scaler is not None:
             scaler.step(optimizer)
@@ -287,16 +266,18 @@ def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop
         bar.update(1)
         if done % recipe.log_every == 0 or done == total:
             now = time.perf_counter()
-            metrics.append({"split": "train", "step": done, "loss": running,
-                            "accuracy": float(np.mean([w[1] for w in window])),
-                            "lr": optimizer.param_groups[0]["lr"],
-                            "seconds_per_step": (now - t_window) / len(window)})
+            running, accuracy = ranks.mean([running, float(np.mean([w[1] for w in window]))])
+            if ranks.writer:
+                metrics.append({"split": "train", "step": done, "loss": running, "accuracy": accuracy,
+                                "lr": optimizer.param_groups[0]["lr"],
+                                "seconds_per_step": (now - t_window) / len(window)})
             bar.set_postfix(loss=f"{running:.3f}", val_acc=f"{best['accuracy']:.3f}")
             window, t_window = [], now
         validate_and_checkpoint(done, force_checkpoint=done == stop_at)
         if done == stop_at:
             break
     bar.close()
+    best = ranks.share(best)  # also waits for rank 0's last checkpoint: no rank leaves before it is written
     done_steps = done - start
     return {"run": str(out), "step": start + done_steps, "steps_done": done_steps, "best_step": best["step"],
             "best_accuracy": best["accuracy"],

@@ -144,8 +144,8 @@ def summarise(results: dict) -> dict:
 def collect(plan: Plan) -> dict:
     """Write ``<ship>/summary.json`` and copy each member's small files beside it."""
     members, summary = {}, {}
-    for variant in plan.variants:
-        for task in plan.tasks:
+    for variant, spec in plan.variants.items():
+        for task in spec["tasks"]:
             per_seed = {}
             for seed in plan.seeds:
                 member = Member(variant, task, seed)

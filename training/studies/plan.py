@@ -5,17 +5,20 @@
      "ship": "training/reference/seeds",         where --collect writes summary.json and copies
                                                  each member's small JSON
      "tasks": ["number", "letter"], "seeds": [0, 1, 2, 3, 4],
-     "variants": {"paper": {"preset": "paper", "set": ["steps=6000"], "about": "..."}},
+     "variants": {"paper": {"preset": "paper", "set": ["steps=6000"], "about": "...",
+                            "tasks": ["letter"]}},      optional: a subset of the plan's tasks
      "reuse": {"paper/number/seed-0": "training/reference/number"},
      "evaluate": {"test_split": true, "lengths": [17, 25, ...], "count": 400,
                   "max_tokens": 500000, "seed": 3},
-     "analyze": {"n_inputs": 100, "discrepancy": true}}
+     "analyze": {"n_inputs": 100, "discrepancy": true}}      or false: no analysis stage
 
 A member is one (variant, task, seed); its id ``<variant>/<task>/seed-<S>`` is also its folder
 below ``root``, so the same plan always puts a member in the same place (idempotent reruns,
 and any machine that shares the folder can run it).  ``reuse`` names members whose results
 already exist in a run folder (its weights and JSON are taken, not retrained).  Relative
-paths are relative to the working directory.  Every mistake raises PlanError naming the key.
+paths are relative to the working directory.  Two plans may share a ``root``: a member id
+then names one member of both (the runner refuses a folder whose recorded recipe differs).
+Every mistake raises PlanError naming the key.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from training.tasks.definitions import TASKS
 __all__ = ["PlanError", "Member", "Plan", "load_plan"]
 
 TOP_KEYS = {"name", "about", "root", "ship", "tasks", "seeds", "variants", "reuse", "evaluate", "analyze"}
-VARIANT_KEYS = {"preset", "set", "about"}
+VARIANT_KEYS = {"preset", "set", "about", "tasks"}
 EVALUATE_KEYS = {"test_split", "lengths", "count", "max_tokens", "seed"}
 ANALYZE_KEYS = {"n_inputs", "discrepancy", "discrepancy_lengths", "discrepancy_count"}
 MAX_SEED = 2**31 - 1
@@ -67,7 +70,8 @@ class Plan:
     analyze: dict
 
     def members(self) -> list[Member]:
-        return [Member(v, t, s) for v in self.variants for t in self.tasks for s in self.seeds]
+        return [Member(v, t, s) for v, spec in self.variants.items() for t in self.tasks
+                if t in spec["tasks"] for s in self.seeds]
 
     def member(self, member_id: str) -> Member:
         for m in self.members():
@@ -108,7 +112,7 @@ def _check_keys(obj, allowed: set, where: str) -> None:
     _require(not unknown, where, f"unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
 
 
-def _variants(raw, where: str) -> dict:
+def _variants(raw, where: str, tasks: list) -> dict:
     _check_keys(raw, set(raw) if isinstance(raw, dict) else set(), where)
     _require(bool(raw), where, "at least one variant is needed")
     out = {}
@@ -125,12 +129,17 @@ def _variants(raw, where: str) -> dict:
             apply_overrides(get_preset(preset), sets)
         except RecipeError as error:
             raise PlanError(f"{here}.set: {error}") from None
-        out[name] = {"preset": preset, "set": list(sets), "about": spec.get("about", "")}
+        only = spec.get("tasks", tasks)
+        _require(isinstance(only, list) and only and all(t in tasks for t in only), f"{here}.tasks",
+                 f"expected a non-empty list of the plan's tasks ({', '.join(tasks)}), got {only!r}")
+        out[name] = {"preset": preset, "set": list(sets), "about": spec.get("about", ""), "tasks": list(only)}
     recipes = {}
     for name, spec in out.items():  # two names for one recipe would train the same member twice
-        key = (spec["preset"], tuple(sorted(spec["set"])))
-        _require(key not in recipes, f"{where}.{name}", f"duplicated member: the same recipe as {recipes.get(key)!r}")
-        recipes[key] = name
+        for task in spec["tasks"]:
+            key = (spec["preset"], tuple(sorted(spec["set"])), task)
+            _require(key not in recipes, f"{where}.{name}",
+                     f"duplicated member: the same recipe as {recipes.get(key)!r} for task {task}")
+            recipes[key] = name
     return out
 
 
@@ -147,7 +156,9 @@ def _evaluate(raw, where: str) -> dict:
     return out
 
 
-def _analyze(raw, where: str) -> dict:
+def _analyze(raw, where: str) -> dict | None:
+    if raw is False:
+        return None
     _check_keys(raw, ANALYZE_KEYS, where)
     out = {"n_inputs": raw.get("n_inputs", 100), "discrepancy": raw.get("discrepancy", True),
            "discrepancy_lengths": raw.get("discrepancy_lengths"), "discrepancy_count": raw.get("discrepancy_count")}
@@ -185,7 +196,7 @@ def load_plan(path) -> Plan:
         _require(isinstance(raw.get(key, ""), str), f"{where}.{key}", "expected a string")
     plan = Plan(path=path, name=raw["name"], about=raw.get("about", ""), root=Path(raw["root"]),
                 ship=Path(raw.get("ship") or Path(raw["root"]) / "collected"), tasks=list(tasks), seeds=seeds,
-                variants=_variants(raw["variants"], f"{where}.variants"), reuse={},
+                variants=_variants(raw["variants"], f"{where}.variants", list(tasks)), reuse={},
                 evaluate=_evaluate(raw.get("evaluate", {}), f"{where}.evaluate"),
                 analyze=_analyze(raw.get("analyze", {}), f"{where}.analyze"))
     reuse = raw.get("reuse", {})

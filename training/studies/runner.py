@@ -74,15 +74,16 @@ def stage_commands(plan: Plan, member: Member, threads: int = 1) -> dict:
                         "--count", ev["count"], "--seed", ev["seed"], "--json", folder / OUTPUTS["lengths"], *common)
     if ev["max_tokens"] is not None:
         lengths += ["--max-tokens", str(ev["max_tokens"])]
-    analyze = _training("analyze", "--run", run, "--task", task, "--json", folder / OUTPUTS["analyze"],
-                        "--n-inputs", an["n_inputs"], *common)
-    if not an["discrepancy"]:
-        analyze.append("--no-discrepancy")
-    if an["discrepancy_lengths"]:
-        analyze += ["--discrepancy-lengths", ",".join(map(str, an["discrepancy_lengths"]))]
-    if an["discrepancy_count"]:
-        analyze += ["--discrepancy-count", str(an["discrepancy_count"])]
-    commands = {"train": train, "lengths": lengths, "analyze": analyze}
+    commands = {"train": train, "lengths": lengths}
+    if an is not None:
+        commands["analyze"] = analyze = _training("analyze", "--run", run, "--task", task, "--json",
+                                                  folder / OUTPUTS["analyze"], "--n-inputs", an["n_inputs"], *common)
+        if not an["discrepancy"]:
+            analyze.append("--no-discrepancy")
+        if an["discrepancy_lengths"]:
+            analyze += ["--discrepancy-lengths", ",".join(map(str, an["discrepancy_lengths"]))]
+        if an["discrepancy_count"]:
+            analyze += ["--discrepancy-count", str(an["discrepancy_count"])]
     if ev["test_split"]:
         commands["test"] = _training("evaluate", "--run", run, "--task", task, "--split", "test",
                                      "--json", folder / OUTPUTS["test"], *common)
@@ -99,7 +100,7 @@ def _reuse_results(plan: Plan, member: Member) -> None:
         "test": lambda d: d.get("split") == "test",
         "lengths": lambda d: (d.get("lengths") == plan.evaluate["lengths"] and d.get("seed") == plan.evaluate["seed"]
                               and d.get("n_per_length", [None])[0] == plan.evaluate["count"]),
-        "analyze": lambda d: d.get("n_inputs") == plan.analyze["n_inputs"],
+        "analyze": lambda d: plan.analyze is not None and d.get("n_inputs") == plan.analyze["n_inputs"],
     }
     for stage, matches in checks.items():
         src, dst = source / OUTPUTS[stage], folder / OUTPUTS[stage]
@@ -135,6 +136,7 @@ def run_member(plan: Plan, member: Member, threads: int = 1, on_stage=None) -> s
     folder.mkdir(parents=True, exist_ok=True)
     try:
         with member_lock(folder / ".member.lock"):
+            _check_member_recipe(plan, member)
             if member.id in plan.reuse:
                 _reuse_results(plan, member)
             for stage, argv in stage_commands(plan, member, threads).items():
@@ -151,6 +153,20 @@ def run_member(plan: Plan, member: Member, threads: int = 1, on_stage=None) -> s
             return "done"
     except MemberBusy:
         return "skipped"
+
+
+def _check_member_recipe(plan: Plan, member: Member) -> None:
+    """Record the member's recipe in its folder; a folder that records another one (two plans
+    sharing a root with one id for two recipes) is refused rather than mixed."""
+    variant = plan.variants[member.variant]
+    recipe = {"task": member.task, "seed": member.seed, "preset": variant["preset"], "set": variant["set"]}
+    path = plan.folder(member) / "member.json"
+    if path.is_file():
+        recorded = json.loads(path.read_text())
+        if recorded != recipe:
+            raise MemberFailed(f"{path} records another recipe ({recorded}) than plan {plan.path} ({recipe})")
+    else:
+        atomic_write_json(path, recipe, indent=1)
 
 
 def list_commands(plan: Plan, threads: int = 1) -> list[str]:
