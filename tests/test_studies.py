@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from theory.statistics import mean_interval
+from training.model.runlock import RunLock
 from training.studies.plan import PlanError, load_plan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,6 +102,17 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
     assert "Student t" in summary["interval"]
     assert (tmp_path / "ship" / "tiny" / "letter" / "seed-2" / "analysis.json").is_file()
     assert not list((tmp_path / "ship").rglob("*.safetensors"))
+
+
+def test_a_member_held_by_another_study_is_skipped_not_run_twice(tmp_path):
+    plan = smoke_plan(tmp_path)
+    member = tmp_path / "members" / "tiny" / "letter" / "seed-1"
+    member.mkdir(parents=True)
+    with RunLock(member, ".member.lock", "study process"):  # another study is working on it
+        result = study(plan, "--member", "tiny/letter/seed-1", "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.splitlines()[-1])["skipped_busy"] == 1
+    assert list(member.iterdir()) == []  # nothing was run (the lock file went with its holder)
 
 
 def test_list_prints_one_runnable_command_per_member(tmp_path):

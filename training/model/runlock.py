@@ -24,9 +24,13 @@ from pathlib import Path
 
 from .runchecks import RunError
 
-__all__ = ["LOCK_NAME", "RunLock"]
+__all__ = ["LOCK_NAME", "LockHeld", "RunLock"]
 
 LOCK_NAME = ".lock"
+
+
+class LockHeld(RunError):
+    """Another live process holds the lock (the message names it)."""
 
 
 def _holder_line() -> str:
@@ -43,10 +47,12 @@ def _same_file(fd: int, path: Path) -> bool:
 
 
 class RunLock:
-    """``with RunLock(run_folder):`` -- the folder must exist.  Raises RunError if it is held."""
+    """``with RunLock(run_folder):`` -- the folder must exist.  Raises LockHeld (a RunError) if
+    it is held.  ``name`` and ``user`` serve other one-worker folders (a study member)."""
 
-    def __init__(self, folder):
-        self.path = Path(folder) / LOCK_NAME
+    def __init__(self, folder, name: str = LOCK_NAME, user: str = "train process"):
+        self.path = Path(folder) / name
+        self.user = user
         self.fd: int | None = None
 
     def acquire(self) -> None:
@@ -57,7 +63,7 @@ class RunLock:
             except BlockingIOError:
                 holder = os.pread(fd, 300, 0).decode(errors="replace").strip() or "another process"
                 os.close(fd)
-                raise RunError(f"{self.path.parent} is in use by another train process ({holder}); "
+                raise LockHeld(f"{self.path.parent} is in use by another {self.user} ({holder}); "
                                f"wait for it to end or stop it") from None
             except OSError as error:  # a file system without flock
                 os.close(fd)

@@ -14,9 +14,9 @@ moment loses at most one checkpoint interval of training (or one evaluation).  E
 a subprocess with its own torch thread count (``--threads``, default 1), which is also what
 ``--list`` prints for a scheduler: one line per member, ``study PLAN --member ID``.
 
-A second ``study`` on the same plan joins safely: a member is locked (``.member.lock``,
-flock) while a process works on it, and other processes skip it; the train stage's run
-folder has its own lock besides.
+A second ``study`` on the same plan joins safely: a member is locked while a process works on
+it (``.member.lock``, the run folders' flock of ``training.model.runlock``), and other
+processes skip it; the train stage's run folder has its own lock besides.
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from theory.files import atomic_write_bytes, atomic_write_json
+from training.model.runchecks import RunError
+from training.model.runlock import LockHeld, RunLock
 
-from .lock import MemberBusy, member_lock
 from .plan import Member, Plan
 
 __all__ = ["STAGES", "MemberFailed", "stage_commands", "run_member", "run_study", "list_commands"]
@@ -135,7 +136,7 @@ def run_member(plan: Plan, member: Member, threads: int = 1, on_stage=None) -> s
     folder = plan.folder(member)
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        with member_lock(folder / ".member.lock"):
+        with RunLock(folder, ".member.lock", "study process"):
             _check_member_recipe(plan, member)
             if member.id in plan.reuse:
                 _reuse_results(plan, member)
@@ -151,8 +152,10 @@ def run_member(plan: Plan, member: Member, threads: int = 1, on_stage=None) -> s
                                                "seconds": result["seconds"], "threads": threads,
                                                "host": os.uname().nodename}, indent=1)
             return "done"
-    except MemberBusy:
+    except LockHeld:
         return "skipped"
+    except RunError as error:  # the member folder could not be locked at all
+        raise MemberFailed(str(error)) from None
 
 
 def _check_member_recipe(plan: Plan, member: Member) -> None:
