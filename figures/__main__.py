@@ -31,9 +31,10 @@ from pathlib import Path
 
 from theory.files import check_output_dir
 
+from .discrepancy_figure import build_discrepancy_trained
 from .figure2 import build_fig2
 from .frequency_figures import build_fig8, build_table1
-from .generalisation_figures import build_discrepancy_trained, build_fig5b, build_fig5cd
+from .generalisation_figures import build_fig5b, build_fig5cd
 from .geometry_figures import build_fig4bc
 from .loaders import ROOT, InputError, Inputs, MissingInput
 from .style import show_path

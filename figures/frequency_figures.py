@@ -32,7 +32,8 @@ def build_fig8(inputs: Inputs, out: Path) -> Built:
         ax.axvline(ours, color="black", lw=1.2, label="ours: weighted ID")
         paper_ids = [paper_id for paper_id, _ in TABLE1[task]]
         if layer < len(paper_ids):
-            ax.axvline(paper_ids[layer], color="#1f77b4", lw=1.4, label="paper: Table 1 ID", **style.PAPER_STYLE)
+            ax.axvline(paper_ids[layer], color=style.PAPER_MARK_COLOUR, lw=1.4, label="paper: Table 1 ID",
+                       **style.PAPER_STYLE)
             ax.set_title(f"L{layer}: ours {ours:.1f}, paper {paper_ids[layer]}", fontsize=8.5)
         else:
             ax.set_title(f"L{layer}: ours {ours:.1f}", fontsize=8.5)

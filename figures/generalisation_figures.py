@@ -1,11 +1,10 @@
-"""Length generalisation: Figure 5B (our GPT-J), Figure 5C/D (LLMs against the paper's
-Table 3) and the new figure "discrepancy_trained" (measured logit gaps of the trained
-layers against the construction's exact discrepancy at the same angle).
+"""Length generalisation: Figure 5B (our GPT-J) and Figure 5C/D (LLMs against the paper's
+Table 3).  The measured logit gaps against length ("discrepancy_trained") are drawn in
+``discrepancy_figure``.
 
 Inputs: training/reference/<task>/length_generalisation.json (the shipped run, thin) and the
 seed study's training/reference/seeds/paper/<task>/seed-<S>/length_generalisation.json
-(median and min-max band, see ``bands``), the "measured_discrepancy"
-block of training/reference/<task>/analysis.json, theory.paper_data.TABLE3 (always
+(median and min-max band, see ``bands``), theory.paper_data.TABLE3 (always
 there) and any ``python -m training llm`` results in training/reference/llm/.
 """
 
@@ -137,47 +136,3 @@ def build_fig5cd(inputs: Inputs, out: Path) -> Built:
     note = f"{len(ours)} result file(s) from {folder}" if ours else f"no model results in {folder}: paper only"
     fig.suptitle(f"Figure 5C/D: LLMs on the 1-hop tasks, red = number, green = letter\n({note})", fontsize=11)
     return Built(style.save(fig, out, "fig5cd"))
-
-
-def build_discrepancy_trained(inputs: Inputs, out: Path) -> Built:
-    """New figure: per trained layer, the measured gap between the largest and second-largest
-    last-token logit against the length n (median solid, minimum dotted), beside the exact
-    discrepancy of the construction at that layer's dominant angle (dashed), log-log."""
-    blocks, missing = per_task(lambda task: inputs.analysis_block(task, "measured_discrepancy"), style.TASKS)
-    fig = style.new_figure(14, 5.8)
-    for ax, task in zip(fig.subplots(1, 2), style.TASKS):
-        block = blocks.get(task)
-        if block is None:
-            style.placeholder(ax, style.missing_text(task, missing))
-            continue
-        lengths = block["lengths"]
-        strong = [layer for layer in block["layers"] if layer.get("kind") in ("index", "retrieval")]
-        palette = style.plt.get_cmap("tab10")
-        for layer in block["layers"]:
-            emphasised = layer in strong
-            colour = palette(strong.index(layer) % 10) if emphasised else "0.7"
-            slope = layer.get("decay_exponent")
-            name = (f"L{layer['layer']} ({layer.get('kind')}, ID {layer.get('dominant_id')}, "
-                    f"θ = {layer.get('angle', float('nan')):.4g}" + (f", slope {slope:.2f})" if slope is not None else ")"))
-            ax.loglog(lengths, style.positive(layer["median"]), color=colour, lw=1.8 if emphasised else 0.8,
-                      label=f"{name}: measured median" if emphasised
-                      else ("other layers: median" if layer is _first_other(block) else None))
-            if emphasised:
-                ax.loglog(lengths, style.positive(layer["min"]), color=colour, lw=0.9, linestyle=":",
-                          label=f"L{layer['layer']}: measured min")
-                theory = layer.get("theory") or {}
-                if theory.get("values"):
-                    ax.loglog(lengths, style.positive(theory["values"]), color=colour, lw=1.4, linestyle="--",
-                              label=f"L{layer['layer']}: construction Δ ({theory.get('reading', '?')})")
-        step = block.get("step")
-        ax.set(title=f"{style.TASK_TITLE[task]}" + (f" (step {step})" if step is not None else ""),
-               xlabel="Sequence length n (log)", ylabel="Largest − second-largest logit (log)")
-        ax.legend(loc="lower left", fontsize=6.5)
-    fig.suptitle("Measured discrepancy of the trained layers vs the construction's exact discrepancy "
-                 "at the same angle", fontsize=12)
-    return Built(style.save(fig, out, "discrepancy_trained"), missing)
-
-
-def _first_other(block: dict):
-    """The first layer not of kind index/retrieval: it alone carries the grey legend entry."""
-    return next((layer for layer in block["layers"] if layer.get("kind") not in ("index", "retrieval")), None)

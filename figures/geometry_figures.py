@@ -19,7 +19,29 @@ from . import style
 from .loaders import Built, Inputs
 
 FIG4C_LAYER, FIG4C_PRINTED_ID = 1, 1  # Figure 4C: "layer L1", peak labelled "ID: 1"
+# A printed number's box, as a fraction of the axis reach (the axes span 2.3 reaches, about
+# 320 points): 2 digits in 8-point bold are about 16 x 12 points.
+LABEL_BOX = (0.12, 0.09)
+MAX_NUDGES = 1  # a number is moved at most this many boxes to the right, else left to the colour bar
 LABELLED_POINTS = 40  # above this many points, label each group's centre instead of every point
+
+
+def _label_places(points, groups) -> dict:
+    """{group: where its number is printed}: at the group's centre, or moved right by whole
+    label boxes until it clears every number already placed; a number that cannot is left to
+    the colour bar (keys collapsed onto one direction would print a column of numbers on
+    each other)."""
+    reach = max(1e-9, float(np.abs(points).max()))
+    width, height = LABEL_BOX[0] * reach, LABEL_BOX[1] * reach
+    placed = {}
+    for group in np.unique(groups):
+        centre = points[groups == group].mean(0)
+        for step in range(MAX_NUDGES + 1):
+            spot = centre + (step * width, 0.0)
+            if all(abs(spot[0] - x) >= width or abs(spot[1] - y) >= height for x, y in placed.values()):
+                placed[group] = spot
+                break
+    return placed
 
 
 def _scatter(ax, points, groups, title: str, cmap, norm) -> None:
@@ -33,9 +55,8 @@ def _scatter(ax, points, groups, title: str, cmap, norm) -> None:
         groups = np.asarray(groups)
         ax.scatter(points[:, 0], points[:, 1], c=cmap(norm(groups.astype(float))), s=6 if many else 28,
                    alpha=0.5 if many else 1, edgecolors="none" if many else "black", linewidths=0.3, zorder=3)
-        for group in np.unique(groups):
-            x, y = points[groups == group].mean(0)
-            ax.annotate(str(group), (x, y), fontsize=8, fontweight="bold", ha="center", va="center",
+        for group, spot in _label_places(points, groups).items():
+            ax.annotate(str(group), spot, fontsize=8, fontweight="bold", ha="center", va="center",
                         bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": cmap(norm(float(group))), "alpha": 0.8})
     ax.axhline(0, color="0.8", lw=0.6)
     ax.axvline(0, color="0.8", lw=0.6)
@@ -66,7 +87,7 @@ def build_fig4bc(inputs: Inputs, out: Path) -> Built:
     analysis = inputs.analysis("number")
     geometry = inputs.analysis_block("number", "index_geometry")
     layer, offsets, positions = geometry["layer"], geometry.get("offsets"), _key_groups(geometry)
-    cmap = style.plt.get_cmap("viridis")
+    cmap = style.sequential_cmap()
     values = (offsets or []) + (positions or []) or [0, 1]
     norm = Normalize(vmin=min(values), vmax=max(max(values), min(values) + 1))
     fig = style.new_figure(13, 8.8)
@@ -85,15 +106,14 @@ def build_fig4bc(inputs: Inputs, out: Path) -> Built:
     ax = fig.add_subplot(grid[1, :])
     values, meaning = contribution(analysis, layer)
     ids = np.arange(1, len(values) + 1)
-    ax.bar(ids, values, color=style.TASK_COLOUR["number"], alpha=0.8, label=f"ours: {meaning}")
-    top = int(ids[int(np.argmax(values))])
-    ax.annotate(f"ours: ID {top}", (top, max(values)), xytext=(6, -4), textcoords="offset points", fontsize=8)
+    top = int(ids[int(np.argmax(values))])  # named in the legend: a label at the peak would cross the marks
+    ax.bar(ids, values, color=style.TASK_COLOUR["number"], alpha=0.8, label=f"ours: {meaning}, peak at ID {top}")
     if layer < len(TABLE1["number"]):
         paper_id = TABLE1["number"][layer][0]
-        ax.axvline(paper_id, color="#1f77b4", lw=1.4, label=f"paper: Table 1 ID for L{layer} = {paper_id}",
-                   **style.PAPER_STYLE)
+        ax.axvline(paper_id, color=style.PAPER_MARK_COLOUR, lw=1.4,
+                   label=f"paper: Table 1 ID for L{layer} = {paper_id}", **style.PAPER_STYLE)
     if layer == FIG4C_LAYER:  # the paper's Figure 4C marks its peak "ID: 1" for this same layer
-        ax.axvline(FIG4C_PRINTED_ID, color="#9467bd", lw=1.4, linestyle=":",
+        ax.axvline(FIG4C_PRINTED_ID, color=style.SECOND_MARK_COLOUR, lw=1.4, linestyle=":",
                    label=f"paper: Figure 4C prints 'ID: {FIG4C_PRINTED_ID}'")
     ax.set(title=f"C. Contribution per frequency ID, layer L{layer} (ID 1 = fastest rotation)",
            xlabel="Frequency ID", ylabel="Value")

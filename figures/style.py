@@ -5,7 +5,10 @@ colour-blind-safe Okabe-Ito palette (Okabe & Ito 2008, "Color Universal Design")
 (the paper's red) for positional scores, the number task and Index; bluish green (the paper's
 green) for symbolic scores, the letter task and Retrieval; reddish purple for attention
 entropy; black for the hop-averaged accuracy; sky blue, blue, orange and reddish purple for
-1 to 4 hops.  Anything the paper printed is drawn dashed and labelled "paper"; our
+1 to 4 hops; every other role (the paper's printed IDs, corrected bounds, worst angles,
+constructions) is an Okabe-Ito colour too, all listed by ``palette``.  Continuous quantities
+use viridis (cut before its pale yellow) or cividis, never a red-green map; neutral greys
+mark what belongs to no role.  Anything the paper printed is drawn dashed and labelled "paper"; our
 measurements are solid.  Where several seeds were trained, a curve is their median, a light
 band of the same colour their min-max range, and a thin line the shipped run (``bands``).
 """
@@ -31,6 +34,42 @@ SCORE_COLOUR = {"positional": RED, "symbolic": GREEN, "entropy": PURPLE}
 KIND_COLOUR = {"positional": RED, "symbolic": GREEN, "index": RED, "retrieval": GREEN, "other": GREY, None: GREY}
 ACCURACY_COLOUR = OKABE_ITO["black"]
 HOP_COLOURS = {"1": OKABE_ITO["sky blue"], "2": OKABE_ITO["blue"], "3": OKABE_ITO["orange"], "4": PURPLE}
+
+
+# Roles that recur across figures, each one Okabe-Ito colour (listed by ``palette``).
+PAPER_MARK_COLOUR = OKABE_ITO["blue"]            # a value the paper printed, drawn as a line (Table 1's ID)
+SECOND_MARK_COLOUR = OKABE_ITO["reddish purple"]  # a second printed value beside it (Figure 4C's ID)
+CORRECTED_COLOUR = OKABE_ITO["blue"]             # our corrected bound beside the paper's
+WORST_ANGLE_COLOUR = OKABE_ITO["reddish purple"]  # the worst angle found, beside the paper's angle
+MARGIN_COLOUR = OKABE_ITO["orange"]              # T_Retrieval's margin (matched vs best other symbol)
+HIGHLIGHT_COLOUR = OKABE_ITO["vermillion"]       # the one element a panel is about (t = s in Figure 4A)
+CONSTRUCTION_COLOUR = OKABE_ITO["black"]         # a construction's exact value beside a trained model's
+# Continuous quantities: perceptually uniform maps that read the same to colour-blind eyes
+# (never red-green).  Viridis is cut before its pale yellow, which vanishes on white.
+COLORMAP = "viridis"
+COLORMAP_TOP = 0.85
+HEATMAP = "cividis"
+
+
+def palette() -> dict[str, str]:
+    """Every colour role of the figures -> its colour: one place to check that each is Okabe-Ito.
+    Neutral greys (other layers, reference lines, the grid) are not roles and not listed."""
+    roles = {f"task: {task}": colour for task, colour in TASK_COLOUR.items()}
+    roles.update({f"score: {name}": colour for name, colour in SCORE_COLOUR.items()})
+    roles.update({f"kind: {name}": colour for name, colour in KIND_COLOUR.items() if name not in (None, "other")})
+    roles.update({f"hop: {hops}": colour for hops, colour in HOP_COLOURS.items()})
+    roles.update({"accuracy": ACCURACY_COLOUR, "paper mark": PAPER_MARK_COLOUR, "second mark": SECOND_MARK_COLOUR,
+                  "corrected bound": CORRECTED_COLOUR, "worst angle": WORST_ANGLE_COLOUR, "margin": MARGIN_COLOUR,
+                  "highlight": HIGHLIGHT_COLOUR, "construction": CONSTRUCTION_COLOUR})
+    return roles
+
+
+def sequential_cmap():
+    """COLORMAP up to COLORMAP_TOP, for ordered series (offsets, positions) and their colour bars."""
+    from matplotlib.colors import ListedColormap
+
+    base = plt.get_cmap(COLORMAP)
+    return ListedColormap(base([COLORMAP_TOP * i / 255 for i in range(256)]), name=f"{COLORMAP}_cut")
 
 
 def hop_colour(label: str) -> str:

@@ -24,8 +24,44 @@ def _arrow(ax, vector, colour, width=0.012, **kwargs):
 def _unit_circle(ax, title: str) -> None:
     t = np.linspace(0, 2 * np.pi, 200)
     ax.plot(np.cos(t), np.sin(t), color="0.85", lw=0.8)
-    ax.set(xlim=(-1.3, 1.3), ylim=(-1.3, 1.3), aspect="equal", title=title, xlabel="Dimension 1",
+    ax.set(xlim=(-1.5, 1.5), ylim=(-1.5, 1.5), aspect="equal", title=title, xlabel="Dimension 1",
            ylabel="Dimension 2")
+
+
+def _label_radii(angles, base: float, step: float = 0.13, close: float = 0.22) -> list[float]:
+    """A radius per label on the unit circle: ``base``, pushed out by ``step`` for each label
+    already placed within ``close`` radians, so neighbouring labels never print on each other."""
+    placed, radii = [], []
+    for angle in angles:
+        near = sum(1 for other in placed if abs((angle - other + np.pi) % (2 * np.pi) - np.pi) < close)
+        radii.append(base + step * near)
+        placed.append(angle)
+    return radii
+
+
+def _circle_labels(ax, vectors: dict, base: float, colour_of, fontsize: float) -> None:
+    """Label each vector ({text: (x, y)}) just beyond its tip, close neighbours staggered outward."""
+    angles = [float(np.arctan2(v[1], v[0])) for v in vectors.values()]
+    for (text, v), angle, radius in zip(vectors.items(), angles, _label_radii(angles, base)):
+        ax.annotate(text, (radius * np.cos(angle), radius * np.sin(angle)), ha="center", va="center",
+                    fontsize=fontsize, color=colour_of(text))
+
+
+def _logit_heatmap(ax, fig, data: dict, offsets: list) -> None:
+    """cos((t - s) theta) per query integer s and key offset t, each cell printed."""
+    ts = sorted({int(t) for row in data["logits"].values() for t in row})
+    grid = np.array([[data["logits"][str(s)].get(str(t), np.nan) for t in ts] for s in offsets])
+    image = ax.imshow(grid, cmap=style.HEATMAP, vmin=-1, vmax=1, aspect="auto", origin="lower",
+                      extent=(ts[0] - 0.5, ts[-1] + 0.5, offsets[0] - 0.5, offsets[-1] + 0.5))
+    for i, s in enumerate(offsets):
+        for j, t in enumerate(ts):
+            # cividis is dark below about 0 and light above: the text takes the other side
+            ax.text(t, s, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=7,
+                    color="white" if grid[i, j] < 0.1 else "black", fontweight="bold" if s == t else "normal")
+    ax.set(title="Logit cos((t − s)θ): maximal (= 1) only at t = s", xlabel="Key offset t from the query",
+           ylabel="Query integer s")
+    ax.grid(False)
+    fig.colorbar(image, ax=ax, label="logit")
 
 
 def build_fig4a(inputs: Inputs, out: Path) -> Built:
@@ -34,41 +70,30 @@ def build_fig4a(inputs: Inputs, out: Path) -> Built:
     data = inputs.construction_figure4a()
     key, theta = data["key"], data.get("theta_decimal", data["theta"])
     offsets = sorted(int(s) for s in data["queries"])
-    cmap = style.plt.get_cmap("viridis")
-    colour = {s: cmap(i / max(1, len(offsets) - 1)) for i, s in enumerate(offsets)}
-    fig = style.new_figure(14, 4.8)
+    cmap = style.sequential_cmap()
+    colour = {f"E({s})": cmap(i / max(1, len(offsets) - 1)) for i, s in enumerate(offsets)}
+    fig = style.new_figure(14, 5.4)
     left, middle, right = fig.subplots(1, 3)
 
     _unit_circle(left, f"Query vectors W_Q E(s) = ρ(θ)^(-s) v  (θ = {theta})")
     _arrow(left, key, "black", width=0.02, label="v: key of every token (and letter query)")
     for s in offsets:
-        q = data["queries"][str(s)]
-        _arrow(left, q, colour[s])
-        left.annotate(f"E({s})", (1.13 * q[0], 1.13 * q[1]), ha="center", va="center", fontsize=8, color=colour[s])
-    left.legend(loc="lower left")
+        _arrow(left, data["queries"][str(s)], colour[f"E({s})"])
+    _circle_labels(left, {f"E({s})": data["queries"][str(s)] for s in offsets}, 1.14, colour.get, 8)
+    style.legend_below(left, ncol=1)
 
     probe = offsets[len(offsets) // 2]  # one query, seen from every offset: the mechanism in one panel
     _unit_circle(middle, f"Query of s = {probe} after RoPE at offset t")
     _arrow(middle, key, "black", width=0.02, label="v (key)")
-    for t, r in sorted(data["rotated_queries"][str(probe)].items(), key=lambda kv: int(kv[0])):
-        hit = int(t) == probe
-        _arrow(middle, r, "#d62728" if hit else "0.6", width=0.018 if hit else 0.008, alpha=1 if hit else 0.8)
-        middle.annotate(f"t={t}", (1.15 * r[0], 1.15 * r[1]), ha="center", va="center", fontsize=7.5,
-                        color="#d62728" if hit else "0.4")
-    middle.legend(loc="lower left", title=f"red: t = s = {probe}, lands on v")
+    rotated = {f"t={t}": r for t, r in sorted(data["rotated_queries"][str(probe)].items(), key=lambda kv: int(kv[0]))}
+    hit = f"t={probe}"
+    for label, r in rotated.items():
+        _arrow(middle, r, style.HIGHLIGHT_COLOUR if label == hit else "0.6", width=0.018 if label == hit else 0.008,
+               label=f"t = s = {probe}: lands on v" if label == hit else None)
+    _circle_labels(middle, rotated, 1.15, lambda text: style.HIGHLIGHT_COLOUR if text == hit else "0.35", 8)
+    style.legend_below(middle, ncol=2)
 
-    ts = sorted({int(t) for row in data["logits"].values() for t in row})
-    grid = np.array([[data["logits"][str(s)].get(str(t), np.nan) for t in ts] for s in offsets])
-    image = right.imshow(grid, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", origin="lower",
-                         extent=(ts[0] - 0.5, ts[-1] + 0.5, offsets[0] - 0.5, offsets[-1] + 0.5))
-    for i, s in enumerate(offsets):
-        for j, t in enumerate(ts):
-            right.text(t, s, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=6.5,
-                       color="white" if abs(grid[i, j]) > 0.6 else "black", fontweight="bold" if s == t else "normal")
-    right.set(title="Logit cos((t − s)θ): maximal (= 1) only at t = s", xlabel="Key offset t from the query",
-              ylabel="Query integer s")
-    right.grid(False)
-    fig.colorbar(image, ax=right, label="logit")
+    _logit_heatmap(right, fig, data, offsets)
     fig.suptitle("Figure 4A: the Index construction (T_Index) — keys aligned, queries rotated by their offset",
                  fontsize=12)
     return Built(style.save(fig, out, "fig4a"))
@@ -111,19 +136,18 @@ def build_fig5a(inputs: Inputs, out: Path) -> Built:
     index_ax.loglog(ns, index["stated_bound"], color="black", lw=2, label="paper: min{1−cos θ, 2π²/n²}",
                     **style.PAPER_STYLE)
     index_ax.loglog(ns, index["sup"], color=red, lw=1.6, label=f"exact Δ, paper's θ = {theta_i}")
-    index_ax.loglog(ns, style.positive(worst["sup"]), color="#ff7f0e", lw=1.3, label=f"exact Δ, worst θ = {theta_w}")
+    index_ax.loglog(ns, style.positive(worst["sup"]), color=style.WORST_ANGLE_COLOUR, lw=1.3,
+                    label=f"exact Δ, worst θ = {theta_w}")
     if data.get("index_sup_over_angles"):
         index_ax.loglog(ns, style.positive(data["index_sup_over_angles"]), color="0.3", lw=1,
                         label="sup of Δ over all angles")
-    index_ax.loglog(ns, index["corrected_sup_bound"], color="#1f77b4", lw=1.2, linestyle=":",
+    index_ax.loglog(ns, index["corrected_sup_bound"], color=style.CORRECTED_COLOUR, lw=1.2, linestyle=":",
                     label=f"corrected bound (θ = {theta_i})")
     index_ax.loglog(ns, style.positive(index["inf"]), color=red, lw=0.9, linestyle="-.",
                     label=f"Lemma F.1's λ(n) (min over inputs), θ = {theta_i}")
     broken = _first_crossing(ns, index["sup"], index["stated_bound"])
-    if broken:
-        index_ax.axvline(broken, color=red, lw=0.8, alpha=0.5)
-        index_ax.annotate(f"stated bound fails\nfrom n = {broken}", (broken, 1e-9), xytext=(5, 0),
-                          textcoords="offset points", fontsize=7.5, color=red)
+    if broken:  # said in the legend, not in the panel: no text lies over a curve
+        index_ax.axvline(broken, color=red, lw=0.8, alpha=0.5, label=f"stated bound fails from n = {broken}")
     index_ax.set(title="Index: bound vs exact discrepancy", xlabel="Sequence length n (log)",
                  ylabel="Discrepancy (log)")
     style.legend_below(index_ax)
@@ -133,9 +157,10 @@ def build_fig5a(inputs: Inputs, out: Path) -> Built:
     retr_ax.loglog(ns, style.positive(inside(retrieval["stated_bound"])), color="black", lw=2,
                    label="paper: 1 − cos(ω − nθ) (n ≤ n0)", **style.PAPER_STYLE)
     retr_ax.loglog(ns, style.positive(retrieval["competitor"]), color=green, lw=1.6, label="exact: competitor gap")
-    retr_ax.loglog(ns, style.positive(inside(retrieval["corrected_competitor_bound"])), color="#1f77b4", lw=1.2,
+    retr_ax.loglog(ns, style.positive(inside(retrieval["corrected_competitor_bound"])), color=style.CORRECTED_COLOUR,
+                   lw=1.2,
                    linestyle=":", label="corrected: 1 − cos(ω − (n−1)θ) (n ≤ n0)")
-    retr_ax.loglog(ns, style.positive(retrieval["margin"]), color="#8c564b", lw=1.1,
+    retr_ax.loglog(ns, style.positive(retrieval["margin"]), color=style.MARGIN_COLOUR, lw=1.1,
                    label="margin (matched − best other symbol), where > 0")
     retr_ax.loglog(ns, style.positive(retrieval["sup"]), color="0.4", lw=1,
                    label="Def. 3.1 reading (max over inputs)")
@@ -144,13 +169,12 @@ def build_fig5a(inputs: Inputs, out: Path) -> Built:
     lam = [exact if exact is not None else bound for exact, bound in zip(retrieval["inf"], lower)]
     retr_ax.loglog(ns, style.positive(lam), color=green, lw=0.9, linestyle="-.",
                    label="λ(n) (or certified lower bound)")
-    retr_ax.axvline(retrieval["n0_max"], color="0.5", lw=0.8, linestyle="--")
-    retr_ax.annotate(f"n0 = {retrieval['n0_max']}: largest n0\nwith θ < ω/(2 n0)", (retrieval["n0_max"], 1e-4),
-                     xytext=(-4, 0), textcoords="offset points", fontsize=7.5, color="0.35", ha="right")
+    retr_ax.axvline(retrieval["n0_max"], color="0.5", lw=0.8, linestyle="--",
+                    label=f"n0 = {retrieval['n0_max']}: largest n0 with θ < ω/(2 n0)")
     negative = next((n for n, m in zip(ns, retrieval["margin"]) if m is not None and m <= 0), None)
     if negative:
-        retr_ax.annotate(f"margin ≤ 0 (a wrong symbol\ncan win) from n = {negative}", (negative, 1e-9),
-                         xytext=(-4, 0), textcoords="offset points", fontsize=7.5, color="#8c564b", ha="right")
+        retr_ax.axvline(negative, color=style.MARGIN_COLOUR, lw=1.0, linestyle=":",
+                        label=f"margin ≤ 0 from n = {negative} (a wrong symbol can win)")
     retr_ax.set(title=f"Retrieval (θ = {theta_r}, |ALPH| = {alph})", xlabel="Sequence length n (log)",
                 ylabel="Discrepancy (log)")
     style.legend_below(retr_ax)

@@ -20,6 +20,7 @@ from .loaders import Built, Inputs, MissingInput, per_task
 SCORE_LABELS = {"positional": "positional score", "symbolic": "symbolic score",
                 "entropy": "entropy (min-max normalised)"}
 PURITY_KINDS = ("positional", "symbolic")
+LABEL_BACKING = {"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.75}
 
 
 def best_step(validation: list[dict]):
@@ -92,8 +93,9 @@ def annotate_purity(ax, analysis: dict, gamma: str) -> None:
         total = 0
         for start, layers in sorted(pure_from(analysis["purity"][gamma], kind).items()):
             total += len(layers)
-            ax.annotate(style.layer_label(layers), (start, total), xytext=(3, -9 if kind == "positional" else 2),
-                        textcoords="offset points", fontsize=7, color=style.KIND_COLOUR[kind])
+            ax.annotate(style.layer_label(layers), (start, total), xytext=(3, -11 if kind == "positional" else 4),
+                        textcoords="offset points", fontsize=7, color=style.KIND_COLOUR[kind], zorder=4,
+                        bbox=LABEL_BACKING)  # readable where the thin "pure at that step" line crosses it
 
 
 def purity_axes(ax, analysis: dict, best, title: str) -> None:

@@ -1,6 +1,8 @@
 """C7 for T_Index (Theorem 3.2's first bound) under each reading, and the tie condition of
 Theorem 3.1's T_Index (C4-index-unique-top).  Every status is decided with arb; mpmath at
-twice the precision re-checks each counterexample independently (direct cosines).
+twice the precision re-checks each counterexample independently (direct cosines), and
+``proofs_check.brute_index`` re-derives every value row by row (exact ties, certified order,
+no continued fractions) and brute-forces each statement the package wrote over its range.
 
 Readings (theory.discrepancy.READINGS): "sup" is Definition 3.1 and F.2.1 as written
 (Delta(n) := max over inputs), the paper's own reading; "inf" is Lemma F.1's lambda(n);
@@ -10,13 +12,13 @@ which the gap is constant (theory.discrepancy_index.index_blocks, O(log n) block
 
 from __future__ import annotations
 
-from fractions import Fraction
-
-from theory.discrepancy import Angle, exact_row_gap
-from theory.discrepancy_index import (index_corrected_holds, index_discrepancy, index_first_tie, index_gap_mpmath,
-                                      index_L, index_queries, index_stated_violations)
+from theory.discrepancy import Angle
+from theory.discrepancy_index import (index_corrected_holds, index_discrepancy, index_gap_mpmath, index_L,
+                                      index_queries, index_stated_violations)
+from theory.index_brute import CosineOrder, reading_gap
 from theory.numbers import Interval
 
+from .. import brute_index
 from ..registry import Outcome, claim
 
 M = 16            # INT = [16], the number task
@@ -61,6 +63,11 @@ def _counterexample(angle, n: int, reading: str) -> dict:
                "bound_formula": "min{1 - cos(theta), 2 pi^2 / n^2}", "excess": _s(excess),
                "certified_exceeds": certified, "arb_bits": 256,
                "ratio": float((row["value"] / bound).mid())}
+    if n <= 1000:  # re-derived row by row over every query token (theory.index_brute), no closed form
+        brute = brute_index.reading_exceeds(angle, n, M, reading)
+        out["brute_force"] = {"value": brute["value"], "versus_stated_bound": brute["versus_stated_bound"],
+                              "agrees": bool(brute["ball"].overlaps(row["value"]))}
+        out["certified_exceeds"] = certified and brute["versus_stated_bound"] == "above" and out["brute_force"]["agrees"]
     if reading != "inf" and n <= 5000:  # the mpmath re-check evaluates the query's row directly
         direct = index_gap_mpmath(angle, n, s, 160)
         out["mpmath_recheck"] = {"digits": 160, "gap": str(direct)[:40],
@@ -123,11 +130,13 @@ def index_sup(options):
 
 
 @claim("C7-index-sup-corrected",
-       "Definition 3.1 reading: Delta_Index(n) <= min{1 - cos theta, 1 - cos(2 pi/(L+1))} <= min{1 - cos theta, "
-       "2 pi^2/(L+1)^2} <= 8 pi^2/(n+1)^2 with L = L_min(n) = max(ceil((n-1)/2), n-1-m); sharp in theta",
+       "Definition 3.1 reading, for every theta, m >= 1 and n >= 2: Delta_Index(n) <= min{1 - cos theta, "
+       "1 - cos(2 pi/(L+1))} <= min{1 - cos theta, 2 pi^2/(L+1)^2} <= 8 pi^2/(n+1)^2 with L = L_min(n) = "
+       "max(ceil((n-1)/2), n-1-m); the middle bound is attained at theta = 2 pi/(L+1) (sharp in theta)",
        "corrects Theorem 3.2 (Index, max reading)", recorded="verified")
 def index_sup_corrected(options):
     results, bad = _corrected_bound_checks("sup")
+    brute = brute_index.check_sup_corrected(options.thorough)
     sharp = []
     for n in (17, 100, 10 ** 6):
         L = index_L(n, "sup", M)
@@ -138,13 +147,14 @@ def index_sup_corrected(options):
             bound = 1 - (2 * flint.arb.pi() / (L + 1)).cos()
             sharp.append({"n": n, "theta": _worst_angle(L), "value": _s(row["value"], 12),
                           "corrected_bound": _s(bound, 12), "ratio": float((row["value"] / bound).mid())})
-    status = "verified" if not bad else "refuted"
-    return Outcome(status, f"held on every block of every n <= 1e12 for {len(ANGLES)} angles "
-                           f"(certified per block); ratio to the bound -> 1 near 2 pi/(L+1)",
+    status = "verified" if not bad and not brute["failure_count"] else "refuted"
+    return Outcome(status, f"brute force ({brute['cases']} cases: {brute['range']}) and every block of every "
+                           f"n <= 1e12 for {len(ANGLES)} angles (certified per block): no failure; attained "
+                           f"exactly at theta = 2 pi/(L+1)",
                    {"proof": "value = 1 - cos(2 pi ||q_k alpha||), q_k <= L < q_{k+1}, and ||q_k alpha|| < "
                              "1/q_{k+1} <= 1/(L+1); 1 - cos x <= x^2/2; L_min + 1 >= (n+1)/2",
-                    "blocks_checked": sum(r["blocks"] for r in results.values()), "failures": bad,
-                    "sharpness": sharp})
+                    "brute_force": brute, "blocks_checked": sum(r["blocks"] for r in results.values()),
+                    "failures": bad, "near_sharp_admissible_angles": sharp})
 
 
 @claim("C7-index-inf",
@@ -159,12 +169,24 @@ def index_inf(options):
     example["note"] = ("theta = 2 pi/5 is irrational, as the paper requires; T_Index built for n0 <= 5 is "
                        "correct with it; Theorem 3.2 quantifies over every n > 1")
     irrational = {a: c for a, c in per_angle.items() if Angle.of(a).rational != 0}
+    by_kind = brute_index.inf_by_kind_of_angle(60 if options.thorough else 40, M)
+    brute_irrational = sum(v["violations"] + len(v["undecided_n"])
+                           for v in by_kind["theta_over_2pi_irrational"].values())
+    holds = ("the bound holds: no violation for every n <= 1e12 (blocks) and n <= "
+             f"{60 if options.thorough else 40} (brute force), as C7-index-inf-corrected proves"
+             if not sum(irrational.values()) and not brute_irrational else
+             f"violations or undecided cases too ({sum(irrational.values())} by blocks, {brute_irrational} by brute force)")
     return Outcome(
         "refuted" if example["certified_exceeds"] else "undecided",
-        f"theta = 2pi/5, n = 6: lambda = {example['discrepancy'][:12]} > 2pi^2/36 = {example['bound'][:12]} "
-        f"(a tie at the top, which Lemma F.1's gap skips); for theta/2pi irrational no violation up to 1e12",
+        f"refuted only where theta/2pi = p/q is rational: theta = 2pi/5, n = 6: lambda = "
+        f"{example['discrepancy'][:12]} > 2pi^2/36 = {example['bound'][:12]} (a tie at the top, which Lemma F.1's "
+        f"gap skips; brute force: violations from n = q + 1 on at every rational angle tried); where theta/2pi is "
+        f"irrational {holds}",
         {"reading": "inf", "violations_per_angle_n_le_1e12": per_angle,
-         "irrational_alpha_violations": sum(irrational.values()),
+         "irrational_alpha_violations": sum(irrational.values()), "brute_force": by_kind,
+         "scope": "the refutation holds only for theta/2pi rational (theta = 2 pi p/q, irrational theta as the "
+                  "paper asks); for theta/2pi irrational no offset ever ties, lambda(n) is the min reading and "
+                  "lambda(n) <= 1 - cos(2 pi/n) < 2 pi^2/n^2 for every n (C7-index-inf-corrected)",
          "proof_gap": "F.2.1's pigeonhole uses the n+1 angles t theta, t = 0..n, but offsets reach only n-1; "
                       "n points on the circle still give a gap <= 2 pi/n, so the bound survives"},
         counterexample=example, corrected="C7-index-inf-corrected")
@@ -172,26 +194,36 @@ def index_inf(options):
 
 @claim("C7-index-inf-corrected",
        "min over inputs of the gap (ties counting 0) <= min{1 - cos theta, 1 - cos(2 pi/n)} <= min{1 - cos theta, "
-       "2 pi^2/n^2} for every theta and n; lambda(n) equals it whenever no offset u <= n-1 has u theta in 2 pi Z "
-       "(every n <= n0 for a correct T_Index; all n when theta/2pi is irrational); asymptotically sharp",
+       "2 pi^2/n^2} for every theta and n >= 2, the middle bound attained at theta = 2 pi/n; lambda(n) equals it "
+       "whenever no offset u <= n-1 has u theta in 2 pi Z (for a correct T_Index with m < n0: every n <= "
+       "max(m, n0-2) + 1, which is n0 only when m = n0 - 1; all n when theta/2pi is irrational)",
        "corrects Theorem 3.2 (Index, min reading)", recorded="verified")
 def index_inf_corrected(options):
     _, bad = _corrected_bound_checks("min")
-    same = []  # lambda(n) equals the min reading whenever the letter query has no tie
-    for a in ANGLES:
-        for n in (2, 5, 17, 64, 1000):
-            inf, low = index_discrepancy(a, n, "inf", M), index_discrepancy(a, n, "min", M)
-            if not low["tie"] and not inf["value"].overlaps(low["value"]):
-                same.append((a, n))
+    brute = brute_index.check_inf_corrected(options.thorough)
     n = 10 ** 6
     row = index_discrepancy(f"2*pi/{n}", n, "min", M)
     ratio = row["float"] / (2 * 3.141592653589793 ** 2 / n ** 2)
-    ok = not bad and not same
+    ok = not bad and not brute["failure_count"]
     return Outcome("verified" if ok else "refuted",
-                   f"held on every n <= 1e12 for {len(ANGLES)} angles (certified per block); at theta = 2pi/n "
-                   f"the gap is 1 - cos(2pi/n), {ratio:.8f} of 2pi^2/n^2 at n = 1e6",
-                   {"failures": bad, "lambda_differs_without_tie": same, "sharpness_ratio_n_1e6": ratio,
+                   f"brute force ({brute['cases']} cases: {brute['range']}) and every n <= 1e12 for {len(ANGLES)} "
+                   f"angles (certified per block): no failure; at theta = 2pi/n the gap is 1 - cos(2pi/n) exactly, "
+                   f"{ratio:.8f} of 2pi^2/n^2 at n = 1e6",
+                   {"failures": bad, "brute_force": brute, "sharpness_ratio_n_1e6": ratio,
+                    "why_n0_is_excluded": _correct_index_tying_at_n0(),
                     "proof": "||q_k alpha|| < 1/q_{k+1} <= 1/n for q_k <= n-1 < q_{k+1} (n points on a circle)"})
+
+
+def _correct_index_tying_at_n0() -> dict:
+    """The case C4-index-corrected reports as exact despite a tie (m = 2, n0 = 7, theta = 2 pi/6),
+    brute-forced: T_Index errs nowhere, yet at n = n0 lambda differs from the min reading."""
+    m, n0, theta = 2, 7, "2*pi/6"
+    order = CosineOrder(theta, n0)
+    low, lam = reading_gap(order, n0, m, "min"), reading_gap(order, n0, m, "inf")
+    return {"m": m, "n0": n0, "theta": theta, "errors_token_by_token": brute_index.average_hard_errors(
+                theta, 2, m, n0, order)["errors"], "min_reading_at_n0": _s(low.ball(order), 12),
+            "lambda_at_n0": _s(lam.ball(order), 12), "note": "a correct T_Index with m <= n0 - 2 may tie at "
+            "n = n0 (offsets 0 and n0 - 1): the old text's 'every n <= n0' was false there"}
 
 
 def _construction_cross_check() -> dict:
@@ -211,31 +243,21 @@ def _construction_cross_check() -> dict:
 
 
 @claim("C4-index-unique-top",
-       "T_Index's top logit is unique (Delta_theta(sigma) > 0) on every input of every length n <= n0 iff "
-       "theta/2pi is not p/q with q <= n0 - 1; so F.2.1's 'theta not in Q' is neither sufficient (2 pi/5 ties at "
-       "n = 6) nor necessary (0.8 never ties)",
+       "For m < n0 and every theta, T_Index's top logit is unique (Delta_theta(sigma) > 0) at every position of every "
+       "valid input of length n <= n0 iff theta/2pi is not p/q with q <= n0 - 1; so F.2.1's 'theta not in Q' is "
+       "neither sufficient (2 pi/5 ties at n = 6) nor necessary (0.8 never ties)",
        "corrects Appendix F.2.1 ('if theta not in Q then for all n > 1, Delta > 0'); see C4-index-irrational-angle",
        recorded="verified")
 def index_condition_corrected(options):
-    q_max = 40 if options.thorough else 14
-    mismatches, checked = [], 0
-    for q in range(1, q_max + 1):
-        for p in range(1, q):
-            if Fraction(p, q).denominator != q:
-                continue
-            checked += 1
-            first = index_first_tie(f"2*pi*{p}/{q}", q_max + 2, M)  # brute force on exact keys
-            if first != q + 1:  # a tie appears exactly when n - 1 reaches q
-                mismatches.append({"alpha": f"{p}/{q}", "first_tie_n": first})
-    irrational = {a: index_first_tie(a, 40, M) for a in (PAPER, "1", "2*pi/5 + 1/10**6", "0.0027")}
-    theta, phases = Angle.of("2*pi/5"), [Angle.of("2*pi/5") * t for t in range(6)]  # letter query, n = 6
-    example = {"theta": theta.describe(), "theta_is_irrational": True, "n": 6, "query": "letter",
+    brute = brute_index.check_unique_top(options.thorough)
+    order = CosineOrder("2*pi/5", 6)  # letter query, n = 6: offsets 0 and 5 share the top logit 1
+    example = {"theta": Angle.of("2*pi/5").describe(), "theta_is_irrational": True, "n": 6, "query": "letter",
                "discrepancy": "0 exactly (5 theta = 2 pi: offsets 0 and 5 share the top logit 1)",
-               "exact_zero": exact_row_gap(phases, "zero").is_zero()}
+               "exact_zero": reading_gap(order, 6, M, "min").is_zero}
     example.update(_construction_cross_check())
-    ok = not mismatches and all(v is None for v in irrational.values()) and example["exact_zero"]
+    ok = not brute["mismatch_count"] and example["exact_zero"]  # 0.8 is among the brute force's angles
     return Outcome("verified" if ok else "refuted",
-                   f"all {checked} reduced p/q with q <= {q_max}: first tie exactly at n = q + 1 (exact phase keys); "
-                   f"no tie up to n = 40 for theta/2pi irrational; theta = 2pi/5 (irrational) ties at n = 6",
-                   {"mismatches": mismatches, "first_tie_for_irrational": irrational,
-                    "paper_condition_fails": example})
+                   f"brute force, every query token at every length (exact phase keys), {brute['cases']} cases "
+                   f"({brute['range']}): a tie exactly when theta/2pi = p/q with q <= n0 - 1; theta = 2pi/5 "
+                   f"(irrational) ties at n = 6, 0.8 (rational) never",
+                   {"brute_force": brute, "paper_condition_fails": example})

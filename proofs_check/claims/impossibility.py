@@ -25,6 +25,7 @@ from theory.functions import index, retrieval, split_pair
 from theory.scores import head_scores, swap_pairs, swapped_rows_from_cross
 from theory.impossibility import (PositionalRetrieval, additive_matrix, exclusion_terms, hard_positional_pair,
                                   index_swap_pair, logit_matrix, proper_inputs, symbolic_head_output)
+from theory.referee_impossibility import attended_sets, exclusion_extremes, hard_attention_pair
 
 from ..registry import Outcome, claim
 
@@ -155,12 +156,44 @@ def hard_positional(options):
                 covered += 1
                 if not (agree and answers[0] != answers[1]):
                     failures.append({"n": n, "J": J})
+    referee = hard_positional_brute(options.thorough)
+    failures += referee["failures"]
     return Outcome("verified" if not failures else "refuted",
+                   f"brute force (every proper input, |ALPH| = 2, INT = [2], n = 2..{referee['n_top']}, every J "
+                   f"missing an earlier position: {referee['sets']} sets) finds a pair for every J; and "
                    f"every attended set J of every n in 3..{n_top} missing an earlier position ({covered} sets): an "
                    f"explicit proper pair agrees on J and the query, answers differ; {escaped} sets cover all earlier "
                    f"positions (uniform over them: logits constant on j < n, i.e. also symbolic, C13)",
-                   {"sets_covered": covered, "sets_escaping": escaped, "failures": failures,
+                   {"sets_covered": covered, "sets_escaping": escaped, "failures": failures, "referee": referee,
                     "example": hard_positional_pair(4, {4})})
+
+
+def hard_positional_brute(thorough: bool, pair_of=None) -> dict:
+    """C6-retrieval-hard by brute force (theory.referee_impossibility): for every J missing an
+    earlier position, two proper inputs that agree on J and the query but not in answer.
+    ``pair_of(A, m, n, J)`` replaces the search (the tests feed wrong ones); every pair it
+    returns is re-checked here against Retrieval itself."""
+    n_top, failures, sets = (5 if thorough else 4), [], 0
+    for n in range(2, n_top + 1):
+        for J in attended_sets(n):
+            sets += 1
+            pair = (pair_of or hard_attention_pair)(2, 2, n, J)
+            keep = sorted(set(J) | {n})
+            if pair is None or any(pair[0][p - 1] != pair[1][p - 1] for p in keep) \
+                    or retrieval(pair[0])[-1] == retrieval(pair[1])[-1]:
+                failures.append({"n": n, "J": sorted(J), "pair": pair})
+    return {"n_top": n_top, "sets": sets, "failures": failures}
+
+
+def sharp_constant_brute(thorough: bool, sample_variance: bool = False) -> dict:
+    """C13-sharp-constant over every small integer logit table: the largest Var/RHS is exactly 1
+    and the tables attaining it are exactly the additive ones."""
+    grids = ((2, 3), (3, 3)) + (((2, 5), (3, 4), (4, 2)) if thorough else ())
+    rows = [exclusion_extremes(N, v, sample_variance) for N, v in grids]
+    sharp = any(r["largest_ratio"] == 1 for r in rows)
+    ok = sharp and all(r["largest_ratio"] <= 1 and r["one_iff_additive"] for r in rows)
+    return {"ok": ok, "grids": [{**r, "largest_ratio": str(r["largest_ratio"])} for r in rows],
+            "range": f"every N x N table with entries in 0..v-1, (N, v) in {grids}"}
 
 
 def _rope_head(rng, vocab: int, d: int = 4):
@@ -218,9 +251,11 @@ def exclusion_sharp(options):
     near = exclusion_terms(additive_matrix([Fraction(k) for k in (0, 1, 3, 7)]) +
                            np.array([[Fraction(0) if j == k else Fraction(1, 1000) for j in range(4)]
                                      for k in range(4)], dtype=object))["ratio"]
-    ok = all(exact_one) and Fraction(0) < near < 1
+    referee = sharp_constant_brute(options.thorough)
+    ok = all(exact_one) and Fraction(0) < near < 1 and referee["ok"]
     return Outcome("verified" if ok else "refuted",
                    "Var = RHS exactly (Fractions) for additive heads at N = 2..5, and near them the ratio tends to 1 "
-                   "from below; so no constant c < 1 works; with the sample variance the sharp constant is N/(N-1)",
+                   "from below; so no constant c < 1 works; with the sample variance the sharp constant is N/(N-1); "
+                   f"brute force ({referee['range']}): largest ratio exactly 1, attained exactly by additive tables",
                    {"additive_ratio_is_1": exact_one, "sample_variance_ratio": sample_var,
-                    "perturbed_additive_ratio": str(near)})
+                    "perturbed_additive_ratio": str(near), "referee": referee})

@@ -106,9 +106,26 @@ def adapter_for(model) -> Adapter:
         return OurGPTJAdapter(model)
     if isinstance(model, OneLayerModel):
         return ConstructionAdapter(model)
+    _refuse_transformer_lens(model)
     model_type = getattr(getattr(model, "config", None), "model_type", None)
     families = {"gptj": HFGPTJAdapter, "gpt_neox": HFGPTNeoXAdapter, "llama": HFLlamaAdapter}
     if model_type in families:
         return families[model_type](model)
     raise ValueError(f"no adapter for {type(model).__name__} (model_type {model_type!r}); supported: our GPTJ, "
                      f"HF {', '.join(families)}, constructions.common.OneLayerModel")
+
+
+def _refuse_transformer_lens(model) -> None:
+    """A TransformerLens model is refused at once.  A 4.x ``TransformerBridge`` carries the HF
+    config, so it would otherwise pass for an HF model and fail deep inside the scores (its
+    module tree is not HF's); its ``original_model`` IS the HF model, which the adapters read
+    directly (tests/test_llm_models.py checks they agree with TransformerLens's patterns).
+    A legacy ``HookedTransformer`` has folded, re-centred weights and no HF module tree."""
+    module = type(model).__module__ or ""
+    if not module.startswith("transformer_lens"):
+        return
+    if hasattr(model, "original_model"):
+        raise ValueError(f"adapter_for got a TransformerLens {type(model).__name__}; pass the HF model it wraps "
+                         f"instead: adapter_for(bridge.original_model)")
+    raise ValueError(f"no adapter for TransformerLens {type(model).__name__}; load the HF model (transformers) and "
+                     f"pass that")

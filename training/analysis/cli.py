@@ -6,6 +6,12 @@ entropy, purity, frequency use, Index geometry and measured discrepancy, as one 
     python -m training analyze --run RUN --task T --json FILE [--method fast|rerun]
         [--checkpoint-dir DIR] [--n-inputs N] [--seed S] [--no-discrepancy]
         [--discrepancy-lengths 17,25,...] [--discrepancy-count N] [--threads K]
+    python -m training analyze --model PATH --task T --json FILE [--dtype float32|float64]
+        [--n-inputs N] [--seed S] [--batch-size B] [--threads K] [--no-progress]
+
+With --model (an HF causal-LM folder or a GGUF file; see training.analysis.llm_analysis for
+the JSON and training.analysis.llm_inputs for the token mapping and swap rule): per-head
+scores, entropy, attention-sink share and frequency use of a pretrained RoPE LLM.
 
 JSON (keys the figures read; see training.analysis.scores for every definition): task, run,
 method, n_inputs, tau, seed, steps, best_step, validation [{step, overall, per_hop}],
@@ -40,6 +46,8 @@ import os
 from training.cli_common import UsageError, add_compute_options, prepare_json_output
 from training.model.checkpoints import RunError
 from training.tasks.definitions import MAX_EXTRA_TARGET, TASKS, check_seed
+
+from .llm_cli import MAX_LLM_BATCH
 
 # argparse shows these first lines of the two commands' descriptions above
 ANALYZE_DESCRIPTION = '``python -m training analyze``: positional/symbolic scores of every checkpoint of a run,'
@@ -163,11 +171,15 @@ def _check_seed(seed) -> None:
 def add_analyze_parser(subparsers) -> None:
     parser = subparsers.add_parser("analyze", help="scores, purity, frequency use, geometry, discrepancy of a run",
                                    description=ANALYZE_DESCRIPTION)
-    parser.add_argument("--run", required=True, metavar="RUN", help="run directory (config, weights, vocab, metrics)")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--run", metavar="RUN", help="run directory (config, weights, vocab, metrics)")
+    source.add_argument("--model", metavar="PATH",
+                        help="instead: a pretrained RoPE causal LM, an HF folder or a .gguf file (per-head scores, "
+                             "frequency use, attention sink)")
     parser.add_argument("--task", required=True, choices=TASKS)
     parser.add_argument("--json", required=True, metavar="FILE", help="write the analysis here (atomically)")
-    parser.add_argument("--method", choices=("fast", "rerun"), default="fast",
-                        help="fast (default): cross matrix; rerun: swap and recompute the layer")
+    parser.add_argument("--method", choices=("fast", "rerun"), default=None,
+                        help="fast (default): cross matrix; rerun: swap and recompute the layer (--run only)")
     parser.add_argument("--checkpoint-dir", metavar="DIR", default=None,
                         help="where step-NNNNNN/ are (default: the run's own setting)")
     parser.add_argument("--n-inputs", type=int, default=100, metavar="N", help="inputs per checkpoint (default 100)")
@@ -175,17 +187,42 @@ def add_analyze_parser(subparsers) -> None:
     parser.add_argument("--no-discrepancy", action="store_true", help="skip the measured discrepancy")
     parser.add_argument("--discrepancy-lengths", default=None, metavar="N,..",
                         help="total lengths (default 17,25,50,100,200,400,850,1500,3000,5000)")
-    parser.add_argument("--discrepancy-count", type=int, default=32, metavar="N", help="inputs per length (default 32)")
+    parser.add_argument("--discrepancy-count", type=int, default=None, metavar="N", help="inputs per length (default 32)")
+    parser.add_argument("--dtype", choices=("float32", "float64"), default=None,
+                        help="--model only: precision of the model (default float32)")
+    parser.add_argument("--batch-size", type=int, default=None, metavar="B",
+                        help=f"--model only: inputs per forward pass (default 16, at most {MAX_LLM_BATCH})")
     add_compute_options(parser)
     parser.set_defaults(handler=run_analyze)
 
 
+RUN_ONLY = ("method", "checkpoint_dir", "discrepancy_lengths", "discrepancy_count", "no_discrepancy")
+MODEL_ONLY = ("dtype", "batch_size")
+
+
+def _check_source_options(args) -> None:
+    """Options of the other source (--run / --model) are refused, not silently ignored."""
+    others = RUN_ONLY if args.model is not None else MODEL_ONLY
+    given = [name for name in others if getattr(args, name) not in (None, False)]
+    if given:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        source = "--model" if args.model is not None else "--run"
+        raise UsageError(f"{flags}: not an option of analyze {source}")
+
+
 def run_analyze(args) -> int:
+    _check_source_options(args)
+    if args.model is not None:
+        from .llm_cli import run_analyze_model
+
+        return run_analyze_model(args)
     from training.model.checkpoints import write_json_atomic
 
     from .dynamics import SCORE_SEED, analyse_run
     from .measured_discrepancy import DEFAULT_LENGTHS
 
+    args.method = "fast" if args.method is None else args.method
+    args.discrepancy_count = 32 if args.discrepancy_count is None else args.discrepancy_count
     if args.n_inputs < 1 or args.discrepancy_count < 1:
         raise UsageError(f"--n-inputs and --discrepancy-count must be >= 1, got {args.n_inputs} and "
                          f"{args.discrepancy_count}")

@@ -48,9 +48,21 @@ class _HFAdapter(Adapter):
         self.n_layers = len(layers)
         self.angles = np.asarray(rope_angles(self.rotary_dim, self.base), dtype=np.float64)
 
-    def hidden_states(self, ids):
+    def hidden_states(self, ids, attention_mask=None):
+        """The states entering each layer, from the base model (``model.base_model``: no LM
+        head, which would cost a vocabulary-sized matmul per position for nothing).
+
+        ``attention_mask`` (B, T; 0 = padding): for left-padded batches.  HF's forward numbers
+        positions 0..T-1 whatever the mask (only ``generate`` derives them from it), so each
+        row's position ids are passed as its count of real tokens so far: the first real token
+        is at position 0, as it would be unpadded (RoPE's logits depend only on offsets, but
+        the states then match the unpadded run's to rounding, tested)."""
         ids = torch.as_tensor(np.asarray(ids), dtype=torch.long)
-        return _capture_layer_inputs(self.layers, lambda: self.model(input_ids=ids))
+        kwargs = {"input_ids": ids}
+        if attention_mask is not None:
+            mask = torch.as_tensor(np.asarray(attention_mask), dtype=torch.long)
+            kwargs.update(attention_mask=mask, position_ids=(mask.cumsum(-1) - 1).clamp(min=0))
+        return _capture_layer_inputs(self.layers, lambda: self.model.base_model(**kwargs))
 
     def _phases(self, length: int, like: torch.Tensor) -> torch.Tensor:
         """(1, T, rotary_dim/2): position x angle, in float64, cast to the activations' dtype."""

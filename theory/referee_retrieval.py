@@ -1,0 +1,236 @@
+"""Token-level brute force for the package's own statements about T_Retrieval (issue 16).
+
+Nothing here calls ``theory.discrepancy_retrieval``'s closed forms or its realizable-vector
+shortcut: every proper input (Definition F.2, decided by ``theory.functions.retrieval``
+itself) of a small alphabet is enumerated token by token, its last position's logits
+cos((phi(l_j) - phi(c)) omega + (n - j) theta) are built from the tokens as exact phases,
+equal logits are found exactly (``theory.phases.cosine_key``) and the order of distinct
+ones is certified with arb balls (``theory.phases.certified_cosines``).  Each reading is
+then an optimisation over those rows, as a certified ball.
+
+The statements under test are transcribed from their claim texts in ``STATEMENTS`` (a
+second, independent transcription of each formula) and compared with the brute force.
+"""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+
+import flint
+
+from .discrepancy import enclose_max, enclose_min
+from .functions import is_integer_token, retrieval, split_pair
+from .numbers import Interval
+from .phases import Angle, certified_cosines, cosine_key
+
+__all__ = ["proper_inputs", "brute_last_position", "STATEMENTS", "statement_value", "omega", "in_range",
+           "check_statement", "other_symbols_below_match", "bound_value"]
+
+LETTERS = "abcdefgh"
+
+
+def omega(A: int) -> Angle:
+    return Angle(pi_multiple=Fraction(2, A))
+
+
+@functools.lru_cache(maxsize=64)
+def proper_inputs(A: int, m: int, n: int) -> tuple:
+    """Every proper input of length n over ALPH = the first A letters, INT = 1..m (tuples of
+    strings such as 'a1', 'ab').  A prefix of a proper input is proper, so the search
+    extends proper prefixes only; Retrieval (Definition F.2) is the judge."""
+    letters = LETTERS[:A]
+    vocab = [x + y for x in letters for y in list(letters) + [str(i) for i in range(1, m + 1)]]
+    layer = [()]
+    for _ in range(n):
+        grown = []
+        for prefix in layer:
+            for token in vocab:
+                candidate = prefix + (token,)
+                try:
+                    retrieval(list(candidate))
+                except ValueError:
+                    continue
+                grown.append(candidate)
+        layer = grown
+    return tuple(layer)
+
+
+def _query_letter(token) -> str:
+    left, right = split_pair(token)
+    return left if is_integer_token(right) else right
+
+
+@functools.lru_cache(maxsize=64)
+def _shapes(A: int, m: int, n: int) -> tuple:
+    """Per proper input, from its tokens alone: (offset t, letter difference d mod A) of every
+    position, which positions carry the query letter, the tokens and the Retrieval answer."""
+    out = []
+    for tokens in proper_inputs(A, m, n):
+        c = LETTERS.index(_query_letter(tokens[-1]))
+        lefts = [LETTERS.index(split_pair(tok)[0]) for tok in tokens]
+        pairs = tuple((n - 1 - j, (left - c) % A) for j, left in enumerate(lefts))
+        matched = tuple(left == c for left in lefts)
+        out.append((pairs, matched, tokens, retrieval(list(tokens))[-1]))
+    return tuple(out)
+
+
+def brute_last_position(theta, A: int, m: int, n: int, prec: int = 128) -> dict:
+    """See ``_brute_last_position``; cached, since several statements share angles."""
+    return dict(_brute_last_position(Angle.of(theta), A, m, n, prec))
+
+
+@functools.lru_cache(maxsize=4096)
+def _brute_last_position(theta: Angle, A: int, m: int, n: int, prec: int) -> dict:
+    """Every reading at the last position of every proper input of length n (certified balls):
+    ``sup`` (max of top - second, a tie 0), ``inf`` (Lemma F.1: min of top - next strictly
+    below over rows that are not constant), ``min`` (min of top - second, a tie 0),
+    ``competitor`` (max of the best matched key minus the best other-symbol logit any
+    position 1..n could have), ``margin`` (min of best matched key minus best other-symbol
+    key present), ``exact`` (average-hard attention decodes the Retrieval answer on every
+    input: the answer token holds a strict majority of the top set), ``separated`` (every
+    other-symbol key strictly below the best matched key on every input), ``inputs``.
+    The phase of (t, d) is d omega + t theta (d taken mod |ALPH|: omega d is then the same
+    angle up to 2 pi, so the cosine is unchanged)."""
+    theta = Angle.of(theta)
+    shapes = _shapes(A, m, n)
+    phases = {(t, d): omega(A) * d + theta * t for t in range(n) for d in range(A)}
+    key = {td: cosine_key(ph) for td, ph in phases.items()}
+    table = certified_cosines(phases.values(), prec)
+    rank, value = table.rank, table.value
+    best_anywhere = min((key[(t, d)] for t in range(n) for d in range(1, A)), key=rank.get)
+    balls = Interval(table.prec)
+    gaps = {"sup": [], "inf": [], "min": [], "competitor": [], "margin": []}
+    exact = separated = True
+    diff = lambda a, b: flint.arb(0) if a == b else value[a] - value[b]  # noqa: E731
+    tops = {}
+    with balls.working():
+        for pairs, matched, tokens, answer in shapes:
+            if pairs not in tops:  # the readings depend on (t, d) only: once per distinct row
+                keys = [key[td] for td in pairs]
+                tops[pairs] = _readings(keys, matched, rank, best_anywhere, diff, gaps)
+                separated = separated and tops[pairs][1]
+            top = tops[pairs][0]
+            chosen = [tok for td, tok in zip(pairs, tokens) if key[td] == top]
+            counts = sorted(((chosen.count(t), t) for t in set(chosen)), reverse=True)
+            unique = len(counts) == 1 or counts[0][0] > counts[1][0]
+            exact = exact and unique and counts[0][1] == answer
+        out = {name: (enclose_max(v) if name in ("sup", "competitor") else enclose_min(v)) if v else None
+               for name, v in gaps.items()}
+    out.update(exact=exact, separated=separated, inputs=len(shapes))
+    return out
+
+
+def _readings(keys, matched, rank, best_anywhere, diff, gaps) -> tuple:
+    """Append one row's gaps to ``gaps``; return (its top key, whether it is separated)."""
+    order = sorted(keys, key=rank.get)
+    top = order[0]
+    gaps["sup"].append(diff(top, order[1]))
+    gaps["min"].append(diff(top, order[1]))
+    below = [k for k in order if k != top]
+    if below:
+        gaps["inf"].append(diff(top, below[0]))
+    best = min((k for k, hit in zip(keys, matched) if hit), key=rank.get)
+    others = [k for k, hit in zip(keys, matched) if not hit]
+    gaps["competitor"].append(diff(best, best_anywhere))
+    separated = True
+    if others:
+        rival = min(others, key=rank.get)
+        gaps["margin"].append(diff(best, rival))
+        separated = rank[best] < rank[rival]
+    return top, separated
+
+
+def other_symbols_below_match(theta, A: int, m: int, n0: int) -> bool:
+    """C7-retrieval-condition's conclusion, by brute force: on every proper input of every
+    length 2..n0, every other-symbol key is strictly below the best matched key."""
+    return all(brute_last_position(theta, A, m, n)["separated"] for n in range(2, n0 + 1))
+
+
+# ---- the statements, transcribed from the claim texts ---------------------------------------
+
+def _cos(angle: Angle, balls):
+    return angle.ball(balls).cos()
+
+
+def _sup_exact(th, A, n, b):
+    w = omega(A)
+    return 1 + _cos(th * (n - 1), b) if A % 2 == 0 else 1 + _cos(Angle(pi_multiple=w.pi_multiple / 2) + -th, b)
+
+
+def _competitor(th, A, n, b):
+    return 1 - _cos(omega(A) + th * (-(n - 1)), b)
+
+
+def _margin(th, A, n, b):
+    return _cos(th * (n - 2), b) - _cos(omega(A) + th * (-(n - 1)), b)
+
+
+def _margin_product(th, A, n, b):
+    w, t = omega(A).ball(b), th.ball(b)
+    return 2 * ((w - t) / 2).sin() * ((w - (2 * n - 3) * t) / 2).sin()
+
+
+def _inf(th, A, n, b):
+    return (1 - _cos(th, b)).min(_margin(th, A, n, b))
+
+
+def _bound(th, A, n, b):
+    return 1 - _cos(omega(A) + th * (-n), b)
+
+
+# name: (reading compared, formula, the range the claim states for it, an ``in_range`` condition).
+# "n <= n0 with theta < omega/(2 n0)" is the same as 2 n theta < omega (take n0 = n).
+STATEMENTS = {
+    "sup-exact": ("sup", _sup_exact, "2n theta < omega"),
+    "competitor-corrected": ("competitor", _competitor, "2n theta < omega"),
+    "margin-exact": ("margin", _margin, "2n theta < omega"),
+    "margin-product": ("margin", _margin_product, "2n theta < omega"),
+    "inf-corrected": ("inf", _inf, "2(n-1) theta < omega"),
+}
+
+
+def in_range(theta, A: int, n: int, condition: str) -> bool:
+    """The statement's range, decided on exact angles (arb for a mixed angle)."""
+    theta = Angle.of(theta)
+    factor = {"2n theta < omega": 2 * n, "2(n-1) theta < omega": 2 * (n - 1), "(n+1) theta <= omega": n + 1,
+              "(2n-3) theta < omega": 2 * n - 3}[condition]
+    slack = omega(A) + theta * (-factor)
+    return n >= 2 and _positive(theta) and (_positive(slack) or ("<=" in condition and slack == Angle()))
+
+
+def _positive(angle: Angle) -> bool:
+    """angle > 0, exactly for a pure rational or pure multiple of pi, else with arb (a mixed angle
+    is never 0, since pi is irrational)."""
+    if angle.rational == 0 or angle.pi_multiple == 0:
+        return angle.rational > 0 or angle.pi_multiple > 0
+    balls = Interval(256)
+    with balls.working():
+        return bool(angle.ball(balls) > 0)
+
+
+def statement_value(name: str, theta, A: int, n: int, prec: int = 128):
+    balls = Interval(prec)
+    with balls.working():
+        return STATEMENTS[name][1](Angle.of(theta), A, n, balls)
+
+
+def check_statement(name: str, theta, A: int, m: int, n: int, formula=None) -> dict:
+    """Brute force vs the statement's formula (or a ``formula(theta, A, n, balls)`` mutant)
+    at one (theta, |ALPH|, m, n): ``agrees`` when the certified balls overlap (a formula
+    that differs is certified apart at 128 bits, so it disagrees)."""
+    reading, stated, _ = STATEMENTS[name]
+    brute = brute_last_position(theta, A, m, n)[reading]
+    balls = Interval(128)
+    with balls.working():
+        claimed = (formula or stated)(Angle.of(theta), A, n, balls)
+        agrees = brute is not None and bool(brute.overlaps(claimed))
+    return {"theta": str(Angle.of(theta)), "A": A, "m": m, "n": n, "agrees": agrees,
+            "brute": None if brute is None else brute.str(12, radius=False),
+            "stated": claimed.str(12, radius=False)}
+
+
+def bound_value(theta, A: int, n: int, prec: int = 128):
+    balls = Interval(prec)
+    with balls.working():
+        return _bound(Angle.of(theta), A, n, balls)

@@ -1,0 +1,129 @@
+"""``python -m training analyze --model PATH``: load a pretrained RoPE causal LM (an HF folder
+or a GGUF file), run ``training.analysis.llm_scores`` on the task's inputs, build the JSON.
+
+Loading never reaches the network (``local_files_only``).  A GGUF file needs the ``[llm]``
+extra (``gguf``; transformers de-quantises it into float32 weights); an HF folder needs
+``config.json``, weights and a tokenizer.  The LM head is never run (``hf_adapters`` runs
+the base model), so only the layers' inputs are computed.
+
+JSON: model, family, dtype, task, n_inputs, seed, tau, inputs, swap_rule, model_tokens
+{min, max, pieces}, layers, heads, swaps {possible, used_mean, used_min, used_max,
+inputs_without_swaps}, per_head {positional, symbolic, entropy, sink: [layer][head]},
+frequency {definition, base, weights [layer][head][plane], weighted_id, frequency_interpolated,
+dominant_id}, seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from theory.scores import DEFAULT_TAU
+from training.tasks.definitions import get_task
+
+from .adapters import adapter_for
+from .llm_inputs import SWAP_RULE, map_inputs, pad_id_of, prefix_ids, token_pieces
+from .llm_scores import analyse_mapped, summarise
+from .scores import SCORE_SEED, score_inputs
+
+__all__ = ["DTYPES", "model_source", "load_causal_lm", "analyse_llm", "head_table"]
+
+DTYPES = ("float32", "float64")
+
+
+def model_source(path) -> tuple[Path, dict]:
+    """(folder, extra from_pretrained arguments) of an HF folder or a GGUF file; ValueError
+    (one line) for anything else."""
+    path = Path(path)
+    if path.is_file() and path.suffix.lower() == ".gguf":
+        return path.parent, {"gguf_file": path.name}
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise ValueError(f"--model {path}: a folder must hold an HF model (config.json); got none")
+        return path, {}
+    if path.exists():
+        raise ValueError(f"--model {path}: expected an HF model folder or a .gguf file")
+    raise ValueError(f"--model {path} does not exist")
+
+
+def load_causal_lm(path, dtype: str = "float32", attn_implementation: str = "sdpa", progress: bool = True):
+    """(model in eval mode and ``dtype``, tokenizer), offline; ``progress=False`` also hides
+    transformers' own bars (GGUF de-quantisation, weight loading)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    if not progress:
+        hf_logging.disable_progress_bar()
+
+    folder, extra = model_source(path)
+    if "gguf_file" in extra:
+        try:
+            import gguf  # noqa: F401  (transformers needs it for GGUF; say so in one line)
+        except ImportError:
+            raise ValueError("reading a GGUF file needs the 'gguf' package: pip install 'rope-heads[llm]'") from None
+    options = dict(local_files_only=True, **extra)
+    # the GGUF de-quantisation bar is a bare tqdm that no transformers switch reaches
+    quiet = contextlib.nullcontext() if progress else contextlib.redirect_stderr(io.StringIO())
+    try:
+        with quiet:
+            tokenizer = AutoTokenizer.from_pretrained(folder, **options)
+            model = AutoModelForCausalLM.from_pretrained(folder, attn_implementation=attn_implementation, **options)
+    except (OSError, ValueError, KeyError, RuntimeError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ValueError(f"--model {path}: cannot load it as a causal LM: {first}") from None
+    return model.to(getattr(torch, dtype)).eval(), tokenizer
+
+
+def analyse_llm(model, tokenizer, task, n_inputs: int = 100, seed: int = SCORE_SEED, batch_size: int = 16,
+                tau: float = DEFAULT_TAU, progress: bool = True, name: str = "") -> dict:
+    """The analysis JSON object (module doc) of a loaded model."""
+    started = time.perf_counter()
+    task = get_task(task)
+    adapter = adapter_for(model)
+    pieces = token_pieces(tokenizer, task.vocab)
+    mapped = map_inputs(task.decode(score_inputs(task, n_inputs, seed).inputs), pieces, prefix_ids(tokenizer),
+                        pad_id_of(tokenizer))
+    lengths = mapped.attention_mask.sum(1)
+    with tqdm(total=len(mapped), disable=not progress, dynamic_ncols=True, unit="input",
+              desc=f"scores {task.name} ({adapter.n_layers} layers)") as bar:
+        raw = analyse_mapped(adapter, mapped, batch_size, tau, bar)
+    dtype = str(next(model.parameters()).dtype).replace("torch.", "")
+    result = {"model": name, "family": adapter.family, "dtype": dtype, "task": task.name, "n_inputs": n_inputs,
+              "seed": seed, "tau": tau, "inputs": f"Task.generate({n_inputs}, seed={seed}) (balanced, equal hop shares)",
+              "swap_rule": SWAP_RULE,
+              "model_tokens": {"min": int(lengths.min()), "max": int(lengths.max()),
+                               "pieces": {t: len(p) for t, p in pieces.items()}},
+              **summarise(adapter, raw, mapped.spans.shape[1])}
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    return _finite(result)
+
+
+def _finite(value):
+    """NaN (a head of an input without allowed swaps) becomes null: strict JSON."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+def head_table(result: dict) -> str:
+    """One line per head: the scores beside the sink share (a sink inflates the scores)."""
+    head = result["per_head"]
+    lines = [f"{'layer':>5} {'head':>4} {'s_POS':>7} {'s_SYM':>7} {'entropy':>7} {'sink':>6} {'freq_id':>7}"]
+    for layer in range(result["layers"]):
+        for h in range(result["heads"]):
+            values = [head[k][layer][h] for k in ("positional", "symbolic", "entropy", "sink")]
+            fid = result["frequency"]["weighted_id"][layer][h]
+            cells = ["    nan" if v is None else f"{v:7.4f}" for v in values[:3]]
+            lines.append(f"{layer:5d} {h:4d} {' '.join(cells)} {values[3]:6.3f} "
+                         f"{'   none' if fid is None else f'{fid:7.2f}'}")
+    return "\n".join(lines)
