@@ -1,4 +1,5 @@
-"""python -m figures [NAMES] [--out DIR] [--list] [--runs DIR] [--seeds DIR] [--llm DIR] [--figure5a F] [--figure4a F]
+"""python -m figures [NAMES] [--out DIR] [--list] [--runs DIR] [--seeds DIR] [--llm DIR] [--llm-heads DIR]
+[--figure5a F] [--figure4a F]
 
 Regenerate the paper's figures (PNG + PDF) and Table 1 (Markdown) from saved results only.
 
@@ -36,6 +37,7 @@ from .figure2 import build_fig2
 from .frequency_figures import build_fig8, build_table1
 from .generalisation_figures import build_fig5b, build_fig5cd
 from .geometry_figures import build_fig4bc
+from .llm_heads_figure import build_llm_heads
 from .loaders import ROOT, InputError, Inputs, MissingInput
 from .style import show_path
 from .theory_figures import build_fig4a, build_fig5a
@@ -54,6 +56,8 @@ FIGURES = {
     "table1": (build_table1, "Table 1 as table1.md: paper's IDs beside ours (analysis.json)"),
     "discrepancy_trained": (build_discrepancy_trained,
                             "measured logit gap per trained layer vs the construction's exact discrepancy"),
+    "llm_heads": (build_llm_heads, ("SmolLM2-135M head maps: scores, sink share, dominant RoPE plane "
+                                    "(training/reference/llm/smollm2/)")),
 }
 GROUPS = {"fig4": ("fig4a", "fig4bc"), "fig5": ("fig5a", "fig5b", "fig5cd")}
 PROG = "python -m figures"
@@ -78,6 +82,8 @@ def parse(argv) -> argparse.Namespace:
     parser.add_argument("--seeds", default=Inputs.seeds_dir,
                         help="seed study folder with paper/<task>/seed-<S>/ (figures 2 and 5B)")
     parser.add_argument("--llm", default=Inputs.llm_dir, help="folder of LLM results JSON files")
+    parser.add_argument("--llm-heads", default=Inputs.llm_heads_dir,
+                        help="folder with analysis_<task>.json of `training analyze --model` (head maps)")
     parser.add_argument("--figure5a", default=Inputs.figure5a, help="proofs_check Figure 5A JSON")
     parser.add_argument("--figure4a", default=Inputs.figure4a, help="constructions Figure 4A JSON")
     return parser.parse_args(argv)
@@ -97,6 +103,7 @@ def check_inputs(args) -> None:
     """Input paths of the wrong kind are usage errors (ValueError); an absent one is not: it is
     a missing input, reported by the figures that need it."""
     for flag, path, folder in (("--runs", args.runs, True), ("--seeds", args.seeds, True), ("--llm", args.llm, True),
+                               ("--llm-heads", args.llm_heads, True),
                                ("--figure5a", args.figure5a, False), ("--figure4a", args.figure4a, False)):
         text = str(path)
         if not text:
@@ -121,7 +128,7 @@ def main(argv=None) -> int:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
     inputs = Inputs(runs_dir=Path(args.runs), seeds_dir=Path(args.seeds), llm_dir=Path(args.llm),
-                    figure5a=Path(args.figure5a), figure4a=Path(args.figure4a))
+                    llm_heads_dir=Path(args.llm_heads), figure5a=Path(args.figure5a), figure4a=Path(args.figure4a))
     try:
         return build_all(names, inputs, out, explicit=bool(args.names))
     except KeyboardInterrupt:

@@ -24,6 +24,8 @@ COMMANDS = {
                 "(all tasks: sh scripts/train_reference.sh)"),
     "figure5a": "python -m proofs_check.figure5a --out {path}",
     "llm": "python -m training llm --backend hf|openai --model M --task T --json {path}",
+    "llm_heads": ("python -m training analyze --model SmolLM2-135M-Instruct.Q4_1.gguf --task {task} --json {path} "
+                  "(training/reference/llm/smollm2/README.md)"),
     "figure4a": ("python -c \"from constructions.geometry import write_figure4a; "
                  "write_figure4a('{path}', '0.8', range(1, 9))\""),
     "study": "python -m training study training/studies/seeds.json --collect (its ship folder; or --seeds DIR)",
@@ -124,6 +126,7 @@ class Inputs:
     runs_dir: Path = ROOT / "training" / "reference"
     seeds_dir: Path = ROOT / "training" / "reference" / "seeds"
     llm_dir: Path = ROOT / "training" / "reference" / "llm"
+    llm_heads_dir: Path = ROOT / "training" / "reference" / "llm" / "smollm2"
     figure5a: Path = ROOT / "proofs_check" / "results" / "figure5a.json"
     figure4a: Path = ROOT / "constructions" / "results" / "figure4a.json"
     _cache: dict = field(default_factory=dict, repr=False)
@@ -207,6 +210,12 @@ class Inputs:
     def construction_figure4a(self) -> dict:
         return self._cached("figure4a", lambda: read_json(
             self.figure4a, "figure4a", required=("theta", "key", "queries", "logits")))
+
+    def llm_head_analysis(self, task: str) -> dict:
+        """``analysis_<task>.json`` of ``python -m training analyze --model`` (per-head scores)."""
+        path = Path(self.llm_heads_dir) / f"analysis_{task}.json"
+        return self._cached(("llm_heads", str(path)), lambda: read_json(
+            path, "llm_heads", task, ("layers", "heads", "per_head", "frequency")))
 
     def llm_results(self) -> list[dict]:
         """Every results JSON of ``python -m training llm`` in ``llm_dir`` (none is fine: the

@@ -22,7 +22,9 @@ ALLOWED = {
     "constructions": {"theory"},
     "training.tasks": {"theory", "training.cli_common"},
     "training.model": {"theory", "training.tasks", "training.cli_common"},
-    "training.analysis": {"theory", "constructions", "training.tasks", "training.model", "training.cli_common"},
+    # analysis reads pretrained models through the llm room's loader (training.llm.local_model)
+    "training.analysis": {"theory", "constructions", "training.tasks", "training.model", "training.llm",
+                          "training.cli_common"},
     "training.llm": {"theory", "training.cli_common"},
     "training.studies": {"theory", "training.tasks", "training.model", "training.analysis", "training.cli_common"},
     "training.cli_common": {"theory"},

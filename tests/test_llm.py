@@ -392,6 +392,31 @@ def test_cli_hf_backend_loads_a_local_directory(tiny_tokenizer, tmp_path):
     assert json.loads(out.read_text())["per_length"] == results["per_length"]
 
 
+def test_cli_hf_backend_decodes_raw_by_default_even_with_a_chat_template(tiny_tokenizer, tmp_path):
+    """An instruct model under its chat template explains instead of answering (SmolLM2-135M:
+    0% parseable, training.llm.decoding), so ``auto`` no longer applies the template."""
+    model_dir, out = tmp_path / "tiny", tmp_path / "hf.json"
+    constant_model(tiny_tokenizer, "y").save_pretrained(model_dir)
+    tiny_tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    try:
+        tiny_tokenizer.save_pretrained(model_dir)
+    finally:
+        tiny_tokenizer.chat_template = None
+    args = ["llm", "--backend", "hf", "--model", str(model_dir), "--task", "number", "--lengths", "12",
+            "--seeds", "0,1", "--count", "3", "--device", "cpu", "--json", str(out)]
+    assert main(args) == 0
+    results = json.loads(out.read_text())
+    settings = results["settings"]["backend"]
+    assert (settings["chat_template"], settings["max_new_tokens"]) == (False, 8)
+    assert results["per_length"][0]["parse_rate"] == 0  # "y y y ..." is not one token
+    assert main(args + ["--max-new-tokens", "1"]) == 0
+    row = json.loads(out.read_text())["per_length"][0]
+    assert row["parse_rate"] == 1 and row["parse_rate_per_seed"] == [1, 1]
+    assert main(args + ["--chat-template", "on"]) == 0
+    settings = json.loads(out.read_text())["settings"]["backend"]
+    assert (settings["chat_template"], settings["max_new_tokens"]) == (True, 32)
+
+
 # -- the llm command survives misuse (issue 13) ------------------------------------------------------
 
 def llm_args(port, model, out, *extra):

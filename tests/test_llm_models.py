@@ -184,7 +184,7 @@ def test_analyze_model_end_to_end(tiny_folder, tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["--model", "MISSING"], "does not exist"),
-    (["--model", "TMP"], "must hold an HF model"),
+    (["--model", "TMP"], "holds no config.json"),
     (["--model", "FOLDER", "--method", "rerun"], "--method: not an option of analyze --model"),
     (["--model", "FOLDER", "--no-discrepancy"], "--no-discrepancy: not an option of analyze --model"),
     (["--run", "TMP", "--batch-size", "4"], "--batch-size: not an option of analyze --run"),

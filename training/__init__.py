@@ -2,7 +2,7 @@
 weights, the 1-hop LLM harness and multi-seed studies, one room (subpackage) per concern.
 
 Rooms and the rooms each may import (enforced by tests/test_layering.py):
-``tasks`` (none) <- ``model`` (tasks) <- ``analysis`` (model, tasks; and ``constructions``),
+``tasks`` (none) <- ``model`` (tasks) <- ``analysis`` (model, tasks, llm; and ``constructions``),
 ``llm`` (none), ``studies`` (tasks, model, analysis).  Every room may import ``theory``;
 ``cli_common`` (argument parsing and usage errors) is shared by the rooms' ``cli`` modules,
 and ``__main__`` only dispatches to them.

@@ -7,3 +7,5 @@ from . import retrieval_discrepancy  # noqa: F401
 from . import impossibility  # noqa: F401
 from . import trained  # noqa: F401
 from . import llm  # noqa: F401
+from . import llm_heads  # noqa: F401
+from . import llm_local  # noqa: F401

@@ -2,5 +2,6 @@
 and their dynamics, purity, frequency use, geometry, measured discrepancy, evaluation and
 length generalisation; ``python -m training analyze`` and ``evaluate``.
 
-May import ``training.model``, ``training.tasks``, ``theory`` and ``constructions``.
+May import ``training.model``, ``training.tasks``, ``training.llm`` (its local-model loader),
+``theory`` and ``constructions``.
 """

@@ -18,12 +18,12 @@ from __future__ import annotations
 import contextlib
 import io
 import time
-from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
 from theory.scores import DEFAULT_TAU
+from training.llm.local_model import model_source
 from training.tasks.definitions import get_task
 
 from .adapters import adapter_for
@@ -34,21 +34,6 @@ from .scores import SCORE_SEED, score_inputs
 __all__ = ["DTYPES", "model_source", "load_causal_lm", "analyse_llm", "head_table"]
 
 DTYPES = ("float32", "float64")
-
-
-def model_source(path) -> tuple[Path, dict]:
-    """(folder, extra from_pretrained arguments) of an HF folder or a GGUF file; ValueError
-    (one line) for anything else."""
-    path = Path(path)
-    if path.is_file() and path.suffix.lower() == ".gguf":
-        return path.parent, {"gguf_file": path.name}
-    if path.is_dir():
-        if not (path / "config.json").is_file():
-            raise ValueError(f"--model {path}: a folder must hold an HF model (config.json); got none")
-        return path, {}
-    if path.exists():
-        raise ValueError(f"--model {path}: expected an HF model folder or a .gguf file")
-    raise ValueError(f"--model {path} does not exist")
 
 
 def load_causal_lm(path, dtype: str = "float32", attn_implementation: str = "sdpa", progress: bool = True):

@@ -82,16 +82,16 @@ class HFBackend:
 
     @classmethod
     def from_pretrained(cls, path: str, *, device: str = "auto", dtype: str = "auto", **options) -> "HFBackend":
-        """Load a model and tokenizer from a local directory (or the local cache); never downloads."""
+        """Load a model and tokenizer from a local folder or GGUF file (``training.llm.local_model``);
+        never downloads."""
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from .local_model import load_local
 
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        torch_dtype = "auto" if dtype == "auto" else getattr(torch, dtype)
-        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=torch_dtype).to(device)
-        return cls(model, tokenizer, name=options.pop("name", None) or path, **options)
+        model, tokenizer = load_local(path, device=device, dtype=dtype)
+        return cls(model, tokenizer, name=options.pop("name", None) or str(path), **options)
 
     def describe(self) -> dict:
         return {"backend": "hf", "model": self.name, "max_new_tokens": self.max_new_tokens,

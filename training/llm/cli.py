@@ -1,6 +1,6 @@
 """``python -m training llm``: a language model on the 1-hop tasks (Appendix H), results as JSON.
 
-    python -m training llm --backend hf --model DIR --task number --json out.json
+    python -m training llm --backend hf --model DIR|FILE.gguf --task number --json out.json
     python -m training llm --backend openai --model gpt-5.4 --task letter --json out.json \\
         [--base-url URL] [--api-key-env OPENAI_API_KEY] [--extra-body '{"reasoning_effort": "none"}']
 
@@ -13,6 +13,10 @@ or results with fewer answered items than the ``--json`` file already holds (tha
 kept; the new results go beside it, see ``training.llm.guards``).  The paper evaluated
 with reasoning disabled; for an endpoint that needs a request field for that, pass it
 with ``--extra-body``.
+
+The hf backend reads an HF folder or a GGUF file, offline.  Its decoding defaults
+(``auto``) follow what makes a local model's reply parseable (``decoding_defaults``);
+the results and the printed table give the parse rate beside the accuracy.
 """
 
 from __future__ import annotations
@@ -27,11 +31,22 @@ from theory.files import check_output_file
 from training.cli_common import UsageError
 
 from .backends import BackendError, HFBackend, OpenAIBackend
+from .decoding import AUTO_NEW_TOKENS, decoding_defaults
 from .evaluate import DEFAULT_COUNT, LLM_SEEDS, LLM_TARGET_WINDOWS, check_int_list, evaluate
 from .guards import (DEFAULT_MAX_FAILED_SHARE, answered_in, answered_in_results_file, aside_path, check_api_key,
                      check_base_url, check_seconds, check_share, failure_verdict, write_results)
 from .journal import RepliesError, RepliesFile
+from .local_model import model_source
 from .tasks import MAX_LLM_WINDOW
+
+
+def _new_tokens(text: str):
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}")
 
 
 def _int_list(text: str) -> list[int]:
@@ -64,7 +79,7 @@ def add_llm_parser(subparsers) -> None:
     p = subparsers.add_parser("llm", help="evaluate a language model on the 1-hop tasks (Appendix H)",
                               description=__doc__.splitlines()[0])
     p.add_argument("--backend", required=True, choices=("hf", "openai"))
-    p.add_argument("--model", required=True, help="hf: local model directory; openai: the model name")
+    p.add_argument("--model", required=True, help="hf: local model folder or .gguf file; openai: the model name")
     p.add_argument("--task", required=True, choices=("number", "letter"))
     p.add_argument("--json", required=True, metavar="FILE", help="results file (written atomically)")
     p.add_argument("--lengths", type=_int_list, default=list(LLM_TARGET_WINDOWS), metavar="L,..",
@@ -86,9 +101,11 @@ def add_llm_parser(subparsers) -> None:
     hf.add_argument("--device", default="auto", help="auto, cpu, cuda, ... (default auto)")
     hf.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"))
     hf.add_argument("--batch-size", type=int, default=8)
-    hf.add_argument("--max-new-tokens", type=int, default=5)
+    hf.add_argument("--max-new-tokens", type=_new_tokens, default="auto", metavar="N|auto",
+                    help=f"tokens generated per reply (auto: {AUTO_NEW_TOKENS[False]} without the chat template, "
+                         f"where the reply ends at its first newline; {AUTO_NEW_TOKENS[True]} with it)")
     hf.add_argument("--chat-template", default="auto", choices=("auto", "on", "off"),
-                    help="wrap prompts in the tokenizer's chat template (auto: if it has one)")
+                    help="wrap prompts in the tokenizer's chat template (auto: off, see training.llm.decoding)")
     api = p.add_argument_group("openai backend")
     api.add_argument("--base-url", default="https://api.openai.com/v1")
     api.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
@@ -124,7 +141,8 @@ def _check_values(args) -> None:
     check_int_list("--seeds", args.seeds, 0)
     check_share("--max-failed-share", args.max_failed_share)
     if args.backend == "hf":
-        _check_positive(args, "batch_size", "max_new_tokens")
+        _check_positive(args, "batch_size")
+        decoding_defaults(args.chat_template, args.max_new_tokens)  # raises for a bad --max-new-tokens
         return
     check_base_url("--base-url", args.base_url)
     check_seconds("--timeout", args.timeout, zero_allowed=False)
@@ -162,30 +180,39 @@ def _backend(args):
                                  extra_body=args.extra_body)
         except ValueError as bad:
             raise UsageError(str(bad)) from None
-    if not os.path.isdir(args.model):
-        raise UsageError(f"--model: {args.model!r} is not a local model directory (nothing is downloaded)")
-    if not os.path.isfile(os.path.join(args.model, "config.json")):
-        # without this, transformers blames a missing tokenizer library instead
-        raise UsageError(f"--model: {args.model!r} holds no config.json, so it is not a saved model; allowed: a "
-                         "folder written by save_pretrained (config.json, weights, tokenizer files)")
+    try:
+        model_source(args.model)  # before the (slow) libraries load: a bad path is one line
+    except ValueError as bad:
+        raise UsageError(str(bad)) from None
     try:
         backend = HFBackend.from_pretrained(args.model, device=args.device, dtype=args.dtype, name=args.name,
-                                            max_new_tokens=args.max_new_tokens, batch_size=args.batch_size)
-    except (OSError, ValueError) as bad:
-        first = (str(bad).strip().splitlines() or [type(bad).__name__])[0]
-        raise UsageError(f"--model: cannot load a model from {args.model!r}: {first}") from None
+                                            batch_size=args.batch_size)
+    except ValueError as bad:
+        if str(bad).startswith("--model: reading a GGUF"):
+            raise UsageError(str(bad)) from None
+        raise UsageError(f"--model: cannot load a model from {args.model!r}: {_first_line(bad)}") from None
+    except (OSError, KeyError, RuntimeError, TypeError, EOFError) as bad:  # e.g. a truncated or foreign file
+        raise UsageError(f"--model: cannot load a model from {args.model!r}: {_first_line(bad)}") from None
     has_template = bool(getattr(backend.tokenizer, "chat_template", None))
     if args.chat_template == "on" and not has_template:
         raise UsageError("--chat-template on: the tokenizer has no chat template")
-    backend.chat_template = args.chat_template == "on" or (args.chat_template == "auto" and has_template)
+    backend.chat_template, backend.max_new_tokens = decoding_defaults(args.chat_template, args.max_new_tokens)
     return backend
 
 
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
 def _print_table(results: dict) -> None:
+    def show(value, width=5):
+        return "n/a".rjust(width) if value is None else f"{value:.3f}"
+
     for row in results["per_length"]:
-        mean = "  n/a" if row["accuracy_mean"] is None else f"{row['accuracy_mean']:.3f}"
-        std = "n/a" if row["accuracy_std"] is None else f"{row['accuracy_std']:.3f}"
-        print(f"L={row['length']:<4} acc {mean} (std {std})  scored {row['n_scored']}/{row['n_items']}  "
+        seeds = "/".join(show(rate, 3) for rate in row["parse_rate_per_seed"])
+        print(f"L={row['length']:<4} acc {show(row['accuracy_mean'])} (std {show(row['accuracy_std'], 3)})  "
+              f"parsed {show(row['parse_rate'])} (per seed {seeds})  "
+              f"scored {row['n_scored']}/{row['n_items']}  "
               f"unparseable {row['n_unparseable']}  failed items {row['n_failed_items']}  "
               f"failed calls {row['n_failed_calls']}")
 

@@ -23,7 +23,10 @@ Scoring of one item:
 
 Per seed, accuracy = correct / scored items; per length, the mean and standard
 deviation (``ddof``, default 0, recorded) of the per-seed accuracies over the seeds
-that scored at least one item.
+that scored at least one item.  Beside it, the *parse rate* = parsed / scored items
+(the share of replies that named a single window token), per seed and per length: an
+accuracy near 0 with a parse rate near 0 says the model's replies were not answers
+(e.g. an instruct model explaining the task), not that its answers were wrong.
 
 Results JSON (written by ``python -m training llm``)::
 
@@ -33,6 +36,8 @@ Results JSON (written by ``python -m training llm``)::
      "per_length": [{"length": L,
                      "accuracy_mean": float | null, "accuracy_std": float | null,
                      "per_seed": [float | null, ...],   # in "seeds" order
+                     "parse_rate": float | null,           # parsed / scored items, all seeds
+                     "parse_rate_per_seed": [float | null, ...],
                      "n_items": int,        # items sent (count x seeds)
                      "n_scored": int,       # items with a reply (= n_items - n_failed_items)
                      "n_correct": int,
@@ -41,6 +46,7 @@ Results JSON (written by ``python -m training llm``)::
                      "n_failed_calls": int  # failed calls, including retried ones
                     }, ...],
      "summary": {"n_items": int, "n_answered": int, "n_failed_items": int,
+                 "parse_rate": float | null,  # parsed / answered items, all lengths and seeds
                  "n_resumed": int,          # replies taken from the --replies file of an earlier run
                  "errors": {str: int}},     # last error of the items without a reply, with counts
      "settings": {...}}                 # count, std ddof, scoring rule, backend settings
@@ -61,8 +67,8 @@ from .journal import reply_config
 from .prompts import SOLVERS, build_prompt
 from .tasks import LLM_SEEDS, LLM_TARGET_WINDOWS, one_hop_llm
 
-__all__ = ["DEFAULT_COUNT", "Item", "check_int_list", "parse_answer", "make_items", "score", "summarize",
-           "evaluate", "LLM_TARGET_WINDOWS", "LLM_SEEDS"]
+__all__ = ["DEFAULT_COUNT", "Item", "check_int_list", "parse_answer", "make_items", "score", "parse_rate",
+           "summarize", "evaluate", "LLM_TARGET_WINDOWS", "LLM_SEEDS"]
 
 DEFAULT_COUNT = 100
 ANSWER_PATTERNS = {"number": re.compile(r"[a-z]"), "letter": re.compile(r"[a-z][1-9]")}
@@ -155,18 +161,30 @@ def _mean_std(values: list[float], ddof: int):
     return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - ddof))
 
 
+def _share(records: list[dict], key: str) -> float | None:
+    """The share of the scored ``records`` whose ``key`` holds (None: none scored)."""
+    scored = [r for r in records if r["correct"] is not None]
+    if not scored:
+        return None
+    return sum(bool(r["correct"]) if key == "correct" else r["parsed"] is not None for r in scored) / len(scored)
+
+
+def parse_rate(records: Sequence[dict]) -> float | None:
+    """Parsed / scored items of ``records``; None when none was scored."""
+    return _share(list(records), "parsed")
+
+
 def summarize(records: Sequence[dict], lengths: Sequence[int], seeds: Sequence[int], ddof: int = 0) -> list[dict]:
     """The ``per_length`` list of the results JSON."""
     rows = []
     for length in lengths:
         mine = [r for r in records if r["length"] == length]
-        per_seed = []
-        for seed in seeds:
-            scored = [r for r in mine if r["seed"] == seed and r["correct"] is not None]
-            per_seed.append(sum(r["correct"] for r in scored) / len(scored) if scored else None)
+        by_seed = [[r for r in mine if r["seed"] == seed] for seed in seeds]
+        per_seed = [_share(group, "correct") for group in by_seed]
         mean, std = _mean_std([a for a in per_seed if a is not None], ddof)
         scored = [r for r in mine if r["correct"] is not None]
         rows.append({"length": length, "accuracy_mean": mean, "accuracy_std": std, "per_seed": per_seed,
+                     "parse_rate": parse_rate(mine), "parse_rate_per_seed": [parse_rate(g) for g in by_seed],
                      "n_items": len(mine), "n_scored": len(scored), "n_correct": sum(r["correct"] for r in scored),
                      "n_unparseable": sum(r["parsed"] is None for r in scored),
                      "n_failed_items": len(mine) - len(scored),
@@ -224,6 +242,7 @@ def evaluate(backend, task: str, lengths: Sequence[int] = LLM_TARGET_WINDOWS, se
     results = {"model": described["model"], "backend": described["backend"], "task": task,
                "lengths": lengths, "seeds": seeds, "per_length": per_length,
                "summary": {"n_items": len(items), "n_answered": answered, "n_failed_items": len(items) - answered,
+                           "parse_rate": parse_rate(records),
                            "n_resumed": resumed, "errors": error_counts(records)},
                "settings": {"count_per_length_and_seed": count, "std_ddof": ddof, "scoring": SCORING_RULE,
                             "length": "target-window size; each prompt's sequence has length + 1 tokens",

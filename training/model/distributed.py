@@ -216,8 +216,14 @@ def process_group(ranks: Ranks, device: torch.device):
         raise RunError(f"cannot join the {backend} process group at {where}: {first_line}") from None
     try:
         yield
-    finally:
+    except BaseException:
         dist.destroy_process_group()
+        raise
+    # every rank reaches the end before any tears the group down: a rank that destroyed its
+    # gloo context while a peer was still closing has aborted ("terminate called without an
+    # active exception") under heavy load
+    dist.barrier()
+    dist.destroy_process_group()
 
 
 @contextlib.contextmanager

@@ -1,0 +1,131 @@
+"""C11-llm: in a pretrained LLM, positional heads use faster RoPE planes than symbolic heads.
+
+The paper's Table 1 (C11) ties fast planes to positional heads in our small trained GPT-J.
+This claim asks the same of a real pretrained model, from the shipped per-head analysis of
+SmolLM2-135M-Instruct (``training/reference/llm/smollm2/analysis_<task>.json``, written by
+``python -m training analyze --model``; its README gives the command).  Only JSON is read;
+the model is never run here.
+
+The test, per task (both tasks' inputs, each its own analysis):
+
+1. Exclude sink-dominated heads: mean attention on the first token > ``SINK_LIMIT``.  Such a
+   head barely moves under a swap, which inflates its scores (mostly the symbolic one).
+2. Classify the rest: positional when s_POS >= ``SCORE_LIMIT`` > s_SYM, symbolic when
+   s_SYM >= ``SCORE_LIMIT`` > s_POS; a head with both (or neither, or no score) is mixed and
+   left out.
+3. Compare the two groups' frequency IDs (``frequency.dominant_id``: the plane with the largest
+   mean positive contribution to the top logit, 1 = fastest) with one-sided Mann-Whitney U
+   tests (scipy.stats.mannwhitneyu; U is the positional group's statistic).
+
+Verdict: verified when in every task the positional heads' IDs are significantly lower
+(p < ``ALPHA``, alternative "less"); refuted when in any task they are significantly higher
+(p < ``ALPHA``, alternative "greater"); undecided otherwise (also when a group is empty or a
+task's file is absent).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..registry import Outcome, claim
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = ROOT / "training" / "reference" / "llm" / "smollm2"
+TASKS = ("number", "letter")
+SINK_LIMIT = 0.5
+SCORE_LIMIT = 0.5
+ALPHA = 0.01
+ID_FIELD = "dominant_id"
+RULE = (f"per task: exclude heads with sink share (mean attention on the first token) > {SINK_LIMIT}; of the rest, "
+        f"positional if s_POS >= {SCORE_LIMIT} > s_SYM, symbolic if s_SYM >= {SCORE_LIMIT} > s_POS, else mixed "
+        f"(left out); compare frequency.{ID_FIELD} (1 = fastest plane) of positional vs symbolic heads with one-sided "
+        f"Mann-Whitney U tests. Verified if positional IDs are lower with p < {ALPHA} in every task; refuted if they "
+        f"are higher with p < {ALPHA} in any task; undecided otherwise")
+COMMAND = ("python -m training analyze --model SmolLM2-135M-Instruct.Q4_1.gguf --task {task} --json {path} "
+           "(training/reference/llm/smollm2/README.md)")
+
+
+def classify_heads(analysis: dict) -> np.ndarray:
+    """(layers, heads) array of 'sink', 'positional', 'symbolic' or 'mixed' (the module's rule)."""
+    head = analysis["per_head"]
+    positional, symbolic, sink = (np.array(head[key], dtype=float) for key in ("positional", "symbolic", "sink"))
+    kinds = np.full(sink.shape, "mixed", dtype=object)  # NaN (null) scores compare False: mixed
+    kinds[(positional >= SCORE_LIMIT) & (symbolic < SCORE_LIMIT)] = "positional"
+    kinds[(symbolic >= SCORE_LIMIT) & (positional < SCORE_LIMIT)] = "symbolic"
+    kinds[sink > SINK_LIMIT] = "sink"
+    return kinds
+
+
+def compare_groups(analysis: dict) -> dict:
+    """Group sizes, exclusions, median IDs and both one-sided tests of one task's analysis."""
+    from scipy.stats import mannwhitneyu
+
+    kinds = classify_heads(analysis)
+    ids = np.array(analysis["frequency"][ID_FIELD], dtype=float)
+    groups = {kind: ids[kinds == kind] for kind in ("positional", "symbolic")}
+    row = {"heads": int(kinds.size), "sink_dominated": int((kinds == "sink").sum()),
+           "mixed": int((kinds == "mixed").sum()), **{f"n_{k}": len(v) for k, v in groups.items()},
+           **{f"median_id_{k}": float(np.median(v)) if len(v) else None for k, v in groups.items()},
+           "weighted_id_median": _weighted_medians(analysis, kinds)}
+    if not all(len(v) for v in groups.values()):
+        return {**row, "U": None, "p_lower": None, "p_higher": None}
+    lower = mannwhitneyu(groups["positional"], groups["symbolic"], alternative="less")
+    higher = mannwhitneyu(groups["positional"], groups["symbolic"], alternative="greater")
+    return {**row, "U": float(lower.statistic), "p_lower": float(lower.pvalue), "p_higher": float(higher.pvalue)}
+
+
+def _weighted_medians(analysis: dict, kinds: np.ndarray) -> dict:
+    """Beside the decision (not part of it): the groups' medians of the weighted-average ID."""
+    weighted = np.array(analysis["frequency"]["weighted_id"], dtype=float)
+    return {kind: float(np.nanmedian(weighted[kinds == kind])) if (kinds == kind).any() else None
+            for kind in ("positional", "symbolic")}
+
+
+def decide(rows: dict) -> str:
+    """The verdict of the module's rule from each task's ``compare_groups`` row."""
+    if any(r["p_higher"] is not None and r["p_higher"] < ALPHA for r in rows.values()):
+        return "refuted"
+    if rows and all(r["p_lower"] is not None and r["p_lower"] < ALPHA for r in rows.values()):
+        return "verified"
+    return "undecided"
+
+
+def _line(task: str, r: dict) -> str:
+    test = "no test (a group is empty)" if r["U"] is None else f"U = {r['U']:g}, p = {r['p_lower']:.2g}"
+    return (f"{task}: {r['n_positional']} positional (median ID {r['median_id_positional']}) vs {r['n_symbolic']} "
+            f"symbolic (median ID {r['median_id_symbolic']}), {test}; {r['sink_dominated']} sink-dominated and "
+            f"{r['mixed']} mixed of {r['heads']} left out")
+
+
+def _show(path: Path) -> str:
+    """Relative to the repository when inside it: the same text on every machine."""
+    try:
+        return str(Path(path).resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def check_folder(folder: Path) -> Outcome:
+    """Decide the claim on ``folder``/analysis_<task>.json."""
+    folder = Path(folder)
+    absent = {t: folder / f"analysis_{t}.json" for t in TASKS if not (folder / f"analysis_{t}.json").is_file()}
+    if absent:
+        commands = "; ".join(COMMAND.format(task=t, path=_show(p)) for t, p in absent.items())
+        return Outcome("undecided", f"missing {', '.join(_show(p) for p in absent.values())} (write it with: "
+                       f"{commands})", {"rule": RULE, "missing": [_show(p) for p in absent.values()]})
+    analyses = {t: json.loads((folder / f"analysis_{t}.json").read_text()) for t in TASKS}
+    rows = {t: compare_groups(a) for t, a in analyses.items()}
+    status = decide(rows)
+    evidence = {"rule": RULE, "source": _show(folder), "model": analyses[TASKS[0]].get("model"),
+                "per_task": rows}
+    return Outcome(status, "; ".join(_line(t, r) for t, r in rows.items()) + f" (source: {_show(folder)})",
+                   evidence)
+
+
+@claim("C11-llm", "In a pretrained LLM (SmolLM2-135M-Instruct), positional heads use faster RoPE planes than "
+       "symbolic heads", "Appendix G, Table 1 (C11), asked of a real model", recorded="verified")
+def positional_heads_use_faster_planes(options):
+    return check_folder(SHIPPED)

