@@ -25,3 +25,23 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(saved)
+
+
+@pytest.fixture
+def kept(monkeypatch):
+    """The figures the builders would save, kept open by name so their artists can be read
+    (figures.style.save replaced; nothing is written)."""
+    import matplotlib.pyplot as plt
+
+    from figures import style
+
+    figs = {}
+
+    def keep(fig, out, name):
+        figs[name] = fig
+        return [out / f"{name}.png"]
+
+    monkeypatch.setattr(style, "save", keep)
+    yield figs
+    for fig in figs.values():
+        plt.close(fig)

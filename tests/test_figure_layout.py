@@ -31,21 +31,6 @@ from figures.discrepancy_figure import build_discrepancy_trained  # noqa: E402
 from figures.loaders import Inputs  # noqa: E402
 
 
-@pytest.fixture
-def kept(monkeypatch):
-    """The figures the builders would save, kept open by name so their artists can be read."""
-    figs = {}
-
-    def keep(fig, out, name):
-        figs[name] = fig
-        return [out / f"{name}.png"]
-
-    monkeypatch.setattr(style, "save", keep)
-    yield figs
-    for fig in figs.values():
-        plt.close(fig)
-
-
 # The shipped runs' classes: number, one other layer, four Index, seven Retrieval; letter, all Retrieval
 KINDS = {"number": ["other"] + ["index"] * 4 + ["retrieval"] * 7, "letter": ["retrieval"] * 12}
 

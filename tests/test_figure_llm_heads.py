@@ -10,7 +10,6 @@ import pytest
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 
 from figures import style  # noqa: E402
 from figures.__main__ import FIGURES, main  # noqa: E402
@@ -39,20 +38,6 @@ def write(folder, tasks=style.TASKS):
     for task in tasks:
         (folder / f"analysis_{task}.json").write_text(json.dumps(fake_analysis(task)))
     return folder
-
-
-@pytest.fixture
-def kept(monkeypatch):
-    figs = {}
-
-    def keep(fig, out, name):
-        figs[name] = fig
-        return [out / f"{name}.png"]
-
-    monkeypatch.setattr(style, "save", keep)
-    yield figs
-    for fig in figs.values():
-        plt.close(fig)
 
 
 def test_each_map_is_the_analysis_with_layers_across_and_heads_up(tmp_path, kept):
