@@ -42,7 +42,9 @@ import torch.nn.functional as F
 
 from .layers import QUERY_SCALES, Dropout, QueryScale, Rotary
 
-__all__ = ["ModelConfig", "GPTJ", "Internals", "gelu_new"]
+__all__ = ["ModelConfig", "GPTJ", "Internals", "gelu_new", "VARIANT_FIELDS"]
+
+VARIANT_FIELDS = ("rope_base", "nope_from_layer", "rope_fraction", "query_scale")  # what HF GPT-J lacks
 
 
 @dataclass
@@ -83,8 +85,7 @@ class ModelConfig:
     def variant(self) -> dict:
         """The settings HF GPT-J cannot represent, where they differ from the paper's model."""
         paper = ModelConfig()
-        names = ("rope_base", "nope_from_layer", "rope_fraction", "query_scale")
-        return {k: getattr(self, k) for k in names if getattr(self, k) != getattr(paper, k)}
+        return {k: getattr(self, k) for k in VARIANT_FIELDS if getattr(self, k) != getattr(paper, k)}
 
     def to_config_dict(self) -> dict:
         """What a run's ``config.json`` holds: HF GPT-J's config for the paper's model; for a
@@ -152,8 +153,7 @@ class ModelConfig:
         rotary_dim = d.get("rotary_dim")
         names = {f.name for f in fields(cls)}
         kwargs = {k: d[k] for k in names if k in d and k not in ("n_inner", "rotary_dim", "rope_base")}
-        unknown = sorted(set(variant) - set(ModelConfig().variant()) - {"rope_base", "nope_from_layer",
-                                                                          "rope_fraction", "query_scale"})
+        unknown = sorted(set(variant) - set(VARIANT_FIELDS))
         if unknown:
             raise ValueError(f"unknown rope_heads_variant field(s) {', '.join(unknown)}")
         kwargs.update(variant)
