@@ -30,6 +30,7 @@ import sys
 import time
 from pathlib import Path
 
+from theory.cli import OneLineParser
 from theory.files import check_output_dir
 
 from .discrepancy_figure import build_discrepancy_trained
@@ -61,13 +62,6 @@ FIGURES = {
 }
 GROUPS = {"fig4": ("fig4a", "fig4bc"), "fig5": ("fig5a", "fig5b", "fig5cd")}
 PROG = "python -m figures"
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """Usage errors as a single line on stderr, exit status 2."""
-
-    def error(self, message):
-        self.exit(2, f"{PROG}: error: {message}\n")
 
 
 def parse(argv) -> argparse.Namespace:

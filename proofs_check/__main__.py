@@ -7,9 +7,9 @@ line on stderr, found before any claim is checked); 130 when interrupted (Ctrl-C
 
 from __future__ import annotations
 
-import argparse
 import sys
 
+from theory.cli import OneLineParser, UsageError
 from theory.files import OutputError, check_output_file
 
 from . import claims  # noqa: F401  (registers the checks)
@@ -18,17 +18,6 @@ from .registry import REGISTRY, Options
 from .runner import format_table, run_claims, write_json
 
 PROG = "python -m proofs_check"
-
-
-class UsageError(Exception):
-    """A bad argument; main prints it as one line and exits 2."""
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse prints the whole usage before its error; we print just the error."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def parse_args(argv):

@@ -20,6 +20,7 @@ import sys
 import flint
 import numpy as np
 
+from theory.cli import OneLineParser
 from theory.discrepancy_index import index_discrepancy, index_L
 from theory.discrepancy_retrieval import (bound_stated, in_regime, inf_lower_bound, n0_max, retrieval_closed_form,
                                           retrieval_general)
@@ -114,13 +115,6 @@ PROG = "python -m proofs_check.figure5a"
 N_MAX_LIMIT = 10 ** 7
 
 
-class _OneLineParser(argparse.ArgumentParser):
-    """Usage errors as one line on stderr (no usage block), exit status 2."""
-
-    def error(self, message):
-        self.exit(2, f"{PROG}: error: {message}\n")
-
-
 def _n_max(text: str) -> int:
     """An integer in 2..N_MAX_LIMIT, also written as 1e6; anything else (NaN, 2.5, -3) is refused."""
     try:
@@ -142,7 +136,7 @@ def _n_max(text: str) -> int:
 
 
 def main(argv=None) -> int:
-    parser = _OneLineParser(prog=PROG, description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, metavar="FILE", help="JSON file to write")
     parser.add_argument("--n-max", type=_n_max, default=10 ** 6, metavar="N",
                         help=f"largest length on the grid, 2..{N_MAX_LIMIT} (default 1e6)")

@@ -194,9 +194,9 @@ def test_analyze_model_end_to_end(tiny_folder, tmp_path, capsys):
     (["--model", "FOLDER", "--run", "TMP"], "not allowed with argument"),
 ])
 def test_analyze_model_refusals_are_one_line(argv, message, tiny_folder, tmp_path, capsys, monkeypatch):
-    import training.analysis.llm_analysis as llm_analysis
+    import training.llm.local_model as local_model
 
-    monkeypatch.setattr(llm_analysis, "load_causal_lm", lambda *a, **k: pytest.fail("the model was loaded"))
+    monkeypatch.setattr(local_model, "load_local", lambda *a, **k: pytest.fail("the model was loaded"))
     names = {"MISSING": str(tmp_path / "missing"), "TMP": str(tmp_path), "FOLDER": str(tiny_folder)}
     argv = [names.get(a, a) for a in argv]
     if "--json" not in argv:
@@ -227,9 +227,10 @@ def smollm2_gguf() -> Path:
 
 @pytest.fixture(scope="module")
 def smollm2():
-    from training.analysis.llm_analysis import load_causal_lm
+    from training.llm.local_model import load_local
 
-    return load_causal_lm(smollm2_gguf(), "float32", attn_implementation="eager")
+    model, tokenizer = load_local(smollm2_gguf(), attn_implementation="eager")
+    return model.to(torch.float32), tokenizer
 
 
 def adapter_attention(adapter, mapped, layers):

@@ -8,21 +8,10 @@ argparse's own errors go the same way through ``OneLineParser``.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
+from theory.cli import OneLineParser, UsageError  # noqa: F401  (the rooms' cli modules take them from here)
 from theory.files import OutputError, check_output_file
-
-
-class UsageError(Exception):
-    """A bad command-line value; the message names the value and what is allowed."""
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse prints the whole usage before its error; we print just the error."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def report_usage_error(prog: str, error: Exception) -> int:

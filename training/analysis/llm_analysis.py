@@ -1,7 +1,8 @@
 """``python -m training analyze --model PATH``: load a pretrained RoPE causal LM (an HF folder
 or a GGUF file), run ``training.analysis.llm_scores`` on the task's inputs, build the JSON.
 
-Loading never reaches the network (``local_files_only``).  A GGUF file needs the ``[llm]``
+Loading (``training.llm.local_model.load_local``, the one local-model loader) never reaches
+the network (``local_files_only``).  A GGUF file needs the ``[llm]``
 extra (``gguf``; transformers de-quantises it into float32 weights); an HF folder needs
 ``config.json``, weights and a tokenizer.  The LM head is never run (``hf_adapters`` runs
 the base model), so only the layers' inputs are computed.
@@ -15,15 +16,12 @@ dominant_id}, seconds.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import time
 
 import numpy as np
 from tqdm import tqdm
 
 from theory.scores import DEFAULT_TAU
-from training.llm.local_model import model_source
 from training.tasks.definitions import get_task
 
 from .adapters import adapter_for
@@ -31,38 +29,9 @@ from .llm_inputs import SWAP_RULE, map_inputs, pad_id_of, prefix_ids, token_piec
 from .llm_scores import analyse_mapped, summarise
 from .scores import SCORE_SEED, score_inputs
 
-__all__ = ["DTYPES", "model_source", "load_causal_lm", "analyse_llm", "head_table"]
+__all__ = ["DTYPES", "analyse_llm", "head_table"]
 
 DTYPES = ("float32", "float64")
-
-
-def load_causal_lm(path, dtype: str = "float32", attn_implementation: str = "sdpa", progress: bool = True):
-    """(model in eval mode and ``dtype``, tokenizer), offline; ``progress=False`` also hides
-    transformers' own bars (GGUF de-quantisation, weight loading)."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
-    if not progress:
-        hf_logging.disable_progress_bar()
-
-    folder, extra = model_source(path)
-    if "gguf_file" in extra:
-        try:
-            import gguf  # noqa: F401  (transformers needs it for GGUF; say so in one line)
-        except ImportError:
-            raise ValueError("reading a GGUF file needs the 'gguf' package: pip install 'rope-heads[llm]'") from None
-    options = dict(local_files_only=True, **extra)
-    # the GGUF de-quantisation bar is a bare tqdm that no transformers switch reaches
-    quiet = contextlib.nullcontext() if progress else contextlib.redirect_stderr(io.StringIO())
-    try:
-        with quiet:
-            tokenizer = AutoTokenizer.from_pretrained(folder, **options)
-            model = AutoModelForCausalLM.from_pretrained(folder, attn_implementation=attn_implementation, **options)
-    except (OSError, ValueError, KeyError, RuntimeError) as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise ValueError(f"--model {path}: cannot load it as a causal LM: {first}") from None
-    return model.to(getattr(torch, dtype)).eval(), tokenizer
 
 
 def analyse_llm(model, tokenizer, task, n_inputs: int = 100, seed: int = SCORE_SEED, batch_size: int = 16,

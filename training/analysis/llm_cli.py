@@ -30,11 +30,12 @@ def _check_values(args) -> None:
 
 def _load(args):
     """(model, tokenizer), or a UsageError naming what is missing or wrong."""
+    from training.llm import local_model
+
     from .adapters import adapter_for
-    from .llm_analysis import load_causal_lm, model_source
 
     try:
-        model_source(args.model)
+        local_model.model_source(args.model)
     except ValueError as error:
         raise UsageError(str(error)) from None
     try:
@@ -42,7 +43,18 @@ def _load(args):
     except ImportError:
         raise UsageError("analyze --model needs transformers: pip install 'rope-heads[llm]'") from None
     try:
-        model, tokenizer = load_causal_lm(args.model, args.dtype or "float32", progress=not args.no_progress)
+        import torch
+
+        # loaded as stored, then cast: a GGUF checkpoint keeps its packed float32 kernels, and
+        # the analysis asks float32 or float64 of every tensor it reads
+        model, tokenizer = local_model.load_local(args.model, attn_implementation="sdpa",
+                                                  progress=not args.no_progress)
+        model = model.to(getattr(torch, args.dtype or "float32"))
+    except (OSError, KeyError, RuntimeError, ValueError) as error:  # a truncated or foreign file, say
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise UsageError(first if str(error).startswith("--model") else
+                         f"--model {args.model}: cannot load it as a causal LM: {first}") from None
+    try:
         adapter_for(model)  # an unsupported family is refused before any work
     except ValueError as error:
         raise UsageError(f"--model {args.model}: {error}" if str(args.model) not in str(error) else str(error)) \

@@ -34,9 +34,12 @@ def model_source(path) -> tuple[Path, dict]:
     raise ValueError(f"--model: {str(path)!r} does not exist (nothing is downloaded); {allowed}")
 
 
-def load_local(path, *, device: str = "cpu", dtype: str = "auto"):
-    """(model in eval mode on ``device``, tokenizer) from ``path``, offline.  transformers'
-    de-quantisation bar (a bare tqdm no switch reaches) is kept off stderr."""
+def load_local(path, *, device: str = "cpu", dtype: str = "auto", attn_implementation: str | None = None,
+               progress: bool = False):
+    """(model in eval mode on ``device``, tokenizer) from ``path``, offline.  ``dtype``: auto or a
+    torch dtype name; ``attn_implementation``: transformers' (eager, sdpa; None: its default).
+    transformers' bars, the de-quantisation one included (a bare tqdm no switch reaches), show
+    only with ``progress``.  Load failures are transformers' own errors: callers word them."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # read when huggingface_hub is first imported
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -49,10 +52,14 @@ def load_local(path, *, device: str = "cpu", dtype: str = "auto"):
         except ImportError:
             raise ValueError("--model: reading a GGUF file needs the 'gguf' package: "
                              "pip install 'rope-heads[llm]'") from None
-    hf_logging.disable_progress_bar()
-    torch_dtype = "auto" if dtype == "auto" else getattr(torch, dtype)
+    if not progress:
+        hf_logging.disable_progress_bar()
     options = dict(local_files_only=True, **extra)
-    with contextlib.redirect_stderr(io.StringIO()):
+    if attn_implementation is not None:
+        options["attn_implementation"] = attn_implementation
+    torch_dtype = "auto" if dtype == "auto" else getattr(torch, dtype)
+    quiet = contextlib.nullcontext() if progress else contextlib.redirect_stderr(io.StringIO())
+    with quiet:
         tokenizer = AutoTokenizer.from_pretrained(folder, **options)
         model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch_dtype, **options)
     return model.to(device).eval(), tokenizer

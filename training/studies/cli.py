@@ -38,6 +38,8 @@ def add_study_parser(subparsers) -> None:
 
 
 def run_study_command(args) -> int:
+    from training.model.runchecks import RunError
+
     from .collect import collect
     from .plan import PlanError, load_plan
     from .runner import list_commands, run_study
@@ -55,7 +57,10 @@ def run_study_command(args) -> int:
         print("\n".join(list_commands(plan, args.threads)))
         return 0
     if args.collect:
-        document = collect(plan)
+        try:
+            document = collect(plan)
+        except RunError as error:  # a member's metrics.jsonl damaged in the middle
+            raise UsageError(str(error)) from None
         counts = {m: len(info["stages"]) for m, info in document["members"].items()}
         print(json.dumps({"summary": str(plan.ship / "summary.json"), "members": len(counts),
                           "complete": sum(1 for c in counts.values() if c >= 3)}))

@@ -22,6 +22,8 @@ from pathlib import Path
 
 from theory.files import atomic_write_bytes, atomic_write_json
 from theory.statistics import INTERVAL_METHOD, mean_interval
+from training.analysis.dynamics import best_step, read_validation
+from training.model.checkpoints import Metrics
 
 from .plan import Member, Plan
 from .runner import OUTPUTS, run_folder
@@ -41,20 +43,6 @@ def _metrics_file(plan: Plan, member: Member) -> Path:
     return own if own.is_file() else run_folder(plan, member) / "metrics.jsonl"
 
 
-def _validation(path: Path) -> list[dict]:
-    if not path.is_file():
-        return []
-    rows = []
-    for line in path.read_text().splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a torn last line of a run that is still going
-        if isinstance(row, dict) and row.get("split") == "validation":
-            rows.append(row)
-    return rows
-
-
 def member_results(plan: Plan, member: Member) -> dict:
     """The numbers one member contributes (absent stages give absent keys)."""
     folder = plan.folder(member)
@@ -67,13 +55,13 @@ def member_results(plan: Plan, member: Member) -> dict:
     if lengths:
         out["length"] = {"lengths": lengths["lengths"], "accuracy": lengths["accuracy"], "by_hop": lengths["per_hop"],
                          "n_per_length": lengths["n_per_length"]}
-    validation = _validation(_metrics_file(plan, member)) if "train" in out["stages"] else []
+    metrics = _metrics_file(plan, member)
+    validation = read_validation(metrics.parent) if "train" in out["stages"] else []
     if validation:
-        best = max(validation, key=lambda r: (r["accuracy"], -r["step"]))  # the first best, as train keeps it
-        out["best_step"], out["best_validation_accuracy"] = best["step"], best["accuracy"]
-        settings = _read_settings(_metrics_file(plan, member))
-        if settings:
-            out["device"] = settings.get("device")
+        step = best_step(validation)  # the first best, as train keeps it
+        out["best_step"] = step
+        out["best_validation_accuracy"] = next(v["overall"] for v in validation if v["step"] == step)
+        out["device"] = Metrics(metrics).settings().get("device")
     analysis = _read(folder / OUTPUTS["analyze"])
     if analysis:
         at = analysis["steps"].index(analysis["best_step"]) if analysis["best_step"] in analysis["steps"] else -1
@@ -81,16 +69,6 @@ def member_results(plan: Plan, member: Member) -> dict:
                                  "symbolic": analysis["scores"]["symbolic"][at]}
         out["pure_from_step"] = {gamma: block["pure_from_step"] for gamma, block in analysis["purity"].items()}
     return out
-
-
-def _read_settings(path: Path) -> dict | None:
-    with open(path, encoding="utf-8") as handle:
-        first = handle.readline()
-    try:
-        row = json.loads(first)
-    except json.JSONDecodeError:
-        return None
-    return row if isinstance(row, dict) and row.get("split") == "settings" else None
 
 
 def _stat(by_seed: dict, bounds=None) -> dict:
