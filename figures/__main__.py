@@ -1,5 +1,5 @@
 """python -m figures [NAMES] [--out DIR] [--list] [--runs DIR] [--seeds DIR] [--llm DIR] [--llm-heads DIR]
-[--figure5a F] [--figure4a F]
+[--variants DIR] [--figure5a F] [--figure4a F]
 
 Regenerate the paper's figures (PNG + PDF) and Table 1 (Markdown) from saved results only.
 
@@ -20,6 +20,9 @@ study training/studies/seeds.json --collect`` ships: <DIR>/paper/<task>/seed-<S>
 median and min-max band over its members, and the run in ``--runs`` (shipped: seed 0) thin.
 Members still running lack some files and are left out of the panels that need them; each
 panel says how many seeds it draws.  A study with no member for a task is missing input.
+"fig_variants" (and variants_table.md) draws the variants study's summary.json (``--variants``,
+the ship folder of ``python -m training study training/studies/variants.json --collect``);
+until that study is collected it is missing input like any other.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from .loaders import ROOT, InputError, Inputs, MissingInput
 from .style import show_path
 from .theory_figures import build_fig4a, build_fig5a
 from .training_figures import build_fig6, build_fig7
+from .variants_figure import build_fig_variants
 
 FIGURES = {
     "fig2": (build_fig2, "accuracy per hop, scores of L1/L5/L11, purity; median and min-max over seeds"),
@@ -59,6 +63,8 @@ FIGURES = {
                             "measured logit gap per trained layer vs the construction's exact discrepancy"),
     "llm_heads": (build_llm_heads, ("SmolLM2-135M head maps: scores, sink share, dominant RoPE plane "
                                     "(training/reference/llm/smollm2/)")),
+    "fig_variants": (build_fig_variants, ("variants study: accuracy against length and by hop, median and min-max "
+                                          "over seeds; variants_table.md (training/reference/variants/)")),
 }
 GROUPS = {"fig4": ("fig4a", "fig4bc"), "fig5": ("fig5a", "fig5b", "fig5cd")}
 PROG = "python -m figures"
@@ -78,6 +84,8 @@ def parse(argv) -> argparse.Namespace:
     parser.add_argument("--llm", default=Inputs.llm_dir, help="folder of LLM results JSON files")
     parser.add_argument("--llm-heads", default=Inputs.llm_heads_dir,
                         help="folder with analysis_<task>.json of `training analyze --model` (head maps)")
+    parser.add_argument("--variants", default=Inputs.variants_dir,
+                        help="variants study folder with summary.json (figure fig_variants, variants_table.md)")
     parser.add_argument("--figure5a", default=Inputs.figure5a, help="proofs_check Figure 5A JSON")
     parser.add_argument("--figure4a", default=Inputs.figure4a, help="constructions Figure 4A JSON")
     return parser.parse_args(argv)
@@ -97,7 +105,7 @@ def check_inputs(args) -> None:
     """Input paths of the wrong kind are usage errors (ValueError); an absent one is not: it is
     a missing input, reported by the figures that need it."""
     for flag, path, folder in (("--runs", args.runs, True), ("--seeds", args.seeds, True), ("--llm", args.llm, True),
-                               ("--llm-heads", args.llm_heads, True),
+                               ("--llm-heads", args.llm_heads, True), ("--variants", args.variants, True),
                                ("--figure5a", args.figure5a, False), ("--figure4a", args.figure4a, False)):
         text = str(path)
         if not text:
@@ -122,7 +130,8 @@ def main(argv=None) -> int:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
     inputs = Inputs(runs_dir=Path(args.runs), seeds_dir=Path(args.seeds), llm_dir=Path(args.llm),
-                    llm_heads_dir=Path(args.llm_heads), figure5a=Path(args.figure5a), figure4a=Path(args.figure4a))
+                    llm_heads_dir=Path(args.llm_heads), figure5a=Path(args.figure5a), figure4a=Path(args.figure4a),
+                    variants_dir=Path(args.variants))
     try:
         return build_all(names, inputs, out, explicit=bool(args.names))
     except KeyboardInterrupt:

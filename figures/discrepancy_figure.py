@@ -44,7 +44,8 @@ def panel_title(layer: dict) -> str:
     whether it decays, ours beside the construction's."""
     kind = KIND_TITLE.get(layer.get("kind"), str(layer.get("kind") or "unclassified"))
     angle = layer.get("angle")
-    first = f"L{layer['layer']} {kind}, ID {layer.get('dominant_id', '?')}" + (
+    plane = layer.get("dominant_id", "?")
+    first = f"L{layer['layer']} {kind}, " + ("no rotary plane (NoPE)" if plane is None else f"ID {plane}") + (
         f", θ = {angle:.3g}" if angle is not None else "")
     slope = layer.get("decay_exponent")
     second = "slope –" if slope is None else f"slope {slope:+.2f}"

@@ -29,6 +29,8 @@ COMMANDS = {
     "figure4a": ("python -c \"from constructions.geometry import write_figure4a; "
                  "write_figure4a('{path}', '0.8', range(1, 9))\""),
     "study": "python -m training study training/studies/seeds.json --collect (its ship folder; or --seeds DIR)",
+    "variants": ("python -m training study training/studies/variants.json --collect "
+                 "(its ship folder; or --variants DIR)"),
 }
 # The seed study's variant whose members the figures draw: the paper's recipe, as the shipped runs.
 SEED_VARIANT = "paper"
@@ -129,6 +131,7 @@ class Inputs:
     llm_heads_dir: Path = ROOT / "training" / "reference" / "llm" / "smollm2"
     figure5a: Path = ROOT / "proofs_check" / "results" / "figure5a.json"
     figure4a: Path = ROOT / "constructions" / "results" / "figure4a.json"
+    variants_dir: Path = ROOT / "training" / "reference" / "variants"
     _cache: dict = field(default_factory=dict, repr=False)
 
     def _cached(self, key, load):
@@ -210,6 +213,25 @@ class Inputs:
     def construction_figure4a(self) -> dict:
         return self._cached("figure4a", lambda: read_json(
             self.figure4a, "figure4a", required=("theta", "key", "queries", "logits")))
+
+    def variants_summary(self) -> dict:
+        """``summary.json`` of the variants study (``training.studies.collect``): the plan's
+        variants and, per variant and task, every metric's per-seed values and statistics."""
+        path = Path(self.variants_dir) / "summary.json"
+        summary = self._cached(("variants", str(path)), lambda: read_json(
+            path, "variants", required=("variants", "results", "interval")))
+        for key in ("variants", "results"):
+            if not isinstance(summary[key], dict):
+                raise InputError(f"{_show(path)}: '{key}' should be an object, found {type(summary[key]).__name__}")
+        for name, per_task in summary["results"].items():
+            if not isinstance(per_task, dict) or not all(isinstance(r, dict) for r in per_task.values()):
+                raise InputError(f"{_show(path)}: results.{name} should map each task to an object of metrics")
+        return summary
+
+    def variants_missing(self, field: str) -> MissingInput:
+        """The variants summary is there but lacks ``field`` (a block no member has reached yet)."""
+        path = Path(self.variants_dir) / "summary.json"
+        return MissingInput(path, _command("variants", path), field=field)
 
     def llm_head_analysis(self, task: str) -> dict:
         """``analysis_<task>.json`` of ``python -m training analyze --model`` (per-head scores)."""

@@ -24,6 +24,7 @@ def smoke_plan(tmp_path, **changes) -> Path:
         "variants": {"tiny": {"preset": "smoke", "set": ["steps=20", "checkpoint_every=10", "eval_every=10"]}},
         "evaluate": {"test_split": False, "lengths": [17, 30], "count": 16, "seed": 3},
         "analyze": {"n_inputs": 4, "discrepancy": False},
+        "dilution": {"count": 4},
     }
     plan.update(changes)
     path = tmp_path / "plan.json"
@@ -46,6 +47,8 @@ def study(*args, cwd=ROOT):
     ({"variants": {"a": {"preset": "smoke", "set": ["nonsense=1"]}}}, "unknown key 'nonsense'"),
     ({"variants": {"a": {"preset": "smoke"}, "b": {"preset": "smoke", "set": []}}}, "duplicated member"),
     ({"evaluate": {"lengths": [5]}}, "lengths"),
+    ({"dilution": {"count": 0}}, "dilution.count"),
+    ({"dilution": {"inputs": 3}}, "unknown key(s) inputs"),
 ])
 def test_a_bad_plan_exits_2_before_any_work(tmp_path, change, message):
     result = study(smoke_plan(tmp_path, **change))
@@ -74,7 +77,8 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout.splitlines()[-1])["done"] == 2
     member = tmp_path / "members" / "tiny" / "letter" / "seed-1"
-    for name in ("train.json", "length_generalisation.json", "analysis.json", "run/model.safetensors"):
+    for name in ("train.json", "length_generalisation.json", "dilution.json", "analysis.json",
+                 "run/model.safetensors"):
         assert (member / name).is_file(), name
     stamps = {p: p.stat().st_mtime_ns for p in member.rglob("*.json")}
 
@@ -101,6 +105,12 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
     assert at_17["n"] == 2 and at_17["ci"][0] <= at_17["mean"] <= at_17["ci"][1]
     assert "Student t" in summary["interval"]
     assert (tmp_path / "ship" / "tiny" / "letter" / "seed-2" / "analysis.json").is_file()
+    # the premise block compares every member's predicted break with its measured one
+    breaks = {s: json.loads((tmp_path / "members" / "tiny" / "letter" / f"seed-{s}" / "dilution.json").read_text())
+              ["breaks"] for s in (1, 2)}
+    assert result["breaks"]["measured"] == {str(s): b["measured"] for s, b in breaks.items()}
+    assert summary["premise"]["lemma"]["n"] == 2 and summary["premise"]["lemma"]["members"] == [
+        "tiny/letter/seed-1", "tiny/letter/seed-2"]
     assert not list((tmp_path / "ship").rglob("*.safetensors"))
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 
 from .analysis import cli as analysis_cli
+from .analysis import dilution_cli
 from .cli_common import OneLineParser, OutputError, UsageError, report_usage_error
 from .llm import cli as llm_cli
 from .model import cli as model_cli
@@ -24,7 +25,7 @@ from .tasks import cli as tasks_cli
 
 COMMANDS = [tasks_cli.add_data_parser, model_cli.add_train_parser, model_cli.add_bench_parser,
             llm_cli.add_llm_parser, analysis_cli.add_evaluate_parser, analysis_cli.add_analyze_parser,
-            studies_cli.add_study_parser]
+            dilution_cli.add_dilution_parser, studies_cli.add_study_parser]
 
 
 def build_parser() -> OneLineParser:

@@ -11,7 +11,11 @@ Every family answers four questions (``Adapter``'s abstract methods):
 * ``queries_keys(layer, hidden)``: unrotated queries and keys (B, H, T, head_dim), one
   entry per *query* head (grouped-query keys repeated as HF's ``repeat_kv`` does);
 * the RoPE layout: ``angles`` (float64, ``theory.rope.rope_angles``), ``pairing``
-  (``"adjacent"`` for GPT-J, ``"halves"`` for NeoX and LLaMA), ``rotary_dim``, ``scale``.
+  (``"adjacent"`` for GPT-J, ``"halves"`` for NeoX and LLaMA), ``rotary_dim``, ``scale``;
+  per layer (defaults: the same for every layer, which is all HF families need)
+  ``layer_angles(layer)`` (all 0 in a NoPE layer: the identity rotation) and
+  ``query_factor(layer, length)`` (the per-head factor of the last query in a
+  length-scaled layer, None where there is none).
 
 From these the base class derives, with ``theory.rope`` doing every rotation, the cross
 matrix ``cross[c, p]`` = logit of key content c placed at position p (the ``fast`` route,
@@ -81,6 +85,21 @@ class Adapter:
         hidden = self.hidden_states(ids)
         return hidden, [self.last_query_keys(layer, h) for layer, h in enumerate(hidden)]
 
+    def layer_angles(self, layer: int) -> np.ndarray:
+        """The rotary angles of ``layer`` (float64, one per plane); all 0 means the layer
+        has no rotary planes (NoPE).  One table for every layer unless a family overrides."""
+        return self.angles
+
+    def query_factor(self, layer: int, length: int) -> np.ndarray | None:
+        """(n_heads,) factor multiplying ``layer``'s last query (position ``length - 1``)
+        before its logits, or None (no length-dependent query scale).  Positive for a fixed
+        log scale; a learned per-head scale may have any sign (the product handles both)."""
+        return None
+
+    def has_rotary_planes(self, layer: int) -> bool:
+        """False for a layer whose every plane has angle 0 (NoPE): no plane carries position."""
+        return bool(np.any(self.layer_angles(layer) != 0))
+
     def last_query_keys(self, layer: int, hidden) -> tuple[np.ndarray, np.ndarray]:
         """One layer's entry of ``hidden_and_keys`` from its hidden states: (last query
         (B, H, hd), keys (B, H, T, hd)), unrotated."""
@@ -88,15 +107,18 @@ class Adapter:
         return q[..., -1, :], k
 
     # ---- derived, identical for every family --------------------------------------------------
-    def rotation_tables(self, length: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def rotation_tables(self, length: int, angles=None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``R_(T-1-p)`` for every key position p as tables: ``(R x)[d] = cos[p, d] x[d] +
         sin[p, d] x[partner[d]]`` (float64 (T, head_dim) and (head_dim,) partner indices).
+        ``angles``: one layer's table (default ``self.angles``; all 0 gives the identity).
         Read off the matrices of ``theory.rope.rope_matrix``, so the rotation is still written
-        once; built once per length."""
+        once; built once per (length, angle table)."""
+        angles = np.asarray(self.angles if angles is None else angles, dtype=np.float64)
         cache = self.__dict__.setdefault("_rotation_tables", {})
-        if length not in cache:
+        key = (length, angles.tobytes())
+        if key not in cache:
             offsets = (length - 1) - np.arange(length)
-            matrices = np.stack([rope_matrix(int(o), self.angles, self.head_dim, pairing=self.pairing)
+            matrices = np.stack([rope_matrix(int(o), angles, self.head_dim, pairing=self.pairing)
                                  for o in offsets])  # (T, hd, hd); identity past rotary_dim
             partner = np.arange(self.head_dim)
             a, b = plane_indices(self.head_dim, self.rotary_dim, self.pairing)
@@ -108,18 +130,33 @@ class Adapter:
             rebuilt[:, dims, partner] += sin
             if not np.array_equal(rebuilt, matrices):  # the tables' premise: one rotation per plane
                 raise AssertionError("rope_matrix has entries off its rotation planes")
-            cache[length] = (torch.from_numpy(cos), torch.from_numpy(sin), torch.from_numpy(partner))
-        return cache[length]
+            cache[key] = (torch.from_numpy(cos), torch.from_numpy(sin), torch.from_numpy(partner))
+        return cache[key]
 
-    def rotated_queries(self, q_last, length: int) -> np.ndarray:
+    def rotated_queries(self, q_last, length: int, layer: int | None = None) -> np.ndarray:
         """``R_(T-1-p) q`` for every key position p: (..., T, head_dim) from q (..., head_dim).
-        Elementwise on the tables (O(T head_dim) per query, not a T head_dim^2 matmul against
-        the stacked matrices, which cost 3-4x more); tests compare it with ``theory.rope.rotate``."""
-        return self._rotated(torch.as_tensor(q_last, dtype=torch.float64), length).numpy()
+        ``layer``: also that layer's angles and query factor (``positioned_query``); None:
+        ``self.angles``, no factor.  Elementwise on the tables (O(T head_dim) per query, not a
+        T head_dim^2 matmul against the stacked matrices, which cost 3-4x more); tests compare
+        it with ``theory.rope.rotate``."""
+        q = torch.as_tensor(q_last, dtype=torch.float64)
+        if layer is None:
+            return self._rotated(q, length).numpy()
+        return self.positioned_query(layer, q, length).numpy()
 
-    def _rotated(self, q_last: torch.Tensor, length: int) -> torch.Tensor:
-        cos, sin, partner = self.rotation_tables(length)
+    def _rotated(self, q_last: torch.Tensor, length: int, angles=None) -> torch.Tensor:
+        cos, sin, partner = self.rotation_tables(length, angles)
         return torch.addcmul(q_last[..., None, :] * cos, q_last[..., partner][..., None, :], sin)
+
+    def positioned_query(self, layer: int, q_last: torch.Tensor, length: int) -> torch.Tensor:
+        """What position does to ``layer``'s last query (B, H, hd) facing ``length`` keys:
+        rotated by every offset with the layer's angles, times the layer's query factor (one
+        number per head, so scaling before or after the rotation is the same),
+        (B, H, T, hd).  The one place the derived routes apply a layer's RoPE variant."""
+        factor = self.query_factor(layer, length)
+        if factor is not None:
+            q_last = q_last * torch.as_tensor(np.asarray(factor, dtype=np.float64))[:, None]
+        return self._rotated(q_last, length, self.layer_angles(layer))
 
     def cross(self, layer: int, hidden, query_keys=None) -> np.ndarray:
         """(B, H, T, T): ``cross[..., c, p]`` = logit from the last query to key content c
@@ -129,26 +166,31 @@ class Adapter:
         of ``hidden_and_keys`` (else computed from ``hidden``)."""
         if query_keys is None:
             query_keys = self.last_query_keys(layer, hidden)
-        return self.crosses([query_keys])[0]
+        return self.crosses([query_keys], layers=[layer])[0]
 
-    def crosses(self, query_keys: list) -> np.ndarray:
+    def crosses(self, query_keys: list, layers=None) -> np.ndarray:
         """(L, B, H, T, T): ``cross`` of L layers from their ``hidden_and_keys`` entries (same
-        B, H, T) in one array, so the score step after it runs once on all layers.  Layer by
-        layer inside: one layer's rotated queries stay in cache, all layers' would not (2x
-        slower when measured).  (torch on numpy memory: zero-copy, and its elementwise and
-        batched products are 2-3x faster than numpy's on these sizes.)"""
+        B, H, T) in one array, so the score step after it runs once on all layers.
+        ``layers``: the layer index of each entry (default 0, 1, ..), which picks its angles
+        and query factor.  Layer by layer inside: one layer's rotated queries stay in cache,
+        all layers' would not (2x slower when measured).  (torch on numpy memory: zero-copy,
+        and its elementwise and batched products are 2-3x faster than numpy's on these sizes.)"""
+        layers = range(len(query_keys)) if layers is None else list(layers)
+        if len(layers) != len(query_keys):
+            raise ValueError(f"crosses got {len(query_keys)} (query, keys) entries but {len(layers)} layer indices")
         out = []
-        for q, k in query_keys:
-            rotated = self._rotated(torch.from_numpy(q), k.shape[-2])  # (B, H, T_p, hd)
+        for layer, (q, k) in zip(layers, query_keys):
+            rotated = self.positioned_query(layer, torch.from_numpy(q), k.shape[-2])  # (B, H, T_p, hd)
             out.append(torch.matmul(torch.from_numpy(k), rotated.transpose(-1, -2)))
         return torch.stack(out).mul_(self.scale).numpy()
 
     def plane_terms(self, layer: int, hidden) -> tuple[np.ndarray, np.ndarray]:
         """Each last-token logit split by rotary plane: ``terms`` (B, H, T, rotary_dim/2), the
         plane-k part of ``k_j . R_(T-1-j) q`` (times the scale), and ``rest`` (B, H, T), the
-        non-rotary dims; ``terms.sum(-1) + rest`` is the logit."""
+        non-rotary dims; ``terms.sum(-1) + rest`` is the logit (query factor included).  In a
+        NoPE layer the "planes" are plain dimension pairs: no position in them."""
         q, k = self.last_query_keys(layer, hidden)
-        rotated = self.rotated_queries(q, k.shape[-2])
+        rotated = self.rotated_queries(q, k.shape[-2], layer)
         a, b = plane_indices(self.head_dim, self.rotary_dim, self.pairing)
         terms = (k[..., a] * rotated[..., a] + k[..., b] * rotated[..., b]) * self.scale
         rest = (k[..., self.rotary_dim:] * rotated[..., self.rotary_dim:]).sum(-1) * self.scale

@@ -25,17 +25,26 @@ class OurGPTJAdapter(Adapter):
     def __init__(self, model):
         self.model = model.eval()
         c = model.config
-        # The derived routes (cross matrix, plane terms) rotate every layer by one table of
-        # angles and know no query scale: exact for the paper's model, another base and p-RoPE
-        # (whose slow planes are angle 0 in model.rotary.angles), not yet for NoPE layers or a
-        # length-scaled query.  Refuse those rather than give wrong scores.
-        unsupported = sorted(set(c.variant()) & {"nope_from_layer", "query_scale"})
-        if unsupported:
-            raise ValueError(f"the analysis does not yet support the variant(s) {', '.join(unsupported)} "
-                             f"({c.variant()}); accuracy and length generalisation do (evaluate)")
         self.n_layers, self.n_heads, self.head_dim, self.rotary_dim = c.n_layer, c.n_head, c.head_dim, c.rotary_dim
+        # p-RoPE's position-free planes are already angle 0 in model.rotary.angles; a NoPE
+        # layer (ModelConfig.nope_from_layer) rotates nothing; layer_angles says which
         self.angles = model.rotary.angles.numpy()
+        self.base = float(c.rope_base)
         self.scale = float(model.transformer.h[0].attn.scale)
+
+    def layer_angles(self, layer):
+        if self.model.transformer.h[layer].attn.use_rope:
+            return self.angles
+        return np.zeros_like(self.angles)  # the identity rotation (theory.rope.rope_matrix at angle 0)
+
+    def query_factor(self, layer, length):
+        """The layer's own ``QueryScale.factor`` at the last position (the formula lives there)."""
+        scale = self.model.transformer.h[layer].attn.query_scale
+        if scale.kind == "none":
+            return None
+        with torch.no_grad():
+            factor = scale.factor(length - 1, 1, self.model.lm_head.weight.device, torch.float64)  # (1 or H, 1, 1)
+        return np.broadcast_to(to_numpy(factor)[:, 0, 0], (self.n_heads,)).copy()
 
     def _ids(self, ids):
         return torch.as_tensor(np.asarray(ids), dtype=torch.long)

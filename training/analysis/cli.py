@@ -231,10 +231,6 @@ def run_analyze(args) -> int:
                else _lengths(args.discrepancy_lengths, "--discrepancy-lengths"))
     out = prepare_json_output(args)
     config = _read_config(args.run, args.task)
-    unsupported = sorted(set(config.variant()) & {"nope_from_layer", "query_scale"})
-    if unsupported:  # training.analysis.adapters.OurGPTJAdapter says why
-        raise UsageError(f"{args.run} is a RoPE variant ({', '.join(unsupported)}) the score analysis does not "
-                         f"support yet; evaluate supports it")
     check_analysis_size(config, args.n_inputs, lengths, args.discrepancy_count, not args.no_discrepancy)
     try:
         result = analyse_run(args.run, args.task, method=args.method, checkpoint_dir=args.checkpoint_dir,

@@ -18,13 +18,18 @@ ROUNDED ID (what Table 1 prints beside its integer IDs) and ``frequency_interpol
 
 A second reading, closer to Figure 4C's title "Max. logit per Frequency", is kept beside it:
 ``w'_k`` = mean over inputs of the LARGEST plane-k term over all key positions.
+
+RoPE variants.  Angles are each layer's own (``Adapter.layer_angles``: another base, p-RoPE's
+position-free planes at angle 0), and ``base`` defaults to the adapter's.  A NoPE layer has no
+rotary planes at all: ``rotary[layer]`` is False and every per-plane field of that layer
+(weights, IDs, frequencies) is None rather than a split of dimension pairs that carry no
+position.  ``frequency_interpolated`` is None where the ID lies next to a plane of angle 0
+(p-RoPE), since the geometric interpolation holds between rotating planes only.
 """
 
 from __future__ import annotations
 
 import numpy as np
-
-from theory.rope import rope_angles
 
 __all__ = ["top_logit_planes", "frequency_use", "weighted_id", "id_frequency", "WEIGHT_DEFINITION"]
 
@@ -59,27 +64,35 @@ def id_frequency(frequency_id: float, rotary_dim: int, base: float = 10000.0) ->
     return float(base ** (-2.0 * (frequency_id - 1.0) / rotary_dim))
 
 
-def frequency_use(adapter, hidden_in, base: float = 10000.0) -> dict:
-    """Weights, weighted-average IDs and frequencies for every layer (see module doc)."""
+def frequency_use(adapter, hidden_in, base: float | None = None) -> dict:
+    """Weights, weighted-average IDs and frequencies for every layer (see module doc);
+    ``base``: of ``frequency_interpolated``, default the adapter's (10000 if it has none)."""
     rotary_dim = adapter.rotary_dim
-    angles = np.asarray(rope_angles(rotary_dim, base), dtype=np.float64)
-    out = {"definition": WEIGHT_DEFINITION, "weights": [], "weighted_id": [], "rounded_id": [], "frequency": [],
-           "frequency_interpolated": [], "dominant_id": [], "dominant_frequency": [],
-           "weights_max_per_plane": [], "weighted_id_max_per_plane": []}
+    base = float(getattr(adapter, "base", 10000.0) if base is None else base)
+    fields = ("weights", "weighted_id", "rounded_id", "frequency", "frequency_interpolated", "dominant_id",
+              "dominant_frequency", "weights_max_per_plane", "weighted_id_max_per_plane")
+    out = {"definition": WEIGHT_DEFINITION, "rotary": [], **{name: [] for name in fields}}
     for layer, hidden in enumerate(hidden_in):
-        planes = top_logit_planes(adapter, layer, hidden)
-        w = np.clip(planes["terms"], 0, None).reshape(-1, planes["terms"].shape[-1]).mean(0)
-        w_max = planes["max_per_plane"].reshape(-1, w.shape[0]).mean(0)
-        wid = weighted_id(w)
-        rounded = None if wid is None else int(np.floor(wid + 0.5))
-        dominant = int(np.argmax(w)) + 1
-        out["weights"].append(w.tolist())
-        out["weighted_id"].append(wid)
-        out["rounded_id"].append(rounded)
-        out["frequency"].append(None if rounded is None else float(angles[rounded - 1]))
-        out["frequency_interpolated"].append(None if wid is None else id_frequency(wid, rotary_dim, base))
-        out["dominant_id"].append(dominant)
-        out["dominant_frequency"].append(float(angles[dominant - 1]))
-        out["weights_max_per_plane"].append(w_max.tolist())
-        out["weighted_id_max_per_plane"].append(weighted_id(np.clip(w_max, 0, None)))
+        rotary = adapter.has_rotary_planes(layer)
+        out["rotary"].append(rotary)
+        row = _layer_use(adapter, layer, hidden, rotary_dim, base) if rotary else dict.fromkeys(fields)
+        for name in fields:
+            out[name].append(row[name])
     return out
+
+
+def _layer_use(adapter, layer: int, hidden, rotary_dim: int, base: float) -> dict:
+    """One layer's entries of ``frequency_use`` (a layer with rotary planes)."""
+    angles = np.asarray(adapter.layer_angles(layer), dtype=np.float64)
+    planes = top_logit_planes(adapter, layer, hidden)
+    w = np.clip(planes["terms"], 0, None).reshape(-1, planes["terms"].shape[-1]).mean(0)
+    w_max = planes["max_per_plane"].reshape(-1, w.shape[0]).mean(0)
+    wid = weighted_id(w)
+    rounded = None if wid is None else int(np.floor(wid + 0.5))
+    dominant = int(np.argmax(w)) + 1
+    between_rotating = wid is not None and all(angles[int(i) - 1] != 0 for i in {np.floor(wid), np.ceil(wid)})
+    return {"weights": w.tolist(), "weighted_id": wid, "rounded_id": rounded,
+            "frequency": None if rounded is None else float(angles[rounded - 1]),
+            "frequency_interpolated": id_frequency(wid, rotary_dim, base) if between_rotating else None,
+            "dominant_id": dominant, "dominant_frequency": float(angles[dominant - 1]),
+            "weights_max_per_plane": w_max.tolist(), "weighted_id_max_per_plane": weighted_id(np.clip(w_max, 0, None))}

@@ -22,6 +22,10 @@ RoPE) onto it:
 
 Queries are the integer tokens of the number task (positions 8..16: pre-target window and
 query), each with the offset s it encodes; keys are every position.
+
+RoPE variants: the layer's own angles (``Adapter.layer_angles``) and query factor
+(``Adapter.query_factor``) enter the attention rows.  A NoPE layer has no rotary plane
+(``plane_id`` None): the plane numbers are None, ``attends_target_fraction`` is still measured.
 """
 
 from __future__ import annotations
@@ -60,42 +64,67 @@ def _integer_offsets(task, ids: np.ndarray) -> np.ndarray:
     return values[ids]
 
 
-def index_geometry(adapter, layer: int, hidden, ids: np.ndarray, task, plane_id: int,
+def index_geometry(adapter, layer: int, hidden, ids: np.ndarray, task, plane_id: int | None,
                    query_positions=range(8, 17), head: int = 0, max_points: int | None = None) -> dict:
-    """The Figure-4B picture and its numbers for one layer, plane ``plane_id`` (1-based)."""
+    """The Figure-4B picture and its numbers for one layer, plane ``plane_id`` (1-based; None
+    for a layer without rotary planes, ``frequency_use``'s dominant ID of a NoPE layer)."""
+    if plane_id is None and adapter.has_rotary_planes(layer):
+        raise ValueError(f"layer {layer} has rotary planes: index_geometry needs a plane_id in "
+                         f"1..{adapter.rotary_dim // 2}, got None")
     ids = np.asarray(ids)
     q, k = adapter.queries_keys(layer, hidden)  # (B, H, T, hd) unrotated
     q, k = q[:, head], k[:, head]
-    a, b = plane_indices(adapter.head_dim, adapter.rotary_dim, adapter.pairing)
-    pa, pb = a[plane_id - 1], b[plane_id - 1]
-    g = float(adapter.angles[plane_id - 1])
+    angles = adapter.layer_angles(layer)
     positions = np.asarray(list(query_positions))
     offsets = _integer_offsets(task, ids)[:, positions]  # (B, Q)
+    valid = offsets > 0
+    keep = slice(None) if max_points is None else slice(0, max_points)
+    plane = _plane_numbers(q, k, adapter, angles, plane_id, positions, offsets, valid, keep)
+    return {
+        "layer": layer, "plane_id": None if plane_id is None else int(plane_id), "frequency": plane["g"],
+        "head": head, "keys": plane["keys"], "queries": plane["queries"],
+        "offsets": offsets[keep].reshape(-1).tolist(),
+        "key_positions": list(range(k.shape[1])), "query_positions": positions.tolist(),
+        **{name: plane[name] for name in ("key_direction", "key_collapse", "query_alignment", "query_spread",
+                                          "pointing_fraction")},
+        "attends_target_fraction": _attends_target(adapter, layer, q, k, angles, head, positions, offsets, valid),
+        "n_keys": int(k.shape[0] * k.shape[1]), "n_queries": int(valid.sum()),
+    }
+
+
+def _plane_numbers(q, k, adapter, angles, plane_id, positions, offsets, valid, keep) -> dict:
+    """Keys and queries projected on plane ``plane_id`` and the numbers read from them (all
+    None, points empty, when there is no plane: a NoPE layer)."""
+    names = ("g", "key_direction", "key_collapse", "query_alignment", "query_spread", "pointing_fraction")
+    if plane_id is None:
+        return {"keys": [], "queries": [], **dict.fromkeys(names)}
+    a, b = plane_indices(adapter.head_dim, adapter.rotary_dim, adapter.pairing)
+    pa, pb = a[plane_id - 1], b[plane_id - 1]
+    g = float(angles[plane_id - 1])
     keys_xy = np.stack([k[..., pa], k[..., pb]], -1).reshape(-1, 2)
     queries_xy = np.stack([q[:, positions, pa], q[:, positions, pb]], -1)  # (B, Q, 2)
     collapse, mu = key_collapse(keys_xy)
     phi = np.arctan2(queries_xy[..., 1], queries_xy[..., 0])
-    valid = offsets > 0
     delta = _wrap(phi + offsets * g - mu)[valid]
-    # full attention rows of every query position (all planes): logit to key j = k_j . R_(i-j) q_i
-    attends = []
-    for column, i in enumerate(positions):
-        rotated = rotate(q[:, i][:, None, :], i - np.arange(i + 1), adapter.angles, pairing=adapter.pairing)
-        row = (k[:, : i + 1] * rotated).sum(-1)  # (B, i + 1)
-        attends.append(i - row.argmax(-1))
-    attended_offset = np.stack(attends, -1)
-    keep = slice(None) if max_points is None else slice(0, max_points)
     return {
-        "layer": layer, "plane_id": int(plane_id), "frequency": g, "head": head,
-        "keys": np.round(keys_xy.reshape(len(ids), -1, 2)[keep].reshape(-1, 2), 5).tolist(),
+        "g": g, "keys": np.round(keys_xy.reshape(len(q), -1, 2)[keep].reshape(-1, 2), 5).tolist(),
         "queries": np.round(queries_xy[keep].reshape(-1, 2), 5).tolist(),
-        "offsets": offsets[keep].reshape(-1).tolist(),
-        "key_positions": list(range(k.shape[1])), "query_positions": positions.tolist(),
-        "key_direction": mu,
-        "key_collapse": collapse,
+        "key_direction": mu, "key_collapse": collapse,
         "query_alignment": float(np.cos(delta).mean()) if delta.size else None,
         "query_spread": circular_correlation(phi[valid], -offsets[valid] * g) if delta.size else None,
         "pointing_fraction": float((np.abs(delta) < g / 2).mean()) if delta.size else None,
-        "attends_target_fraction": float((attended_offset == offsets)[valid].mean()) if delta.size else None,
-        "n_keys": int(keys_xy.shape[0]), "n_queries": int(valid.sum()),
     }
+
+
+def _attends_target(adapter, layer, q, k, angles, head, positions, offsets, valid) -> float | None:
+    """Fraction of queries whose full attention row (all planes) peaks at their own offset:
+    logit to key j = f_i k_j . R_(i-j) q_i, f_i the layer's query factor at position i (a
+    learned scale's sign could flip the argmax; none in the paper's model)."""
+    attends = []
+    for i in positions:
+        rotated = rotate(q[:, i][:, None, :], i - np.arange(i + 1), angles, pairing=adapter.pairing)
+        row = (k[:, : i + 1] * rotated).sum(-1)  # (B, i + 1)
+        factor = adapter.query_factor(layer, i + 1)
+        attends.append(i - (row if factor is None else row * factor[head]).argmax(-1))
+    hits = (np.stack(attends, -1) == offsets)[valid]
+    return float(hits.mean()) if hits.size else None

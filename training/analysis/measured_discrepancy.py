@@ -33,7 +33,7 @@ from theory.discrepancy_index import index_discrepancy
 from theory.discrepancy_retrieval import retrieval_discrepancy, retrieval_general
 
 __all__ = ["DEFAULT_LENGTHS", "CLASSIFY_RULE", "classify", "measured_gaps", "decay_exponent", "theory_curve",
-           "measured_discrepancy", "ALPH_SIZE", "DECAY_THRESHOLD", "TOKEN_BUDGET", "batch_rows"]
+           "measured_discrepancy", "last_row_readings", "top_weight", "ALPH_SIZE", "DECAY_THRESHOLD", "TOKEN_BUDGET", "batch_rows"]
 
 DEFAULT_LENGTHS = (17, 25, 50, 100, 200, 400, 850, 1500, 3000, 5000)
 ALPH_SIZE = {"number": 120, "letter": 8}
@@ -57,26 +57,43 @@ def batch_rows(length: int, token_budget: int) -> int:
     return max(1, token_budget // length)
 
 
-def measured_gaps(adapter, task, lengths, count: int, seed: int, token_budget: int = TOKEN_BUDGET,
-                  progress: bool = True) -> list[np.ndarray]:
-    """Per length, an array (layers, count * heads) of per-input logit gaps."""
+def last_row_readings(adapter, task, lengths, count: int, seed: int, token_budget: int = TOKEN_BUDGET,
+                      progress: bool = True, desc: str = "discrepancy") -> list[dict]:
+    """Per length, arrays (layers, count * heads) read off every last-token logit row:
+    ``gap`` (``logit_gap``) and ``top_weight`` (the softmax weight of the largest logit).
+    One pass serves the discrepancy here and the softmax dilution of
+    ``training.analysis.dilution``."""
     out = []
-    bar = tqdm(total=sum(count * n for n in lengths), disable=not progress, desc="discrepancy", unit="tok",
+    bar = tqdm(total=sum(count * n for n in lengths), disable=not progress, desc=desc, unit="tok",
                unit_scale=True, dynamic_ncols=True)
     for n in lengths:
         if n < task.seq_len:
             raise ValueError(f"length {n} is shorter than the task's {task.seq_len} tokens")
         batch = task.generate(count, seed, extra_target=n - task.seq_len)
-        gaps = [[] for _ in range(adapter.n_layers)]
+        gaps, weights = [[] for _ in range(adapter.n_layers)], [[] for _ in range(adapter.n_layers)]
         step = batch_rows(n, token_budget)
         for start in range(0, count, step):
             _, logits = adapter.trace(batch.inputs[start:start + step])
             for layer, rows in enumerate(logits):
-                gaps[layer] += [float(logit_gap(row)) for row in rows.reshape(-1, rows.shape[-1])]
+                rows = rows.reshape(-1, rows.shape[-1])
+                gaps[layer] += [float(logit_gap(row)) for row in rows]
+                weights[layer] += list(top_weight(rows))
             bar.update(n * len(batch.inputs[start:start + step]))
-        out.append(np.array(gaps))
+        out.append({"gap": np.array(gaps), "top_weight": np.array(weights)})
     bar.close()
     return out
+
+
+def top_weight(rows: np.ndarray) -> np.ndarray:
+    """Softmax weight of each row's largest logit, 1 / sum_j e^(L_j - max L), in float64."""
+    rows = np.asarray(rows, dtype=np.float64)
+    return 1.0 / np.exp(rows - rows.max(axis=-1, keepdims=True)).sum(axis=-1)
+
+
+def measured_gaps(adapter, task, lengths, count: int, seed: int, token_budget: int = TOKEN_BUDGET,
+                  progress: bool = True) -> list[np.ndarray]:
+    """Per length, an array (layers, count * heads) of per-input logit gaps."""
+    return [r["gap"] for r in last_row_readings(adapter, task, lengths, count, seed, token_budget, progress)]
 
 
 def decay_exponent(lengths, values) -> float | None:
@@ -121,12 +138,13 @@ def measured_discrepancy(adapter, task, kinds, dominant_ids, angles, lengths=DEF
         per_length = [g[layer] for g in gaps]
         median = [float(np.median(x)) for x in per_length]
         exponent = decay_exponent(lengths, median)
-        theory = theory_curve(kinds[layer], float(angles[layer]), lengths, ALPH_SIZE[task.name])
+        angle = None if angles[layer] is None else float(angles[layer])  # None: a NoPE layer, no rotating plane
+        theory = theory_curve(kinds[layer] if angle is not None else "other", angle, lengths, ALPH_SIZE[task.name])
         decays = None if exponent is None else exponent <= DECAY_THRESHOLD
-        expected = {"index": True, "retrieval": False}.get(kinds[layer])
+        expected = {"index": True, "retrieval": False}.get(kinds[layer]) if angle is not None else None
         layers.append({
-            "layer": layer, "kind": kinds[layer], "dominant_id": int(dominant_ids[layer]),
-            "angle": float(angles[layer]),
+            "layer": layer, "kind": kinds[layer],
+            "dominant_id": None if dominant_ids[layer] is None else int(dominant_ids[layer]), "angle": angle,
             "min": [float(x.min()) for x in per_length], "median": median,
             "mean": [float(x.mean()) for x in per_length], "decay_exponent": exponent,
             "decays": decays, "theory_says_decays": expected,

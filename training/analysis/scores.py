@@ -84,7 +84,7 @@ def layer_scores(adapter, layer: int, hidden, method: str = "fast", tau: float =
     if method == "fast":
         if query_keys is None:
             query_keys = adapter.last_query_keys(layer, hidden)
-        return {key: value[0] for key, value in fast_scores(adapter, [query_keys], tau).items()}
+        return {key: value[0] for key, value in fast_scores(adapter, [query_keys], tau, [layer]).items()}
     pairs = swap_pairs(hidden.shape[1] - 1)  # every position before the query
     base, rows = swapped_rows(adapter, layer, hidden, pairs, method)
     positional, symbolic = head_scores(base, rows, pairs, tau)
@@ -94,18 +94,22 @@ def layer_scores(adapter, layer: int, hidden, method: str = "fast", tau: float =
 FAST_CHUNK = 1 << 22  # elements of the largest temporary of fast_scores (32 MB in float64)
 
 
-def fast_scores(adapter, query_keys: list, tau: float = DEFAULT_TAU) -> dict:
+def fast_scores(adapter, query_keys: list, tau: float = DEFAULT_TAU, layers=None) -> dict:
     """The fast route for several layers at once: arrays (L, B, H) from each layer's
-    (last query, keys) of ``Adapter.hidden_and_keys``.  The cross matrices of a group of
-    layers and ``theory.scores.head_scores_from_cross`` (O(P) per input) run on all of them
-    together; groups stay under ``FAST_CHUNK`` elements (one group for the paper's model)."""
+    (last query, keys) of ``Adapter.hidden_and_keys``; ``layers``: the layer index of each
+    entry (default 0, 1, ..: all layers), which picks that layer's angles and query scale.
+    The cross matrices of a group of layers and ``theory.scores.head_scores_from_cross``
+    (O(P) per input) run on all of them together; groups stay under ``FAST_CHUNK`` elements
+    (one group for the paper's model)."""
+    layers = list(range(len(query_keys)) if layers is None else layers)
     B, H, T, hd = query_keys[0][1].shape
     pairs = swap_pairs(T - 1)  # every position before the query
     per_layer = B * H * max(T * hd, len(pairs), T * T)
     group = max(1, FAST_CHUNK // per_layer)
     out = {"positional": [], "symbolic": [], "entropy": []}
     for start in range(0, len(query_keys), group):
-        cross = adapter.crosses(query_keys[start:start + group])
+        part = query_keys[start:start + group]
+        cross = adapter.crosses(part, layers[start:start + group])  # each layer's own RoPE variant
         positional, symbolic = head_scores_from_cross(cross, pairs, tau)
         out["positional"].append(positional)
         out["symbolic"].append(symbolic)

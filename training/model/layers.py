@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from theory.rope import rope_angles
+from theory.variant_theory import variant_angles
 
 __all__ = ["Dropout", "Rotary", "QueryScale", "QUERY_SCALES", "TRAINING_LENGTH"]
 
@@ -64,10 +63,8 @@ class Rotary(nn.Module):
 
     def __init__(self, rotary_dim: int, base: float, fraction: float = 1.0):
         super().__init__()
-        angles = np.asarray(rope_angles(rotary_dim, base), dtype=np.float64)
-        # p-RoPE: the slowest planes get angle 0, i.e. no rotation at all (position-free);
-        # rope_angles runs from the fastest plane to the slowest
-        angles[int(round(fraction * len(angles))):] = 0.0
+        # p-RoPE: the slowest planes get angle 0, i.e. no rotation at all (position-free)
+        angles = variant_angles(rotary_dim, base, fraction)
         # float64 on CPU, never cast by model.to(dtype): the tables are built from it
         self.angles = torch.from_numpy(angles)
         self.rotary_dim = rotary_dim

@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["Preset", "PRESETS", "get_preset"]
+__all__ = ["Preset", "PRESETS", "get_preset", "EXTRA_TARGET_MAX_LIMIT"]
+
+# The most extra target-window tokens a training batch may get (``data.extra_target_max``):
+# training sequences of at most 5,000 tokens, the longest length the length sweep evaluates
+# (training.analysis.evaluate.DEFAULT_LENGTHS) -- training beyond it cannot test extrapolation.
+EXTRA_TARGET_MAX_LIMIT = 5000 - 17
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,9 @@ class Preset:
     train_count: int = 0
     validation_count: int = 0
     eval_batch_size: int = 600
+    # 0: the data as given.  K > 0: each training batch gets K' ~ uniform{0..K} extra target-window
+    # symbols (Task.extend) before every row, drawn from (seed, step); validation stays 17 tokens.
+    extra_target_max: int = 0
 
     def to_dict(self) -> dict:
         d = asdict(self)

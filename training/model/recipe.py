@@ -5,7 +5,9 @@ readable and exactly the command a user would type, and a run's resolved recipe 
 its folder) is the one file to reproduce it from.
 
 Keys: the preset's own fields (``steps``, ``lr``, ``batch_size``, ...) and ``model.<field>``
-for every field of ``ModelConfig`` except ``vocab_size`` (the task fixes it).  A value is
+for every field of ``ModelConfig`` except ``vocab_size`` (the task fixes it), and
+``data.<option>`` for the options of the training data (``data.extra_target_max``: the
+Preset field of the same name; ``data`` itself is taken by the split's name).  A value is
 read as a JSON literal (``3000``, ``1e-4``, ``[0.9, 0.99]``, ``true``); a value that is not
 JSON is taken as a string (``data=generated``).  Every key and value is checked against the
 table below, then the whole model is built once on paper (``ModelConfig``) so that
@@ -20,7 +22,7 @@ import json
 import math
 
 from .gptj import ModelConfig
-from .presets import Preset
+from .presets import EXTRA_TARGET_MAX_LIMIT, Preset
 
 __all__ = ["RecipeError", "KEYS", "parse_override", "apply_overrides", "resolved_recipe"]
 
@@ -76,6 +78,8 @@ KEYS = {
     "train_count": _int(0, 100_000_000),
     "validation_count": _int(0, 10_000_000),
     "eval_batch_size": _int(1, 65_536),
+    # a random extra target window per training batch (Preset.extra_target_max; 0: none)
+    "data.extra_target_max": _int(0, EXTRA_TARGET_MAX_LIMIT),
     "model.n_layer": _int(1, 256),
     "model.n_head": _int(1, 256),
     "model.n_embd": _int(1, 16_384),
@@ -95,9 +99,14 @@ KEYS = {
 }
 
 
+# keys whose Preset field has another name (a dotted name cannot be a field)
+_PRESET_FIELD = {"data.extra_target_max": "extra_target_max"}
+
+
 def _check_tables_cover_the_code() -> None:
     """Every preset and model field has a row (a new field without one would be unsettable)."""
-    preset_fields = {f.name for f in dataclasses.fields(Preset)} - {"name", "model"}
+    preset_fields = {f.name for f in dataclasses.fields(Preset)} - {"name", "model"} - set(_PRESET_FIELD.values())
+    preset_fields |= set(_PRESET_FIELD)
     model_fields = {f"model.{f.name}" for f in dataclasses.fields(ModelConfig)} - {"model.vocab_size"}
     missing = (preset_fields | model_fields) - set(KEYS)
     if missing:
@@ -136,7 +145,7 @@ def apply_overrides(preset: Preset, overrides) -> Preset:
         if key.startswith("model."):
             model[key[len("model."):]] = value
         else:
-            top[key] = tuple(value) if key == "betas" else value
+            top[_PRESET_FIELD.get(key, key)] = tuple(value) if key == "betas" else value
     recipe = dataclasses.replace(preset, model=model, **top)
     try:
         ModelConfig(**model)

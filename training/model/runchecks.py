@@ -25,7 +25,7 @@ from dataclasses import MISSING, fields
 from training.tasks.definitions import TASKS
 
 from .gptj import ModelConfig
-from .presets import Preset
+from .presets import EXTRA_TARGET_MAX_LIMIT, Preset
 
 __all__ = ["RunError", "MAX_PARAMETERS", "SEED_MAX", "check_seed", "config_from_dict", "check_model_size",
            "parameter_count", "check_state_info", "check_settings", "check_recipe", "check_metrics_record"]
@@ -134,7 +134,9 @@ def check_recipe(recipe, where: str) -> Preset:
         name, kind = f"{where}: field {key!r}", str(known[key].type)  # annotations are strings here
         if kind == "str" and not isinstance(value, str):
             raise RunError(f"{name} must be a string, got {value!r}")
-        if kind == "int":  # counts and intervals
+        if key == "extra_target_max":  # a count of tokens with its own bound (recipe.KEYS)
+            values[key] = _integer(value, name, 0, EXTRA_TARGET_MAX_LIMIT)
+        elif kind == "int":  # counts and intervals
             low = 0 if key in ("warmup_steps", "train_count", "validation_count") else 1
             values[key] = _integer(value, name, low)
         elif kind == "float":

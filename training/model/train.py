@@ -5,14 +5,18 @@
 
 Loss: cross-entropy of the answer at the query position (the 17th and last input
 token) -- the paper's "labels -100 except the 18th token", computed with the LM
-head on the last position only.  Validation (accuracy overall and per hop count)
-and a checkpoint every ``eval_every`` / ``checkpoint_every`` steps, step 0 and the
-final step included; RUN/model.safetensors always holds the best validation
-accuracy so far (ties keep the earlier step).
+head on the last position only.  ``--set data.extra_target_max=M`` (M > 0; not the
+paper's data) prepends K ~ uniform{0..M} extra target-window symbols (Task.extend)
+to every row of a training batch, one K per batch and step; validation stays 17 tokens.
+
+Validation (accuracy overall and per hop count) and a checkpoint every ``eval_every`` /
+``checkpoint_every`` steps, step 0 and the final step included; RUN/model.safetensors
+always holds the best validation accuracy so far (ties keep the earlier step).
 
 Reproducible: ``--seed`` sets the initial weights and dropout (torch RNG) and the
 data order: the batch of step s is a pure function of (seed, s) -- epoch e is the
-permutation ``numpy.random.default_rng([seed, e])`` -- so resuming needs only the
+permutation ``numpy.random.default_rng([seed, e])``, and its extra window, if any, comes
+from ``default_rng([seed, tag, s])`` (``extra_window``) -- so resuming needs only the
 step number, and ``--resume`` from the last checkpoint (weights, AdamW moments,
 torch RNG states) ends with exactly the weights of an uninterrupted run.  The
 data set itself is the paper's fixed split (``paper_splits(task, seed=0)``).
@@ -46,7 +50,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from training.tasks.definitions import get_task
+from training.tasks.definitions import Batch, get_task
 
 from .checkpoints import Metrics, RunError, save_checkpoint, save_weights
 from .distributed import SINGLE, Ranks, process_group, rank0_run, ranks_from_env
@@ -56,7 +60,10 @@ from .recipe import apply_overrides
 from .runchecks import check_seed
 from .runsetup import RunFolder, check_stop_at, fresh_files, open_run, resume_state, run_settings
 
-__all__ = ["train", "make_optimizer", "lr_factor", "batch_indices", "evaluate", "resolve_device"]
+__all__ = ["train", "make_optimizer", "lr_factor", "batch_indices", "extra_window", "training_batch", "evaluate",
+           "resolve_device"]
+
+_EXTRA_WINDOW_TAG = 0xE7A0  # a third seed word: the window's stream never equals a data-order one
 
 def resolve_device(name: str) -> torch.device:
     if name == "auto":
@@ -100,6 +107,25 @@ def batch_indices(seed: int, step: int, batch_size: int, n: int) -> np.ndarray:
     return out
 
 
+def extra_window(seed: int, step: int, extra_max: int) -> tuple[int, int]:
+    """(K, seed of the K tokens) of ``step``'s batch, K uniform on 0..``extra_max``: a pure
+    function of (run seed, step), so every rank and a resumed run draw the same.  (0, 0) when
+    ``extra_max`` is 0, without drawing anything."""
+    if extra_max == 0:
+        return 0, 0
+    rng = np.random.default_rng([seed, _EXTRA_WINDOW_TAG, step])
+    return int(rng.integers(0, extra_max + 1)), int(rng.integers(0, 2**63 - 1))
+
+
+def training_batch(task, train: Batch, seed: int, step: int, batch_size: int, extra_max: int = 0) -> Batch:
+    """The global batch of ``step``: rows ``batch_indices`` of ``train``, each lengthened by the
+    same K extra target-window symbols of ``extra_window`` (one K keeps the batch rectangular).
+    Answers and hop counts are the rows' own: every hop is relative (Task.extend)."""
+    batch = train.select(batch_indices(seed, step, batch_size, len(train)))
+    k, extra_seed = extra_window(seed, step, extra_max)
+    return get_task(task).extend(batch, k, extra_seed)
+
+
 def _autocast(device: torch.device):
     if device.type != "cuda":
         return nullcontext(), None
@@ -127,7 +153,9 @@ def evaluate(model: GPTJ, data: dict, batch_size: int, amp=nullcontext()) -> dic
     return {"loss": loss.mean().item(), "accuracy": correct.float().mean().item(), "accuracy_by_hop": by_hop}
 
 
-def _load_data(task_name: str, preset: Preset, device) -> tuple[dict, dict]:
+def _load_data(task_name: str, preset: Preset, device) -> tuple[Batch, dict]:
+    """The training set (numpy: each step's batch is cut and lengthened on the host) and the
+    validation set (on ``device``)."""
     task = get_task(task_name)
     if preset.data == "paper":
         from training.tasks.datasets import paper_splits
@@ -141,7 +169,7 @@ def _load_data(task_name: str, preset: Preset, device) -> tuple[dict, dict]:
     def to_torch(b):
         return {k: torch.as_tensor(getattr(b, k), dtype=torch.long, device=device)
                 for k in ("inputs", "answers", "hops")}
-    return to_torch(train), to_torch(validation)
+    return train, to_torch(validation)
 
 
 def _checked_flags(task: str, preset, steps, seed, stop_at, resume: bool, overrides=()) -> Preset:
@@ -194,7 +222,6 @@ def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop
     optimizer = make_optimizer(model, recipe.lr, recipe.betas, recipe.weight_decay)
     amp, scaler = _autocast(dev)
     train_data, val_data = _load_data(task, recipe, dev)
-    n_train = len(train_data["answers"])
 
     header = {"device": str(dev), "parameters": model.num_parameters(),
               **({"world_size": ranks.world_size} if ranks.distributed else {})}
@@ -237,11 +264,11 @@ def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop
         for group in optimizer.param_groups:
             group["lr"] = recipe.lr * lr_factor(step, recipe.warmup_steps, total)
         ranks.seed_dropout(seed, step)
-        rows = ranks.shard(batch_indices(seed, step, recipe.batch_size, n_train))
-        rows = torch.as_tensor(rows, device=dev)
+        batch = training_batch(task, train_data, seed, step, recipe.batch_size, recipe.extra_target_max)
+        inputs = torch.as_tensor(ranks.shard(batch.inputs), dtype=torch.long, device=dev)  # this rank's rows
+        answers = torch.as_tensor(ranks.shard(batch.answers), dtype=torch.long, device=dev)
         with amp:
-            logits = step_model(train_data["inputs"][rows], last_only=True)
-        answers = train_data["answers"][rows]
+            logits = step_model(inputs, last_only=True)
         # The mean over this rank's rows.  DDP averages the gradients over the K ranks, and the
         # slices are equal, so the result is the gradient of the mean over the global batch: a
         # single process's, up to the order of float additions.

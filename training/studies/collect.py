@@ -8,6 +8,12 @@ interval (``theory.statistics.mean_interval``: Student t over seeds, and why).  
 * ``best_step``, ``best_validation_accuracy``       (the run's metrics.jsonl)
 * ``scores_at_best``: per layer, mean positional and symbolic score at the best checkpoint,
   and ``pure_from_step`` per layer for each purity threshold (analyze)
+* ``breaks``: per seed, the measured break length and the breaks Lemma F.1 predicts from the
+  softmax dilution (dilution; ``training.analysis.break_prediction``), and over every member of
+  the study the rank correlation of predicted with measured (``premise``)
+* ``theory``: what the discrepancy theory predicts for the variant's model at the evaluate
+  lengths (``theory.variant_theory.variant_prediction``: per layer the slowest angle, the
+  retrieval horizon and the logit growth of a symbolic head), computed, not measured
 
 A member that lacks a stage contributes nothing to that metric (n says how many did).  Each
 member's small files are copied beside the summary, so the shipped folder alone redraws
@@ -22,15 +28,21 @@ from pathlib import Path
 
 from theory.files import atomic_write_bytes, atomic_write_json
 from theory.statistics import INTERVAL_METHOD, mean_interval
+from theory.variant_theory import variant_prediction
+from training.analysis.break_prediction import RULES, compare_breaks
 from training.analysis.dynamics import best_step, read_validation
+from training.analysis.measured_discrepancy import ALPH_SIZE
 from training.model.checkpoints import Metrics
+from training.model.gptj import ModelConfig
+from training.model.presets import get_preset
+from training.model.recipe import apply_overrides
 
 from .plan import Member, Plan
 from .runner import OUTPUTS, run_folder
 
-__all__ = ["member_results", "summarise", "collect"]
+__all__ = ["member_results", "summarise", "theory_of", "collect"]
 
-SMALL_FILES = ("train.json", "test_accuracy.json", "length_generalisation.json", "analysis.json")
+SMALL_FILES = ("train.json", "test_accuracy.json", "length_generalisation.json", "dilution.json", "analysis.json")
 ACCURACY = (0.0, 1.0)
 
 
@@ -62,6 +74,9 @@ def member_results(plan: Plan, member: Member) -> dict:
         out["best_step"] = step
         out["best_validation_accuracy"] = next(v["overall"] for v in validation if v["step"] == step)
         out["device"] = Metrics(metrics).settings().get("device")
+    dilution = _read(folder / OUTPUTS["dilution"])
+    if dilution and "breaks" in dilution:
+        out["breaks"] = dilution["breaks"]
     analysis = _read(folder / OUTPUTS["analyze"])
     if analysis:
         at = analysis["steps"].index(analysis["best_step"]) if analysis["best_step"] in analysis["steps"] else -1
@@ -107,6 +122,11 @@ def summarise(results: dict) -> dict:
             "by_hop": {h: [_stat(c, ACCURACY) for c in _columns({s: v["by_hop"][h] for s, v in same.items()}, None)]
                        for h in sorted(next(iter(same.values()))["by_hop"])},
         }
+    with_breaks = {s: r["breaks"] for s, r in results.items() if "breaks" in r}
+    if with_breaks:  # lengths, some censored (None: beyond the last length): values only, no mean
+        out["breaks"] = {"measured": {s: b["measured"] for s, b in with_breaks.items()},
+                         **{f"predicted_{rule}": {s: b["predicted"][rule]["break"] for s, b in with_breaks.items()}
+                            for rule in RULES}}
     with_scores = {s: r["scores_at_best"] for s, r in results.items() if "scores_at_best" in r}
     if with_scores:
         out["scores_at_best"] = {kind: [_stat(c, ACCURACY) for c in _columns({s: v[kind] for s, v in
@@ -119,9 +139,15 @@ def summarise(results: dict) -> dict:
     return out
 
 
+def theory_of(spec: dict, task: str, lengths) -> dict:
+    """``variant_prediction`` of the model a plan variant trains (its preset and overrides)."""
+    config = ModelConfig(**apply_overrides(get_preset(spec["preset"]), spec["set"]).model)
+    return variant_prediction(config.variant(), config.n_layer, config.rotary_dim, ALPH_SIZE[task], lengths)
+
+
 def collect(plan: Plan) -> dict:
     """Write ``<ship>/summary.json`` and copy each member's small files beside it."""
-    members, summary = {}, {}
+    members, summary, breaks = {}, {}, {}
     for variant, spec in plan.variants.items():
         for task in spec["tasks"]:
             per_seed = {}
@@ -132,11 +158,15 @@ def collect(plan: Plan) -> dict:
                                       "reused_from": str(plan.reuse[member.id]) if member.id in plan.reuse else None}
                 if len(result) > 1:
                     per_seed[str(seed)] = result
+                if "breaks" in result:
+                    breaks[member.id] = result["breaks"]
                 _ship_member(plan, member)
             summary.setdefault(variant, {})[task] = summarise(per_seed)
+            summary[variant][task]["theory"] = theory_of(spec, task, plan.evaluate["lengths"])
     document = {"plan": plan.name, "about": plan.about, "interval": INTERVAL_METHOD,
                 "variants": plan.variants, "evaluate": plan.evaluate, "analyze": plan.analyze,
-                "members": members, "results": summary}
+                "members": members, "results": summary,
+                "premise": {rule: compare_breaks(breaks, rule) for rule in RULES} if breaks else None}
     atomic_write_json(plan.ship / "summary.json", document, indent=1)
     return document
 

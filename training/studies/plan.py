@@ -6,11 +6,14 @@
                                                  each member's small JSON
      "tasks": ["number", "letter"], "seeds": [0, 1, 2, 3, 4],
      "variants": {"paper": {"preset": "paper", "set": ["steps=6000"], "about": "...",
-                            "tasks": ["letter"]}},      optional: a subset of the plan's tasks
+                            "tasks": ["letter"],        optional: a subset of the plan's tasks
+                            "group": "model"}},         optional: "model" (default) or "data"
      "reuse": {"paper/number/seed-0": "training/reference/number"},
      "evaluate": {"test_split": true, "lengths": [17, 25, ...], "count": 400,
                   "max_tokens": 500000, "seed": 3},
-     "analyze": {"n_inputs": 100, "discrepancy": true}}      or false: no analysis stage
+     "analyze": {"n_inputs": 100, "discrepancy": true},      or false: no analysis stage
+     "dilution": {"count": 32, "seed": 5}}       optional (default false): softmax dilution per layer
+                                                 at the evaluate lengths, and the predicted break
 
 A member is one (variant, task, seed); its id ``<variant>/<task>/seed-<S>`` is also its folder
 below ``root``, so the same plan always puts a member in the same place (idempotent reruns,
@@ -19,6 +22,12 @@ already exist in a run folder (its weights and JSON are taken, not retrained).  
 paths are relative to the working directory.  Two plans may share a ``root``: a member id
 then names one member of both (the runner refuses a folder whose recorded recipe differs).
 Every mistake raises PlanError naming the key.
+
+A variant's ``group`` says what it changes, so results are reported per group: ``"data"`` for
+one that changes the training data rather than the model (``data.extra_target_max``) -- such a
+variant must say so, a mistake otherwise -- and ``"model"`` for the rest.  The key is kept in
+``Plan.variants`` only where the plan gives it (a plan without it reads as before);
+``Plan.group`` gives every variant's.
 """
 
 from __future__ import annotations
@@ -27,16 +36,19 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from training.model.presets import PRESETS, get_preset
+from training.model.presets import PRESETS, Preset, get_preset
 from training.model.recipe import RecipeError, apply_overrides
 from training.tasks.definitions import TASKS
 
-__all__ = ["PlanError", "Member", "Plan", "load_plan"]
+__all__ = ["PlanError", "Member", "Plan", "load_plan", "GROUPS"]
 
-TOP_KEYS = {"name", "about", "root", "ship", "tasks", "seeds", "variants", "reuse", "evaluate", "analyze"}
-VARIANT_KEYS = {"preset", "set", "about", "tasks"}
+TOP_KEYS = {"name", "about", "root", "ship", "tasks", "seeds", "variants", "reuse", "evaluate", "analyze",
+            "dilution"}
+VARIANT_KEYS = {"preset", "set", "about", "tasks", "group"}
+GROUPS = ("model", "data")  # what a variant changes; the first is the default
 EVALUATE_KEYS = {"test_split", "lengths", "count", "max_tokens", "seed"}
 ANALYZE_KEYS = {"n_inputs", "discrepancy", "discrepancy_lengths", "discrepancy_count"}
+DILUTION_KEYS = {"count", "seed"}
 MAX_SEED = 2**31 - 1
 
 
@@ -64,10 +76,11 @@ class Plan:
     ship: Path
     tasks: list
     seeds: list
-    variants: dict    # name -> {"preset": str, "set": [str], "about": str}
+    variants: dict    # name -> {"preset": str, "set": [str], "about": str, "tasks": [str], ("group": str)}
     reuse: dict       # member id -> Path of an existing run
     evaluate: dict
     analyze: dict
+    dilution: dict | None = None  # softmax dilution and predicted breaks at the evaluate lengths
 
     def members(self) -> list[Member]:
         return [Member(v, t, s) for v, spec in self.variants.items() for t in self.tasks
@@ -82,6 +95,10 @@ class Plan:
 
     def folder(self, member: Member) -> Path:
         return self.root / member.id
+
+    def group(self, variant: str) -> str:
+        """What the variant changes: "model" (the default) or "data" (reported apart)."""
+        return self.variants[variant].get("group", GROUPS[0])
 
 
 def _no_duplicate_keys(pairs):
@@ -126,13 +143,16 @@ def _variants(raw, where: str, tasks: list) -> dict:
         _require(isinstance(sets, list) and all(isinstance(s, str) for s in sets), f"{here}.set",
                  "expected a list of KEY=VALUE strings")
         try:
-            apply_overrides(get_preset(preset), sets)
+            recipe = apply_overrides(get_preset(preset), sets)
         except RecipeError as error:
             raise PlanError(f"{here}.set: {error}") from None
         only = spec.get("tasks", tasks)
         _require(isinstance(only, list) and only and all(t in tasks for t in only), f"{here}.tasks",
                  f"expected a non-empty list of the plan's tasks ({', '.join(tasks)}), got {only!r}")
         out[name] = {"preset": preset, "set": list(sets), "about": spec.get("about", ""), "tasks": list(only)}
+        if "group" in spec:
+            out[name]["group"] = spec["group"]
+        _check_group(spec.get("group", GROUPS[0]), recipe, f"{here}.group")
     recipes = {}
     for name, spec in out.items():  # two names for one recipe would train the same member twice
         for task in spec["tasks"]:
@@ -141,6 +161,18 @@ def _variants(raw, where: str, tasks: list) -> dict:
                      f"duplicated member: the same recipe as {recipes.get(key)!r} for task {task}")
             recipes[key] = name
     return out
+
+
+def _changes_data(recipe: Preset) -> bool:
+    """Whether the recipe trains on other sequences than its preset's data as such."""
+    return recipe.extra_target_max > 0
+
+
+def _check_group(group, recipe: Preset, where: str) -> None:
+    _require(group in GROUPS, where, f"expected one of {', '.join(GROUPS)}, got {group!r}")
+    _require(group == "data" or not _changes_data(recipe), where,
+             'the variant changes the training data (data.extra_target_max > 0): mark it "group": "data" '
+             "so that it is reported apart from the model variants")
 
 
 def _evaluate(raw, where: str) -> dict:
@@ -171,6 +203,16 @@ def _analyze(raw, where: str) -> dict | None:
     return out
 
 
+def _dilution(raw, where: str) -> dict | None:
+    if raw is False:
+        return None
+    _check_keys(raw, DILUTION_KEYS, where)
+    out = {"count": raw.get("count", 32), "seed": raw.get("seed", 5)}
+    _int_list([out["count"]], f"{where}.count", 1, 10_000)
+    _int_list([out["seed"]], f"{where}.seed", 0, MAX_SEED)
+    return out
+
+
 def load_plan(path) -> Plan:
     """Read and check a plan; PlanError (one line, naming the file and key) on any mistake."""
     path = Path(path)
@@ -198,7 +240,8 @@ def load_plan(path) -> Plan:
                 ship=Path(raw.get("ship") or Path(raw["root"]) / "collected"), tasks=list(tasks), seeds=seeds,
                 variants=_variants(raw["variants"], f"{where}.variants", list(tasks)), reuse={},
                 evaluate=_evaluate(raw.get("evaluate", {}), f"{where}.evaluate"),
-                analyze=_analyze(raw.get("analyze", {}), f"{where}.analyze"))
+                analyze=_analyze(raw.get("analyze", {}), f"{where}.analyze"),
+                dilution=_dilution(raw.get("dilution", False), f"{where}.dilution"))
     reuse = raw.get("reuse", {})
     _check_keys(reuse, set(reuse) if isinstance(reuse, dict) else set(), f"{where}.reuse")
     ids = {m.id for m in plan.members()}

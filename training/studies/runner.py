@@ -7,6 +7,7 @@ exists (outputs are written atomically, so existing means complete):
     train    run/ (resumed from its last checkpoint when it has one) -> train.json
     test     test_accuracy.json          evaluate --split test            (if the plan asks)
     lengths  length_generalisation.json  evaluate --lengths ... (per hop count)
+    dilution dilution.json               dilution --accuracy length_generalisation.json (if asked)
     analyze  analysis.json               analyze (scores of every checkpoint, ...)
 
 so rerunning a study skips finished members and resumes partial ones, and a kill -9 at any
@@ -38,9 +39,9 @@ from .plan import Member, Plan
 
 __all__ = ["STAGES", "MemberFailed", "stage_commands", "run_member", "run_study", "list_commands"]
 
-STAGES = ("train", "test", "lengths", "analyze")
+STAGES = ("train", "test", "lengths", "dilution", "analyze")
 OUTPUTS = {"train": "train.json", "test": "test_accuracy.json", "lengths": "length_generalisation.json",
-           "analyze": "analysis.json"}
+           "dilution": "dilution.json", "analyze": "analysis.json"}
 
 
 class MemberFailed(RuntimeError):
@@ -76,6 +77,11 @@ def stage_commands(plan: Plan, member: Member, threads: int = 1) -> dict:
     if ev["max_tokens"] is not None:
         lengths += ["--max-tokens", str(ev["max_tokens"])]
     commands = {"train": train, "lengths": lengths}
+    if plan.dilution is not None:
+        commands["dilution"] = _training("dilution", "--run", run, "--task", task, "--json", folder / OUTPUTS["dilution"],
+                                         "--lengths", ",".join(map(str, ev["lengths"])),
+                                         "--count", plan.dilution["count"], "--seed", plan.dilution["seed"],
+                                         "--accuracy", folder / OUTPUTS["lengths"], *common)
     if an is not None:
         commands["analyze"] = analyze = _training("analyze", "--run", run, "--task", task, "--json",
                                                   folder / OUTPUTS["analyze"], "--n-inputs", an["n_inputs"], *common)

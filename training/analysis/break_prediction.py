@@ -1,0 +1,131 @@
+"""Does discrepancy predict where length generalisation breaks?  Lemma F.1's condition read on
+a trained model's measured logits (``training.analysis.dilution``), against the length where its
+accuracy first falls below 0.9 (``training.analysis.evaluate``).
+
+Two readings of the condition, for one layer at length n (r = Gamma / delta):
+
+* ``lemma`` (the paper's worst case): beta lambda >= ln((n - 1) r), with beta lambda the
+  measured logit gap.  Lemma F.1 needs it; it assumes every losing key sits just below the top.
+* ``mass`` (the same proof before its worst-case step): the losing keys' actual weight
+  1 - top_weight < 1 / r, i.e. Gamma * sum_(j losing) w_j < delta.
+
+r = ``SPREAD_RATIO`` = 2, T_Retrieval's Gamma / delta (one-hot values: Gamma 2, delta 1):
+a trained head is read as choosing one token.  Inputs: the ``QUANTILE`` = 0.1 input of each
+layer (accuracy below 0.9 means one input in ten fails), both fixed before looking at any
+trained model's numbers.
+
+A layer is on the answer path when it meets the condition at the first length (17, the
+training length): the layers that act as hard attention where the model was trained.  Its
+break is where the condition first fails (linear interpolation in ln n between the grid
+lengths around the sign change of the margin); the model's predicted break is the earliest
+break of its path layers, since a multi-hop answer needs every hop.  No path layer: the
+condition fails at the training length already, and the prediction is that length.  Measured
+break: where accuracy (all hops, or one hop count) first falls below ``THRESHOLD``,
+interpolated the same way.  A break beyond the last length measured is ``None`` (censored).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["SPREAD_RATIO", "QUANTILE", "THRESHOLD", "RULES", "crossing", "layer_margins", "predicted_break",
+           "measured_break", "member_breaks", "compare_breaks"]
+
+SPREAD_RATIO = 2.0
+QUANTILE = 0.1
+THRESHOLD = 0.9
+RULES = ("lemma", "mass")
+
+
+def crossing(lengths, margins) -> float | None:
+    """The first length where ``margins`` stops being positive, interpolated linearly in ln n
+    between the last positive grid point and the first non-positive one; ``lengths[0]`` if the
+    first is not positive; None if every margin is positive (censored beyond the last length)."""
+    for i, m in enumerate(margins):
+        if m is None or not m > 0:
+            if i == 0:
+                return float(lengths[0])
+            m0, m1 = margins[i - 1], (0.0 if m is None else m)
+            t = m0 / (m0 - m1) if m0 != m1 else 1.0
+            return float(math.exp(math.log(lengths[i - 1]) + t * (math.log(lengths[i]) - math.log(lengths[i - 1]))))
+    return None
+
+
+def layer_margins(layer: dict, lengths, rule: str, quantile: float = QUANTILE,
+                  spread_ratio: float = SPREAD_RATIO) -> list[float]:
+    """One layer's margin of Lemma F.1's condition at every length (positive = condition holds)."""
+    key = f"q{quantile:g}"
+    if rule == "lemma":
+        return [g - math.log((n - 1) * spread_ratio) for g, n in zip(layer["gap"][key], lengths)]
+    if rule == "mass":
+        return [1 / spread_ratio - (1 - w) for w in layer["top_weight"][key]]
+    raise ValueError(f"rule must be one of {', '.join(RULES)}, got {rule!r}")
+
+
+def predicted_break(dilution: dict, rule: str, quantile: float = QUANTILE, spread_ratio: float = SPREAD_RATIO) -> dict:
+    """{"break", "path", "layer_breaks"} of one model from its dilution block (module doc)."""
+    lengths = dilution["lengths"]
+    path, breaks = [], {}
+    for layer in dilution["layers"]:
+        margins = layer_margins(layer, lengths, rule, quantile, spread_ratio)
+        if margins[0] > 0:
+            path.append(layer["layer"])
+            breaks[layer["layer"]] = crossing(lengths, margins)
+    finite = [b for b in breaks.values() if b is not None]
+    if not path:
+        value = float(lengths[0])
+    else:
+        value = min(finite) if finite else None
+    return {"break": value, "path": path, "layer_breaks": {str(k): v for k, v in breaks.items()}}
+
+
+def measured_break(lengths, accuracy, threshold: float = THRESHOLD) -> float | None:
+    """Where ``accuracy`` first falls below ``threshold`` (module doc); None if never."""
+    return crossing(lengths, [a - threshold + 1e-12 for a in accuracy])
+
+
+def member_breaks(dilution: dict, generalisation: dict) -> dict:
+    """Predicted breaks (both rules) and measured breaks (all hops and per hop count) of one model."""
+    if [int(n) for n in dilution["lengths"]][0] != int(generalisation["lengths"][0]):
+        raise ValueError("the dilution and accuracy grids must start at the same length")
+    lengths = generalisation["lengths"]
+    return {
+        "predicted": {rule: predicted_break(dilution, rule) for rule in RULES},
+        "measured": measured_break(lengths, generalisation["accuracy"]),
+        "measured_per_hop": {hop: measured_break(lengths, acc) for hop, acc in generalisation["per_hop"].items()},
+        "last_length": max(max(lengths), max(dilution["lengths"])),
+        "rule": {"spread_ratio": SPREAD_RATIO, "quantile": QUANTILE, "threshold": THRESHOLD},
+    }
+
+
+def _ranked(value) -> float:
+    return math.inf if value is None else value  # censored: beyond every measured length, ties among themselves
+
+
+def compare_breaks(members: dict, rule: str) -> dict:
+    """Across members ({id: member_breaks(...)}): Spearman's rank correlation of predicted with
+    measured break (censored values rank last, tied), and how many predictions are within a
+    factor 2 (a censored pair agrees; one censored side agrees when the other is beyond half the
+    last length)."""
+    from scipy.stats import rankdata
+
+    ids = sorted(members)
+    predicted = [_ranked(members[i]["predicted"][rule]["break"]) for i in ids]
+    measured = [_ranked(members[i]["measured"]) for i in ids]
+    within = []
+    for i, p, m in zip(ids, predicted, measured):
+        half_last = members[i]["last_length"] / 2
+        if math.isinf(p) or math.isinf(m):
+            other = m if math.isinf(p) else p
+            within.append(math.isinf(other) or other >= half_last)
+        else:
+            within.append(0.5 <= p / m <= 2)
+    rho = None
+    if len(ids) >= 3 and len(set(predicted)) > 1 and len(set(measured)) > 1:
+        # Spearman: Pearson's correlation of the ranks (ties averaged; inf, the censored, ranks last)
+        rho = float(np.corrcoef(rankdata(predicted), rankdata(measured))[0, 1])
+    return {"rule": rule, "n": len(ids), "spearman_rho": rho, "within_factor_2": int(sum(within)),
+            "ratio": [None if math.isinf(p) or math.isinf(m) else p / m for p, m in zip(predicted, measured)],
+            "members": ids}

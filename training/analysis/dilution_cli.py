@@ -1,0 +1,89 @@
+"""``python -m training dilution``: softmax dilution of every layer of a run's best model at
+every length (``training.analysis.dilution``), and with ``--accuracy`` the predicted against
+the measured break length (``training.analysis.break_prediction``).
+
+    python -m training dilution --run RUN --task T --json FILE [--lengths 17,25,...,5000]
+        [--count N] [--seed S] [--accuracy LENGTH_JSON] [--threads K] [--no-progress]
+
+``--accuracy`` names the run's ``evaluate --lengths`` JSON; it must start at the same length.
+JSON: {task, run, variant, dilution {lengths, count, seed, layers [{layer, gap {q0, q0.1, q0.25,
+q0.5, mean}, top_weight {...}}]}, breaks (with --accuracy)}.  Works for every RoPE variant:
+the logits come from the model's own forward pass.  Bad values are one error line, exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+
+from training.cli_common import UsageError, add_compute_options, prepare_json_output
+from training.model.checkpoints import RunError
+from training.tasks.definitions import TASKS
+
+from .cli import _check_seed, _lengths, _read_config, check_budget, forward_memory, forward_work
+
+DESCRIPTION = "softmax dilution per layer and length of a run, and the break length it predicts"
+
+
+def add_dilution_parser(subparsers) -> None:
+    parser = subparsers.add_parser("dilution", help=DESCRIPTION, description=DESCRIPTION)
+    parser.add_argument("--run", required=True, metavar="RUN", help="run directory (its best weights are used)")
+    parser.add_argument("--task", required=True, choices=TASKS)
+    parser.add_argument("--json", required=True, metavar="FILE", help="write the result here (atomically)")
+    parser.add_argument("--lengths", default=None, metavar="N,..", help="total input lengths (default 17..5000)")
+    parser.add_argument("--count", type=int, default=None, metavar="N", help="inputs per length (default 32)")
+    parser.add_argument("--seed", type=int, default=None, metavar="S", help="seed of the inputs (default 5)")
+    parser.add_argument("--accuracy", default=None, metavar="FILE",
+                        help="the run's length-generalisation JSON: add predicted and measured breaks")
+    add_compute_options(parser)
+    parser.set_defaults(handler=run_dilution)
+
+
+def _read_accuracy(path, lengths) -> dict:
+    try:
+        data = json.loads(open(path).read())
+        if not {"lengths", "accuracy", "per_hop"} <= set(data):
+            raise ValueError("it lacks lengths, accuracy or per_hop")
+    except (OSError, ValueError) as error:
+        raise UsageError(f"--accuracy {path}: not a length-generalisation JSON ({error})") from None
+    if data["lengths"][0] != lengths[0]:
+        raise UsageError(f"--accuracy {path} starts at length {data['lengths'][0]}, --lengths at {lengths[0]}: "
+                         f"they must start at the same length")
+    return data
+
+
+def run_dilution(args) -> int:
+    from training.model.checkpoints import load_model, write_json_atomic
+    from training.tasks.definitions import get_task
+
+    from .adapters import OurGPTJAdapter
+    from .break_prediction import member_breaks
+    from .dilution import DEFAULT_COUNT, DEFAULT_SEED, dilution_profile
+    from .measured_discrepancy import DEFAULT_LENGTHS, TOKEN_BUDGET, batch_rows
+
+    lengths = list(DEFAULT_LENGTHS) if args.lengths is None else _lengths(args.lengths, "--lengths")
+    count = DEFAULT_COUNT if args.count is None else args.count
+    if count < 1:
+        raise UsageError(f"--count must be >= 1, got {count}")
+    _check_seed(args.seed)
+    accuracy = None if args.accuracy is None else _read_accuracy(args.accuracy, lengths)
+    out = prepare_json_output(args)
+    config = _read_config(args.run, args.task)
+    memory = max(forward_memory(config, min(count, batch_rows(n, TOKEN_BUDGET)) * n, internals=True) for n in lengths)
+    check_budget(f"dilution at lengths up to {max(lengths):,} ({count} inputs per length)", memory,
+                 sum(forward_work(config, n, count) for n in lengths), "lower --lengths or --count")
+    try:
+        model = load_model(args.run)
+    except RunError as error:
+        raise UsageError(str(error)) from None
+    profile = dilution_profile(OurGPTJAdapter(model), get_task(args.task), lengths, count,
+                               DEFAULT_SEED if args.seed is None else args.seed, progress=not args.no_progress)
+    result = {"task": args.task, "run": str(args.run), "variant": model.config.variant(), "dilution": profile}
+    if accuracy is not None:
+        result["breaks"] = member_breaks(profile, accuracy)
+    write_json_atomic(out, result)
+    summary = {"json": str(out), "lengths": lengths, "seconds": profile["seconds"]}
+    if accuracy is not None:
+        summary["breaks"] = {"measured": result["breaks"]["measured"],
+                             **{rule: p["break"] for rule, p in result["breaks"]["predicted"].items()}}
+    print(json.dumps(summary))
+    return 0
