@@ -144,8 +144,14 @@ def test_a_bad_saved_value_is_refused_on_reading():
     saved = json.loads(json.dumps(get_preset("smoke").to_dict()))
     assert check_recipe({**saved, "extra_target_max": 48}, "recipe").extra_target_max == 48
     assert check_recipe(saved, "recipe").extra_target_max == 0  # a run saved before the option existed
-    with pytest.raises(RunError, match=f"'extra_target_max' must be an integer in 0..{EXTRA_TARGET_MAX_LIMIT}"):
+    with pytest.raises(RunError, match=rf"'extra_target_max': got -3, expected an integer in \[0, {EXTRA_TARGET_MAX_LIMIT}\]"):
         check_recipe({**saved, "extra_target_max": -3}, "recipe")
+    # the saved recipe is checked by the same table as --set: a rate of 0 is as bad there as here
+    with pytest.raises(RunError, match=r"'lr': got 0.0, expected a number in \(0, 1\]"):
+        check_recipe({**saved, "lr": 0}, "recipe")
+    with pytest.raises(RunError, match="unknown model field 'colour'"):
+        check_recipe({**saved, "model": {"colour": 1}}, "recipe")
+    assert check_recipe({**saved, "model": {"rope_base": 500000}}, "recipe").model == {"rope_base": 500000.0}
 
 
 def test_the_shipped_plans_load_and_mark_the_data_variant():

@@ -113,6 +113,17 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
         "tiny/letter/seed-1", "tiny/letter/seed-2"]
     assert not list((tmp_path / "ship").rglob("*.safetensors"))
 
+    # ship_best: the best member's run folder, weights included, beside the summary
+    best_plan = tmp_path / "best.json"
+    best_plan.write_text(json.dumps({**json.loads(plan.read_text()), "ship_best": True}))
+    assert study(best_plan, "--collect").returncode == 0
+    last = {s: json.loads((tmp_path / "members" / "tiny" / "letter" / f"seed-{s}" / "length_generalisation.json")
+                          .read_text())["accuracy"][-1] for s in (1, 2)}
+    chosen = json.loads((tmp_path / "ship" / "best-letter" / "best.json").read_text())
+    assert chosen["member"] == f"tiny/letter/seed-{max(last, key=lambda s: (last[s], -s))}"
+    for name in ("config.json", "model.safetensors", "vocab.json"):
+        assert (tmp_path / "ship" / "best-letter" / name).is_file()
+
 
 def test_a_member_held_by_another_study_is_skipped_not_run_twice(tmp_path):
     plan = smoke_plan(tmp_path)

@@ -24,7 +24,8 @@ import math
 from .gptj import ModelConfig
 from .presets import EXTRA_TARGET_MAX_LIMIT, Preset
 
-__all__ = ["RecipeError", "KEYS", "parse_override", "apply_overrides", "resolved_recipe"]
+__all__ = ["RecipeError", "KEYS", "key_of_field", "check_value", "parse_override", "apply_overrides",
+           "resolved_recipe"]
 
 
 class RecipeError(ValueError):
@@ -116,6 +117,23 @@ def _check_tables_cover_the_code() -> None:
 _check_tables_cover_the_code()
 
 
+def key_of_field(name: str) -> str:
+    """The KEYS row of a Preset field (``extra_target_max`` -> ``data.extra_target_max``)."""
+    return next((key for key, field_name in _PRESET_FIELD.items() if field_name == name), name)
+
+
+def check_value(key: str, value):
+    """``value`` checked against the KEYS row ``key`` (an int where a number is wanted becomes
+    a float); RecipeError naming what is allowed.  Used by ``--set`` and by the check of a saved
+    recipe (``training.model.runchecks.check_recipe``): one table for both."""
+    kind, ok, allowed = KEYS[key]
+    if kind == "number" and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not ok(value):
+        raise RecipeError(f"got {value!r}, expected {allowed}")
+    return value
+
+
 def parse_override(text: str) -> tuple[str, object]:
     """``"model.rotary_dim=64"`` -> ``("model.rotary_dim", 64)``, the value checked."""
     key, sep, raw = text.partition("=")
@@ -128,12 +146,10 @@ def parse_override(text: str) -> tuple[str, object]:
         value = json.loads(raw)
     except json.JSONDecodeError:
         value = raw.strip()
-    kind, ok, allowed = KEYS[key]
-    if kind == "number" and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
-    if not ok(value):
-        raise RecipeError(f"--set {key}: got {raw.strip()!r}, expected {allowed}")
-    return key, value
+    try:
+        return key, check_value(key, value)
+    except RecipeError:
+        raise RecipeError(f"--set {key}: got {raw.strip()!r}, expected {KEYS[key][2]}") from None
 
 
 def apply_overrides(preset: Preset, overrides) -> Preset:

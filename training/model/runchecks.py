@@ -25,7 +25,8 @@ from dataclasses import MISSING, fields
 from training.tasks.definitions import TASKS
 
 from .gptj import ModelConfig
-from .presets import EXTRA_TARGET_MAX_LIMIT, Preset
+from .presets import Preset
+from .recipe import KEYS, RecipeError, check_value, key_of_field
 
 __all__ = ["RunError", "MAX_PARAMETERS", "SEED_MAX", "check_seed", "config_from_dict", "check_model_size",
            "parameter_count", "check_state_info", "check_settings", "check_recipe", "check_metrics_record"]
@@ -119,6 +120,16 @@ def config_from_dict(d, path) -> ModelConfig:
 
 # --- training state and settings ----------------------------------------------------------
 
+def _checked(key: str, value, name: str):
+    # a JSON number like 1e7 reads back as a float: an integral one counts as the integer
+    if KEYS[key][0].startswith("integer") and isinstance(value, float) and value.is_integer():
+        value = int(value)
+    try:
+        return check_value(key, value)
+    except RecipeError as error:
+        raise RunError(f"{name}: {error}") from None
+
+
 def check_recipe(recipe, where: str) -> Preset:
     """A saved recipe (``Preset.to_dict()``) back as a Preset, each field's type checked."""
     recipe = _object(recipe, where)
@@ -131,25 +142,19 @@ def check_recipe(recipe, where: str) -> Preset:
             raise RunError(f"{where}: missing field {key!r}")
     values = dict(recipe)
     for key, value in recipe.items():
-        name, kind = f"{where}: field {key!r}", str(known[key].type)  # annotations are strings here
-        if kind == "str" and not isinstance(value, str):
-            raise RunError(f"{name} must be a string, got {value!r}")
-        if key == "extra_target_max":  # a count of tokens with its own bound (recipe.KEYS)
-            values[key] = _integer(value, name, 0, EXTRA_TARGET_MAX_LIMIT)
-        elif kind == "int":  # counts and intervals
-            low = 0 if key in ("warmup_steps", "train_count", "validation_count") else 1
-            values[key] = _integer(value, name, low)
-        elif kind == "float":
-            values[key] = _number(value, name, 0.0)
-        elif kind == "tuple":  # betas
-            if not isinstance(value, list) or len(value) != 2:
-                raise RunError(f"{name} must be a list of two numbers, got {value!r}")
-            values[key] = tuple(_number(b, name, 0.0, 1.0) for b in value)
-        elif kind == "dict":  # the model's overrides of ModelConfig
-            allowed = {f.name for f in fields(ModelConfig)} - {"vocab_size"}
-            for sub in _object(value, name):
-                if sub not in allowed:
+        name = f"{where}: field {key!r}"
+        if key == "name":
+            if not isinstance(value, str):
+                raise RunError(f"{name} must be a string, got {value!r}")
+        elif key == "model":  # the model's overrides of ModelConfig, each checked by its --set row
+            for sub, sub_value in _object(value, name).items():
+                if f"model.{sub}" not in KEYS:
                     raise RunError(f"{name}: unknown model field {sub!r}")
+                values[key] = {**values[key], sub: _checked(f"model.{sub}", sub_value, f"{name}: {sub!r}")}
+        else:  # the same table as --set (training.model.recipe.KEYS)
+            values[key] = _checked(key_of_field(key), value, name)
+    if isinstance(values.get("betas"), list):
+        values["betas"] = tuple(values["betas"])
     return Preset(**values)
 
 

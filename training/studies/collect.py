@@ -167,8 +167,39 @@ def collect(plan: Plan) -> dict:
                 "variants": plan.variants, "evaluate": plan.evaluate, "analyze": plan.analyze,
                 "members": members, "results": summary,
                 "premise": {rule: compare_breaks(breaks, rule) for rule in RULES} if breaks else None}
+    if plan.ship_best:
+        document["best"] = {task: _ship_best(plan, summary, task) for task in plan.tasks}
     atomic_write_json(plan.ship / "summary.json", document, indent=1)
     return document
+
+
+RUN_FILES = ("config.json", "model.safetensors", "vocab.json", "recipe.json", "metrics.jsonl")
+
+
+def _ship_best(plan: Plan, summary: dict, task: str) -> dict | None:
+    """Copy the run of ``task``'s best member to ``<ship>/best-<task>/`` (an ``evaluate --run``
+    folder): the variant with the highest mean accuracy at the longest evaluated length (the
+    first listed on a tie), and its seed with the highest accuracy there.  None (nothing
+    copied) while no member of the task has that length."""
+    scored = []
+    for variant, tasks in summary.items():
+        cells = tasks.get(task, {}).get("length", {}).get("accuracy")
+        if cells and cells[-1].get("n"):
+            scored.append((cells[-1]["mean"], variant, cells[-1]["values"]))
+    if not scored:
+        return None
+    mean, variant, values = max(scored, key=lambda row: row[0])  # max keeps the first of equal means
+    seed = max(values, key=lambda s: values[s])
+    run = run_folder(plan, Member(variant, task, int(seed)))
+    target = plan.ship / f"best-{task}"
+    for name in RUN_FILES:
+        if (run / name).is_file():
+            atomic_write_bytes(target / name, (run / name).read_bytes())
+    choice = {"member": Member(variant, task, int(seed)).id, "length": plan.evaluate["lengths"][-1],
+              "accuracy": values[seed], "variant_mean": mean,
+              "rule": "highest mean accuracy over seeds at the longest length, then that variant's best seed"}
+    atomic_write_json(target / "best.json", choice, indent=1)
+    return choice
 
 
 def _ship_member(plan: Plan, member: Member) -> None:

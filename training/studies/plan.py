@@ -12,8 +12,10 @@
      "evaluate": {"test_split": true, "lengths": [17, 25, ...], "count": 400,
                   "max_tokens": 500000, "seed": 3},
      "analyze": {"n_inputs": 100, "discrepancy": true},      or false: no analysis stage
-     "dilution": {"count": 32, "seed": 5}}       optional (default false): softmax dilution per layer
+     "dilution": {"count": 32, "seed": 5},       optional (default false): softmax dilution per layer
                                                  at the evaluate lengths, and the predicted break
+     "ship_best": true}                          optional (default false): --collect also ships the
+                                                 weights of the best member per task (best-<task>/)
 
 A member is one (variant, task, seed); its id ``<variant>/<task>/seed-<S>`` is also its folder
 below ``root``, so the same plan always puts a member in the same place (idempotent reruns,
@@ -43,7 +45,7 @@ from training.tasks.definitions import TASKS
 __all__ = ["PlanError", "Member", "Plan", "load_plan", "GROUPS"]
 
 TOP_KEYS = {"name", "about", "root", "ship", "tasks", "seeds", "variants", "reuse", "evaluate", "analyze",
-            "dilution"}
+            "dilution", "ship_best"}
 VARIANT_KEYS = {"preset", "set", "about", "tasks", "group"}
 GROUPS = ("model", "data")  # what a variant changes; the first is the default
 EVALUATE_KEYS = {"test_split", "lengths", "count", "max_tokens", "seed"}
@@ -81,6 +83,7 @@ class Plan:
     evaluate: dict
     analyze: dict
     dilution: dict | None = None  # softmax dilution and predicted breaks at the evaluate lengths
+    ship_best: bool = False  # --collect also copies the weights of the best member per task
 
     def members(self) -> list[Member]:
         return [Member(v, t, s) for v, spec in self.variants.items() for t in self.tasks
@@ -241,7 +244,9 @@ def load_plan(path) -> Plan:
                 variants=_variants(raw["variants"], f"{where}.variants", list(tasks)), reuse={},
                 evaluate=_evaluate(raw.get("evaluate", {}), f"{where}.evaluate"),
                 analyze=_analyze(raw.get("analyze", {}), f"{where}.analyze"),
-                dilution=_dilution(raw.get("dilution", False), f"{where}.dilution"))
+                dilution=_dilution(raw.get("dilution", False), f"{where}.dilution"),
+                ship_best=raw.get("ship_best", False))
+    _require(isinstance(plan.ship_best, bool), f"{where}.ship_best", "expected true or false")
     reuse = raw.get("reuse", {})
     _check_keys(reuse, set(reuse) if isinstance(reuse, dict) else set(), f"{where}.reuse")
     ids = {m.id for m in plan.members()}
