@@ -170,3 +170,17 @@ def test_dilution_cli_refuses_an_accuracy_file_of_another_grid(tmp_path):
                              "--accuracy", str(bad)], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert result.returncode == 2 and "must start at the same length" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize("command", ["dilution", "evaluate"])
+def test_device_cuda_without_a_gpu_exits_2_before_any_work(tmp_path, command):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA: the refusal cannot happen here")
+    extra = ["--lengths", "17"]
+    result = subprocess.run([sys.executable, "-m", "training", command, "--run", str(ROOT / "training/reference/letter"),
+                             "--task", "letter", "--json", str(tmp_path / "out.json"), "--device", "cuda", *extra],
+                            capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 2 and "no CUDA device" in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out.json").exists()

@@ -47,7 +47,7 @@ class OurGPTJAdapter(Adapter):
         return np.broadcast_to(to_numpy(factor)[:, 0, 0], (self.n_heads,)).copy()
 
     def _ids(self, ids):
-        return torch.as_tensor(np.asarray(ids), dtype=torch.long)
+        return torch.as_tensor(np.asarray(ids), dtype=torch.long, device=self.model.lm_head.weight.device)
 
     def hidden_states(self, ids):
         return self.trace(ids)[0]

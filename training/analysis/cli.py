@@ -28,7 +28,7 @@ memory or time exceeds the limits below (``check_budget``), refused before any m
 or on one of the paper's fixed splits.
 
     python -m training evaluate --run RUN --task T --lengths 17,50,100,...,5000 --json FILE
-        [--count N] [--max-tokens B] [--seed S] [--threads K]
+        [--count N] [--max-tokens B] [--seed S] [--device auto|cpu|cuda] [--threads K]
     python -m training evaluate --run RUN --task T --split test --json FILE
 
 Each length n is the 17-token core plus n - 17 extra target-window symbols (Section 3.6);
@@ -43,7 +43,7 @@ from __future__ import annotations
 import json
 import os
 
-from training.cli_common import UsageError, add_compute_options, prepare_json_output
+from training.cli_common import UsageError, add_compute_options, add_device_option, device_of, prepare_json_output
 from training.model.checkpoints import RunError
 from training.tasks.definitions import MAX_EXTRA_TARGET, TASKS, check_seed
 
@@ -260,6 +260,7 @@ def add_evaluate_parser(subparsers) -> None:
     parser.add_argument("--max-tokens", type=int, default=None, metavar="B",
                         help="cap the sequences of a length at B / length (at least 64); default: no cap")
     parser.add_argument("--seed", type=int, default=3, metavar="S", help="seed of the generated inputs (default 3)")
+    add_device_option(parser)
     add_compute_options(parser)
     parser.set_defaults(handler=run_evaluate)
 
@@ -275,6 +276,7 @@ def run_evaluate(args) -> int:
     if args.max_tokens is not None and args.max_tokens < 17:
         raise UsageError(f"--max-tokens must be >= 17, got {args.max_tokens}")
     _check_seed(args.seed)
+    device = device_of(args)
     out = prepare_json_output(args)
     config = _read_config(args.run, args.task)
     if args.split:
@@ -284,17 +286,19 @@ def run_evaluate(args) -> int:
     else:
         check_evaluation_size(config, lengths, args.count, args.max_tokens)
     try:
-        model = load_model(args.run)
+        model = load_model(args.run).to(device)
     except RunError as error:
         raise UsageError(str(error)) from None
     if args.split:
         result = split_accuracy(model, args.task, args.split, run=str(args.run), progress=not args.no_progress)
+        result["device"] = str(device)
         write_json_atomic(out, result)
         print(json.dumps({"json": str(out), "split": args.split, "n": result["n"], "accuracy": result["accuracy"],
                           "per_hop": result["per_hop"]}))
         return 0
     result = length_generalisation(model, args.task, lengths, count=args.count, seed=args.seed,
                                    max_tokens=args.max_tokens, run=str(args.run), progress=not args.no_progress)
+    result["device"] = str(device)
     write_json_atomic(out, result)
     print(json.dumps({"json": str(out), "lengths": result["lengths"],
                       "accuracy": [round(a, 4) for a in result["accuracy"]]}))

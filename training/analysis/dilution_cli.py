@@ -3,7 +3,7 @@ every length (``training.analysis.dilution``), and with ``--accuracy`` the predi
 the measured break length (``training.analysis.break_prediction``).
 
     python -m training dilution --run RUN --task T --json FILE [--lengths 17,25,...,5000]
-        [--count N] [--seed S] [--accuracy LENGTH_JSON] [--threads K] [--no-progress]
+        [--count N] [--seed S] [--accuracy LENGTH_JSON] [--device auto|cpu|cuda] [--threads K] [--no-progress]
 
 ``--accuracy`` names the run's ``evaluate --lengths`` JSON; it must start at the same length.
 JSON: {task, run, variant, dilution {lengths, count, seed, layers [{layer, gap {q0, q0.1, q0.25,
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 
-from training.cli_common import UsageError, add_compute_options, prepare_json_output
+from training.cli_common import UsageError, add_compute_options, add_device_option, device_of, prepare_json_output
 from training.model.checkpoints import RunError
 from training.tasks.definitions import TASKS
 
@@ -34,6 +34,7 @@ def add_dilution_parser(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=None, metavar="S", help="seed of the inputs (default 5)")
     parser.add_argument("--accuracy", default=None, metavar="FILE",
                         help="the run's length-generalisation JSON: add predicted and measured breaks")
+    add_device_option(parser)
     add_compute_options(parser)
     parser.set_defaults(handler=run_dilution)
 
@@ -66,18 +67,20 @@ def run_dilution(args) -> int:
         raise UsageError(f"--count must be >= 1, got {count}")
     _check_seed(args.seed)
     accuracy = None if args.accuracy is None else _read_accuracy(args.accuracy, lengths)
+    device = device_of(args)
     out = prepare_json_output(args)
     config = _read_config(args.run, args.task)
     memory = max(forward_memory(config, min(count, batch_rows(n, TOKEN_BUDGET)) * n, internals=True) for n in lengths)
     check_budget(f"dilution at lengths up to {max(lengths):,} ({count} inputs per length)", memory,
                  sum(forward_work(config, n, count) for n in lengths), "lower --lengths or --count")
     try:
-        model = load_model(args.run)
+        model = load_model(args.run).to(device)
     except RunError as error:
         raise UsageError(str(error)) from None
     profile = dilution_profile(OurGPTJAdapter(model), get_task(args.task), lengths, count,
                                DEFAULT_SEED if args.seed is None else args.seed, progress=not args.no_progress)
-    result = {"task": args.task, "run": str(args.run), "variant": model.config.variant(), "dilution": profile}
+    result = {"task": args.task, "run": str(args.run), "variant": model.config.variant(), "device": str(device),
+              "dilution": profile}
     if accuracy is not None:
         result["breaks"] = member_breaks(profile, accuracy)
     write_json_atomic(out, result)

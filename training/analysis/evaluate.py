@@ -97,9 +97,10 @@ def _sliced_accuracy(model, data: dict, slice_rows: int, batch_size: int, done) 
     ``slice_rows`` sequences at a time (``done(rows)`` after each slice, for a progress bar),
     each slice's means re-weighted by its size."""
     n = len(data["answers"])
+    device = next(model.parameters()).device  # a slice moves to the model (the whole set may not fit there)
     correct, loss, by_hop = 0.0, 0.0, {}
     for start in range(0, n, slice_rows):
-        part = {k: v[start:start + slice_rows] for k, v in data.items()}
+        part = {k: v[start:start + slice_rows].to(device) for k, v in data.items()}
         scores, size = evaluate(model, part, batch_size), len(part["answers"])
         correct, loss = correct + scores["accuracy"] * size, loss + scores["loss"] * size
         for hop, accuracy in scores["accuracy_by_hop"].items():
