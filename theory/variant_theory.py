@@ -83,12 +83,14 @@ def query_scale_law(kind: str, lengths) -> list[float]:
     raise ValueError(f"query_scale must be none, log or learned, got {kind!r}")
 
 
-def logit_growth(variant: dict, layer: int, rotary_dim: int, alph_size: int, lengths) -> list[float]:
-    """beta(n) Delta(n) / (beta(17) Delta(17)) of a symbolic head in ``layer`` (module doc)."""
+def logit_growth(variant: dict, layer: int, rotary_dim: int, alph_size: int, lengths) -> list[float | None]:
+    """beta(n) Delta(n) / (beta(17) Delta(17)) of a symbolic head in ``layer`` (module doc);
+    None where the margin is not positive: past its horizon T_Retrieval at that angle puts
+    another symbol on top, and no inverse temperature brings the match back."""
     theta = slowest_angle(_layer_angles(variant, layer, rotary_dim))
     margin = retrieval_margin_law(theta, alph_size, lengths)
     scale = query_scale_law(variant.get("query_scale", "none"), lengths)
-    return [m * s for m, s in zip(margin, scale)]
+    return [m * s if m > 0 else None for m, s in zip(margin, scale)]
 
 
 def variant_prediction(variant: dict, n_layer: int, rotary_dim: int, alph_size: int, lengths) -> dict:

@@ -25,23 +25,6 @@ def add_compute_options(parser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def add_device_option(parser) -> None:
-    """``--device auto|cpu|cuda`` of the commands that run a trained model (auto: CUDA when present)."""
-    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
-                        help="where the model runs (default auto: CUDA when present)")
-
-
-def device_of(args):
-    """The torch device of ``--device``; a UsageError when CUDA is asked for and absent."""
-    from training.model.runchecks import RunError
-    from training.model.train import resolve_device
-
-    try:
-        return resolve_device(args.device)
-    except RunError as error:  # no CUDA device
-        raise UsageError(str(error)) from None
-
-
 def check_output(path, flag: str):
     """The pre-flight check of one output file (theory.files.check_output_file) as a UsageError:
     an empty path, a folder or device, a missing or unwritable folder cost nothing."""

@@ -43,7 +43,7 @@ from __future__ import annotations
 import json
 import os
 
-from training.cli_common import UsageError, add_compute_options, add_device_option, device_of, prepare_json_output
+from training.cli_common import UsageError, add_compute_options, prepare_json_output
 from training.model.checkpoints import RunError
 from training.tasks.definitions import MAX_EXTRA_TARGET, TASKS, check_seed
 
@@ -158,6 +158,22 @@ def check_analysis_size(config, n_inputs: int, lengths, count: int, discrepancy:
         work = sum(forward_work(config, n, count) for n in lengths)
         check_budget(f"the measured discrepancy at lengths up to {max(lengths):,} ({count} inputs per length)", memory,
                      work, "lower --discrepancy-lengths or --discrepancy-count, or pass --no-discrepancy")
+
+
+def add_device_option(parser) -> None:
+    """``--device auto|cpu|cuda`` of the commands that run a trained model (auto: CUDA when present)."""
+    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
+                        help="where the model runs (default auto: CUDA when present)")
+
+
+def device_of(args):
+    """The torch device of ``--device``; a UsageError when CUDA is asked for and absent."""
+    from training.model.train import resolve_device
+
+    try:
+        return resolve_device(args.device)
+    except RunError as error:  # no CUDA device
+        raise UsageError(str(error)) from None
 
 
 def _check_seed(seed) -> None:
