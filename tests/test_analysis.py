@@ -255,7 +255,7 @@ REFERENCE = Path(__file__).resolve().parents[1] / "training" / "reference" / "nu
 def nothing_heavy(monkeypatch):
     """Loading a model or running an analysis fails the test; the memory limit is fixed at
     8 GiB so that the outcome does not depend on this machine."""
-    from training.analysis import cli as analysis_cli
+    from training.analysis import limits
     from training.analysis import dynamics
     from training.model import checkpoints
 
@@ -264,7 +264,7 @@ def nothing_heavy(monkeypatch):
 
     monkeypatch.setattr(checkpoints, "load_model", heavy)
     monkeypatch.setattr(dynamics, "analyse_run", heavy)
-    monkeypatch.setattr(analysis_cli, "memory_limit", lambda: 8 * 2**30)
+    monkeypatch.setattr(limits, "memory_limit", lambda: 8 * 2**30)
 
 
 @pytest.mark.parametrize("args, names", [

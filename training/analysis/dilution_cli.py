@@ -19,8 +19,8 @@ from training.cli_common import UsageError, add_compute_options, prepare_json_ou
 from training.model.checkpoints import RunError
 from training.tasks.definitions import TASKS
 
-from .cli import (_check_seed, _lengths, _read_config, add_device_option, check_budget, device_of, forward_memory,
-                  forward_work)
+from .cli import _check_seed, _lengths, _read_config
+from .limits import add_device_option, check_budget, device_of, forward_memory, forward_work
 
 DESCRIPTION = "softmax dilution per layer and length of a run, and the break length it predicts"
 
