@@ -70,6 +70,8 @@ def test_measured_break_per_hop_and_overall():
     accuracy = [1.0, 0.95, 0.85, 0.3, 0.1]
     assert measured_break(LENGTHS, accuracy) == pytest.approx(math.exp((math.log(25) + math.log(50)) / 2))
     assert measured_break(LENGTHS, [1.0, 0.9, 0.9, 0.9, 0.9]) is None  # 0.9 itself is not "below 0.9"
+    assert measured_break(LENGTHS, [1.0, None, 0.95, 0.5, 0.1]) == pytest.approx(
+        math.exp((math.log(50) + math.log(100)) / 2) * (100 / 50) ** (0.05 / 0.45 - 0.5))  # 25 has no value
     dilution = {"lengths": LENGTHS, "layers": [{"layer": 0, **_layer([9.0] * 5, [1.0] * 5)}]}
     result = member_breaks(dilution, {"lengths": LENGTHS, "accuracy": accuracy,
                                       "per_hop": {"1": [1.0] * 5, "2": accuracy}})

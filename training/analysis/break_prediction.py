@@ -82,8 +82,10 @@ def predicted_break(dilution: dict, rule: str, quantile: float = QUANTILE, sprea
 
 
 def measured_break(lengths, accuracy, threshold: float = THRESHOLD) -> float | None:
-    """Where ``accuracy`` first falls below ``threshold`` (module doc); None if never."""
-    return crossing(lengths, [a - threshold + 1e-12 for a in accuracy])
+    """Where ``accuracy`` first falls below ``threshold`` (module doc); None if never.  A length
+    without a value (a hop count absent there) is left out, not counted as a failure."""
+    kept = [(n, a) for n, a in zip(lengths, accuracy) if a is not None]
+    return crossing([n for n, _ in kept], [a - threshold + 1e-12 for _, a in kept])
 
 
 def member_breaks(dilution: dict, generalisation: dict) -> dict:
