@@ -25,6 +25,7 @@ def smoke_plan(tmp_path, **changes) -> Path:
         "evaluate": {"test_split": False, "lengths": [17, 30], "count": 16, "seed": 3},
         "analyze": {"n_inputs": 4, "discrepancy": False},
         "dilution": {"count": 4},
+        "long": {"lengths": [60], "count": 4, "variants": ["tiny"]},
     }
     plan.update(changes)
     path = tmp_path / "plan.json"
@@ -49,6 +50,8 @@ def study(*args, cwd=ROOT):
     ({"evaluate": {"lengths": [5]}}, "lengths"),
     ({"dilution": {"count": 0}}, "dilution.count"),
     ({"dilution": {"inputs": 3}}, "unknown key(s) inputs"),
+    ({"long": {"variants": ["huge"]}}, "long.variants: unknown variant(s) huge"),
+    ({"long": {"lengths": [20000, 3]}}, "long.lengths"),
 ])
 def test_a_bad_plan_exits_2_before_any_work(tmp_path, change, message):
     result = study(smoke_plan(tmp_path, **change))
@@ -78,7 +81,7 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
     assert json.loads(first.stdout.splitlines()[-1])["done"] == 2
     member = tmp_path / "members" / "tiny" / "letter" / "seed-1"
     for name in ("train.json", "length_generalisation.json", "dilution.json", "analysis.json",
-                 "run/model.safetensors"):
+                 "length_long.json", "run/model.safetensors"):
         assert (member / name).is_file(), name
     stamps = {p: p.stat().st_mtime_ns for p in member.rglob("*.json")}
 
@@ -105,6 +108,13 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
     assert at_17["n"] == 2 and at_17["ci"][0] <= at_17["mean"] <= at_17["ci"][1]
     assert "Student t" in summary["interval"]
     assert (tmp_path / "ship" / "tiny" / "letter" / "seed-2" / "analysis.json").is_file()
+    # the long stage: its own lengths and inputs, summarised like the grid
+    long = {s: json.loads((tmp_path / "members" / "tiny" / "letter" / f"seed-{s}" / "length_long.json").read_text())
+            for s in (1, 2)}
+    assert all(v["lengths"] == [60] and v["n_per_length"] == [4] and v["seed"] == 4 for v in long.values())
+    assert result["long"]["lengths"] == [60]
+    assert result["long"]["accuracy"][0]["values"] == {str(s): v["accuracy"][0] for s, v in long.items()}
+    assert (tmp_path / "ship" / "tiny" / "letter" / "seed-1" / "length_long.json").is_file()
     # the premise block compares every member's predicted break with its measured one
     breaks = {s: json.loads((tmp_path / "members" / "tiny" / "letter" / f"seed-{s}" / "dilution.json").read_text())
               ["breaks"] for s in (1, 2)}

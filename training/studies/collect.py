@@ -5,6 +5,7 @@ interval (``theory.statistics.mean_interval``: Student t over seeds, and why).  
 
 * ``test_accuracy`` and ``test_accuracy_by_hop``   (evaluate --split test)
 * ``length``: per total length, accuracy overall and by hop count (evaluate --lengths)
+* ``long``: the same past the grid (the plan's ``long`` stage, its variants only)
 * ``best_step``, ``best_validation_accuracy``       (the run's metrics.jsonl)
 * ``scores_at_best``: per layer, mean positional and symbolic score at the best checkpoint,
   and ``pure_from_step`` per layer for each purity threshold (analyze)
@@ -18,7 +19,8 @@ interval (``theory.statistics.mean_interval``: Student t over seeds, and why).  
 A member that lacks a stage contributes nothing to that metric (n says how many did).  Each
 member's small files are copied beside the summary, so the shipped folder alone redraws
 every figure: ``<ship>/<variant>/<task>/seed-<S>/{train,test_accuracy,length_generalisation,
-analysis}.json`` and ``metrics.jsonl``; weights are never copied.
+dilution,analysis,length_long}.json`` and ``metrics.jsonl``; weights are never copied (but see
+``ship_best``).
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ from .runner import OUTPUTS, run_folder
 
 __all__ = ["member_results", "summarise", "theory_of", "collect"]
 
-SMALL_FILES = ("train.json", "test_accuracy.json", "length_generalisation.json", "dilution.json", "analysis.json")
+SMALL_FILES = ("train.json", "test_accuracy.json", "length_generalisation.json", "dilution.json", "analysis.json",
+               "length_long.json")
 ACCURACY = (0.0, 1.0)
 
 
@@ -63,10 +66,11 @@ def member_results(plan: Plan, member: Member) -> dict:
     if test:
         out["test_accuracy"] = test["accuracy"]
         out["test_accuracy_by_hop"] = test["per_hop"]
-    lengths = _read(folder / OUTPUTS["lengths"])
-    if lengths:
-        out["length"] = {"lengths": lengths["lengths"], "accuracy": lengths["accuracy"], "by_hop": lengths["per_hop"],
-                         "n_per_length": lengths["n_per_length"]}
+    for stage, key in (("lengths", "length"), ("long", "long")):
+        lengths = _read(folder / OUTPUTS[stage])
+        if lengths:
+            out[key] = {"lengths": lengths["lengths"], "accuracy": lengths["accuracy"], "by_hop": lengths["per_hop"],
+                        "n_per_length": lengths["n_per_length"]}
     metrics = _metrics_file(plan, member)
     validation = read_validation(metrics.parent) if "train" in out["stages"] else []
     if validation:
@@ -96,6 +100,17 @@ def _columns(per_seed: dict, key) -> list[dict]:
     return [{seed: values[i] for seed, values in per_seed.items() if i < len(values)} for i in range(width)]
 
 
+def _length_block(with_lengths: dict) -> dict:
+    """seed -> one evaluate --lengths result -> per length, statistics overall and by hop (the
+    seeds evaluated at the first seed's lengths)."""
+    lengths = next(iter(with_lengths.values()))["lengths"]
+    same = {s: v for s, v in with_lengths.items() if v["lengths"] == lengths}
+    return {"lengths": lengths,
+            "accuracy": [_stat(c, ACCURACY) for c in _columns({s: v["accuracy"] for s, v in same.items()}, None)],
+            "by_hop": {h: [_stat(c, ACCURACY) for c in _columns({s: v["by_hop"][h] for s, v in same.items()}, None)]
+                       for h in sorted(next(iter(same.values()))["by_hop"])}}
+
+
 def summarise(results: dict) -> dict:
     """results: seed -> member_results of one variant and task -> every metric's statistics."""
     out = {}
@@ -112,16 +127,10 @@ def summarise(results: dict) -> dict:
     if hops:
         out["test_accuracy_by_hop"] = {h: _stat({s: r["test_accuracy_by_hop"][h] for s, r in results.items()
                                                  if h in r.get("test_accuracy_by_hop", {})}, ACCURACY) for h in hops}
-    with_lengths = {s: r["length"] for s, r in results.items() if "length" in r}
-    if with_lengths:
-        lengths = next(iter(with_lengths.values()))["lengths"]
-        same = {s: v for s, v in with_lengths.items() if v["lengths"] == lengths}
-        out["length"] = {
-            "lengths": lengths,
-            "accuracy": [_stat(c, ACCURACY) for c in _columns({s: v["accuracy"] for s, v in same.items()}, None)],
-            "by_hop": {h: [_stat(c, ACCURACY) for c in _columns({s: v["by_hop"][h] for s, v in same.items()}, None)]
-                       for h in sorted(next(iter(same.values()))["by_hop"])},
-        }
+    for key in ("length", "long"):
+        with_lengths = {s: r[key] for s, r in results.items() if key in r}
+        if with_lengths:
+            out[key] = _length_block(with_lengths)
     with_breaks = {s: r["breaks"] for s, r in results.items() if "breaks" in r}
     if with_breaks:  # lengths, some censored (None: beyond the last length): values only, no mean
         out["breaks"] = {"measured": {s: b["measured"] for s, b in with_breaks.items()},
@@ -164,7 +173,7 @@ def collect(plan: Plan) -> dict:
             summary.setdefault(variant, {})[task] = summarise(per_seed)
             summary[variant][task]["theory"] = theory_of(spec, task, plan.evaluate["lengths"])
     document = {"plan": plan.name, "about": plan.about, "interval": INTERVAL_METHOD,
-                "variants": plan.variants, "evaluate": plan.evaluate, "analyze": plan.analyze,
+                "variants": plan.variants, "evaluate": plan.evaluate, "analyze": plan.analyze, "long": plan.long,
                 "members": members, "results": summary,
                 "premise": {rule: compare_breaks(breaks, rule) for rule in RULES} if breaks else None}
     if plan.ship_best:

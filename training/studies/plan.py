@@ -14,8 +14,11 @@
      "analyze": {"n_inputs": 100, "discrepancy": true},      or false: no analysis stage
      "dilution": {"count": 32, "seed": 5},       optional (default false): softmax dilution per layer
                                                  at the evaluate lengths, and the predicted break
-     "ship_best": true}                          optional (default false): --collect also ships the
+     "ship_best": true,                          optional (default false): --collect also ships the
                                                  weights of the best member per task (best-<task>/)
+     "long": {"lengths": [20000], "count": 64,   optional (default false): a last stage that evaluates
+              "seed": 4, "variants": ["..."]}}   the listed variants (default all) at lengths past the
+                                                 grid; slow, so only where the grid says it is worth it
 
 A member is one (variant, task, seed); its id ``<variant>/<task>/seed-<S>`` is also its folder
 below ``root``, so the same plan always puts a member in the same place (idempotent reruns,
@@ -45,12 +48,13 @@ from training.tasks.definitions import TASKS
 __all__ = ["PlanError", "Member", "Plan", "load_plan", "GROUPS"]
 
 TOP_KEYS = {"name", "about", "root", "ship", "tasks", "seeds", "variants", "reuse", "evaluate", "analyze",
-            "dilution", "ship_best"}
+            "dilution", "ship_best", "long"}
 VARIANT_KEYS = {"preset", "set", "about", "tasks", "group"}
 GROUPS = ("model", "data")  # what a variant changes; the first is the default
 EVALUATE_KEYS = {"test_split", "lengths", "count", "max_tokens", "seed"}
 ANALYZE_KEYS = {"n_inputs", "discrepancy", "discrepancy_lengths", "discrepancy_count"}
 DILUTION_KEYS = {"count", "seed"}
+LONG_KEYS = {"lengths", "count", "seed", "variants"}
 MAX_SEED = 2**31 - 1
 
 
@@ -84,6 +88,7 @@ class Plan:
     analyze: dict
     dilution: dict | None = None  # softmax dilution and predicted breaks at the evaluate lengths
     ship_best: bool = False  # --collect also copies the weights of the best member per task
+    long: dict | None = None  # {"lengths", "count", "seed", "variants"}: the evaluation past the grid
 
     def members(self) -> list[Member]:
         return [Member(v, t, s) for v, spec in self.variants.items() for t in self.tasks
@@ -216,6 +221,24 @@ def _dilution(raw, where: str) -> dict | None:
     return out
 
 
+def _long(raw, where: str, variants: dict) -> dict | None:
+    if raw is False:
+        return None
+    _check_keys(raw, LONG_KEYS, where)
+    out = {"lengths": raw.get("lengths", [20_000]), "count": raw.get("count", 64), "seed": raw.get("seed", 4),
+           "variants": raw.get("variants", list(variants))}
+    _int_list(out["lengths"], f"{where}.lengths", 17, 1_000_000)
+    _int_list([out["count"]], f"{where}.count", 1, 1_000_000)
+    _int_list([out["seed"]], f"{where}.seed", 0, MAX_SEED)
+    names = out["variants"]
+    _require(isinstance(names, list) and names and all(isinstance(n, str) for n in names), f"{where}.variants",
+             "expected a non-empty list of variant names")
+    unknown = [n for n in names if n not in variants]
+    _require(not unknown, f"{where}.variants", f"unknown variant(s) {', '.join(unknown)}; the plan has "
+             f"{', '.join(variants)}")
+    return out
+
+
 def load_plan(path) -> Plan:
     """Read and check a plan; PlanError (one line, naming the file and key) on any mistake."""
     path = Path(path)
@@ -246,6 +269,7 @@ def load_plan(path) -> Plan:
                 analyze=_analyze(raw.get("analyze", {}), f"{where}.analyze"),
                 dilution=_dilution(raw.get("dilution", False), f"{where}.dilution"),
                 ship_best=raw.get("ship_best", False))
+    plan.long = _long(raw.get("long", False), f"{where}.long", plan.variants)
     _require(isinstance(plan.ship_best, bool), f"{where}.ship_best", "expected true or false")
     reuse = raw.get("reuse", {})
     _check_keys(reuse, set(reuse) if isinstance(reuse, dict) else set(), f"{where}.reuse")

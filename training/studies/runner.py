@@ -9,6 +9,7 @@ exists (outputs are written atomically, so existing means complete):
     lengths  length_generalisation.json  evaluate --lengths ... (per hop count)
     dilution dilution.json               dilution --accuracy length_generalisation.json (if asked)
     analyze  analysis.json               analyze (scores of every checkpoint, ...)
+    long     length_long.json            evaluate --lengths (past the grid; listed variants only)
 
 so rerunning a study skips finished members and resumes partial ones, and a kill -9 at any
 moment loses at most one checkpoint interval of training (or one evaluation).  Each stage is
@@ -39,9 +40,9 @@ from .plan import Member, Plan
 
 __all__ = ["STAGES", "MemberFailed", "stage_commands", "run_member", "run_study", "list_commands"]
 
-STAGES = ("train", "test", "lengths", "dilution", "analyze")
+STAGES = ("train", "test", "lengths", "dilution", "analyze", "long")
 OUTPUTS = {"train": "train.json", "test": "test_accuracy.json", "lengths": "length_generalisation.json",
-           "dilution": "dilution.json", "analyze": "analysis.json"}
+           "dilution": "dilution.json", "analyze": "analysis.json", "long": "length_long.json"}
 
 
 class MemberFailed(RuntimeError):
@@ -72,11 +73,18 @@ def stage_commands(plan: Plan, member: Member, threads: int = 1) -> dict:
         train.append("--resume")
     common = ["--threads", threads, "--no-progress"]
     ev, an = plan.evaluate, plan.analyze
-    lengths = _training("evaluate", "--run", run, "--task", task, "--lengths", ",".join(map(str, ev["lengths"])),
-                        "--count", ev["count"], "--seed", ev["seed"], "--json", folder / OUTPUTS["lengths"], *common)
+
+    def evaluate(settings: dict, stage: str) -> list:
+        return _training("evaluate", "--run", run, "--task", task, "--lengths", ",".join(map(str, settings["lengths"])),
+                         "--count", settings["count"], "--seed", settings["seed"], "--json", folder / OUTPUTS[stage],
+                         *common)
+
+    lengths = evaluate(ev, "lengths")
     if ev["max_tokens"] is not None:
         lengths += ["--max-tokens", str(ev["max_tokens"])]
     commands = {"train": train, "lengths": lengths}
+    if plan.long is not None and member.variant in plan.long["variants"]:
+        commands["long"] = evaluate(plan.long, "long")
     if plan.dilution is not None:
         commands["dilution"] = _training("dilution", "--run", run, "--task", task, "--json", folder / OUTPUTS["dilution"],
                                          "--lengths", ",".join(map(str, ev["lengths"])),
