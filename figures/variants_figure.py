@@ -4,8 +4,10 @@ default training/reference/variants/, or ``--variants DIR``).
 
 Row A: accuracy over all hops against total input length (log x), one panel per task in the
 summary, one curve per variant: the median over seeds with a band from the lowest to the
-highest seed (``bands``), from the per-seed values the summary keeps.  Row B: accuracy by hop
-count at the longest length measured, the median over seeds with min-max bars.  A variant
+highest seed (``bands``), from the per-seed values the summary keeps; where the plan has a
+``long`` stage its lengths continue the listed variants' curves (fewer inputs there: the
+plan's ``long.count``).  Row B: accuracy by hop count at the longest length of the grid, the
+median over seeds with min-max bars.  A variant
 that changes the training data rather than the model is dashed and labelled "(data)".  Thin
 grey references: the training length 17, the paper's 850 (Section 3.6: over 90% up to 850 on
 the letter task) and accuracy 0.9.  The same summary gives variants_table.md (``variants_table``).
@@ -86,13 +88,14 @@ def length_panel(ax, summary: dict, task: str, styles: dict) -> dict:
 
 
 def longest_length(summary: dict, task: str, names) -> int:
-    """The longest length measured for ``task`` by any of ``names`` (the hop panel's length)."""
-    return max(length for name in names if (block := length_block(summary, name, task)) for length in block["lengths"])
+    """The longest grid length measured for ``task`` by any of ``names`` (the hop panel's length)."""
+    return max(length for name in names if (block := length_block(summary, name, task, with_long=False))
+               for length in block["lengths"])
 
 
 def hop_panel(ax, summary: dict, task: str, styles: dict, length: int) -> dict:
     """Row B for ``task``: accuracy per hop count at ``length``, median and min-max over seeds."""
-    measured = {name: block for name in styles if (block := length_block(summary, name, task))
+    measured = {name: block for name in styles if (block := length_block(summary, name, task, with_long=False))
                 and length in block["lengths"] and block.get("by_hop")}
     hops = sorted({h for block in measured.values() for h in block["by_hop"]}, key=int)
     if not hops:

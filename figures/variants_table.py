@@ -1,6 +1,7 @@
 """The variants study as a Markdown table (variants_table.md, for the README): one row per
 variant and task, the number of seeds and the accuracy over all hops at the training length
-(17), at the paper's 850 and at 5,000 tokens, each as the mean over seeds and its 95%
+(17), at the paper's 850 and at 5,000 tokens, and at the plan's ``long`` lengths (20,000: a
+last stage, own inputs, for the variants the plan lists), each as the mean over seeds and its 95%
 interval exactly as ``summary.json`` holds them (``training.studies.collect``: Student t,
 clipped to [0, 1]).  Nothing is recomputed here, so the table and the summary never disagree.
 """
@@ -49,9 +50,21 @@ def variant_tasks(summary: dict) -> list[tuple[str, str]]:
             for task in sorted(summary["results"].get(name, {}), key=lambda t: (order.get(t, len(order)), t))]
 
 
-def length_block(summary: dict, name: str, task: str) -> dict | None:
-    """The 'length' statistics of one variant and task, or None where none was measured."""
-    return summary["results"].get(name, {}).get(task, {}).get("length")
+def length_block(summary: dict, name: str, task: str, with_long: bool = True) -> dict | None:
+    """The 'length' statistics of one variant and task, or None where none was measured; with
+    ``with_long`` the 'long' stage's lengths (past the grid) follow the grid's, so a curve runs on."""
+    results = summary["results"].get(name, {}).get(task, {})
+    block, long = results.get("length"), results.get("long") if with_long else None
+    if block is None or long is None:
+        return block
+    none = [{"values": {}}] * len(long["lengths"])  # a hop count the long stage did not see
+    return {"lengths": block["lengths"] + long["lengths"], "accuracy": block["accuracy"] + long["accuracy"],
+            "by_hop": {h: column + long["by_hop"].get(h, none) for h, column in block["by_hop"].items()}}
+
+
+def table_lengths(summary: dict) -> tuple:
+    """The grid's columns, then the long stage's lengths where the plan has one."""
+    return TABLE_LENGTHS + tuple((summary.get("long") or {}).get("lengths", ()))
 
 
 def seeds_of(block: dict | None) -> list[str]:
@@ -78,16 +91,22 @@ def at_length(block: dict | None, length: int) -> dict | None:
 
 
 def variants_markdown(summary: dict) -> str:
-    heads = " | ".join(f"Accuracy at {length}" for length in TABLE_LENGTHS)
+    lengths = table_lengths(summary)
+    heads = " | ".join(f"Accuracy at {length}" for length in lengths)
     lines = [f"# Variants study ({summary.get('plan', 'variants')}): accuracy over all hops against input length",
-             "", f"| Variant | Task | Seeds n | {heads} |", "|---|---|---:|" + "---:|" * len(TABLE_LENGTHS)]
+             "", f"| Variant | Task | Seeds n | {heads} |", "|---|---|---:|" + "---:|" * len(lengths)]
     for name, task in variant_tasks(summary):
         spec = summary["variants"].get(name, {})
         block = length_block(summary, name, task)
-        cells = " | ".join(cell(at_length(block, length)) for length in TABLE_LENGTHS)
-        lines.append(f"| {variant_label(name, spec)} | {task} | {len(seeds_of(block))} | {cells} |")
+        cells = " | ".join(cell(at_length(block, length)) for length in lengths)
+        lines.append(f"| {variant_label(name, spec)} | {task} | {len(seeds_of(length_block(summary, name, task, False)))}"
+                     f" | {cells} |")
     note = (f"Each cell: mean over seeds [95% interval]; {summary['interval']}. {ABSENT}: not measured (yet). "
             "\"(data)\": the variant changes the training data, not the model.")
+    long = summary.get("long")
+    if long:
+        note += (f" Lengths {', '.join(map(str, long['lengths']))}: the long stage, {long['count']} inputs per "
+                 f"length (seed {long['seed']}), run for {', '.join(long['variants'])} only.")
     lines += ["", note, "", "Variants:", ""]
     lines += [f"- **{name}**: {spec.get('about', '')}" for name, spec in summary["variants"].items()]
     return "\n".join(lines) + "\n"

@@ -52,19 +52,34 @@ def write_member(folder: Path, variant: str, task: str, seed: int, with_lengths:
                         for h in range(1, 5)}}))
 
 
-def write_study(root: Path, measured=TASKS) -> Path:
+LONG = 20000  # the long stage's length, measured for the "paper" variant only (write_study(long=True))
+
+
+def long_accuracy(task: str, seed: int, hop: int = 0) -> float:
+    return 0.5 + 0.1 * seed - 0.02 * hop + 0.01 * len(task)
+
+
+def write_study(root: Path, measured=TASKS, long: bool = False) -> Path:
     """Members of 2 variants x 2 tasks x 3 seeds (length files only for ``measured`` tasks),
-    collected into <root>/ship/summary.json by the study's collector; returns the ship folder."""
+    collected into <root>/ship/summary.json by the study's collector; returns the ship folder.
+    With ``long``, the "paper" members also have a long stage at LONG tokens."""
     plan = {"name": "variants-test", "about": "synthetic", "root": str(root / "members"), "ship": str(root / "ship"),
             "tasks": list(TASKS), "seeds": SEEDS, "analyze": False,
             "variants": {name: {"preset": "paper", "set": sets, "about": f"{'ae'[i]}. made-up variant {name}"}
                          for i, (name, sets) in enumerate(VARIANTS.items())}}
+    if long:
+        plan["long"] = {"lengths": [LONG], "count": 8, "variants": ["paper"]}
     root.mkdir(parents=True, exist_ok=True)
     (root / "plan.json").write_text(json.dumps(plan))
     for variant in VARIANTS:
         for task in TASKS:
             for seed in SEEDS:
-                write_member(root / "members" / variant / task / f"seed-{seed}", variant, task, seed, task in measured)
+                folder = root / "members" / variant / task / f"seed-{seed}"
+                write_member(folder, variant, task, seed, task in measured)
+                if long and variant == "paper":
+                    (folder / "length_long.json").write_text(json.dumps({
+                        "task": task, "lengths": [LONG], "n_per_length": [8], "accuracy": [long_accuracy(task, seed)],
+                        "per_hop": {str(h): [long_accuracy(task, seed, h)] for h in range(1, 5)}}))
     collect(load_plan(root / "plan.json"))
     return root / "ship"
 
@@ -159,6 +174,21 @@ def test_hop_panel_is_the_median_per_hop_at_the_longest_length(ship, tmp_path, k
     expected = sorted(tuple(statistics.median(member_values(ship, v, "number", lambda d, h=h: d["per_hop"][h][-1])
                                                .values()) for h in "1234") for v in VARIANTS)
     assert medians == [pytest.approx(e) for e in expected]
+
+
+def test_the_long_stage_continues_its_variants_curve_and_adds_a_column(tmp_path, kept):
+    ship = write_study(tmp_path / "study", long=True)
+    build_fig_variants(Inputs(variants_dir=ship), tmp_path)
+    rows = table_rows((tmp_path / "variants_table.md").read_text())
+    for task in TASKS:
+        assert rows[("paper (a)", task)][-1] == expected_cell([long_accuracy(task, s) for s in SEEDS])
+        assert rows[("extra-window-test (e) (data)", task)][-1] == "–"  # not a long variant
+    top = next(ax for ax in kept["fig_variants"].axes if ax.get_title().startswith("A. Letter task"))
+    paper = next(ln for ln in top.get_lines() if ln.get_label().startswith("paper"))
+    assert list(paper.get_xdata()) == LENGTHS + [LONG]
+    assert paper.get_ydata()[-1] == pytest.approx(statistics.median(long_accuracy("letter", s) for s in SEEDS))
+    bottom = next(ax for ax in kept["fig_variants"].axes if ax.get_title().startswith("B. Letter task"))
+    assert str(max(LENGTHS)) in bottom.get_title()  # the hop panel stays on the grid's longest length
 
 
 def test_data_variant_rule_prefers_the_plan_marker():
