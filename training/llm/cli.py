@@ -40,13 +40,20 @@ from .local_model import model_source
 from .tasks import MAX_LLM_WINDOW
 
 
-def _new_tokens(text: str):
-    if text == "auto":
-        return text
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}")
+def _number_or(keyword: str, value, convert, what: str):
+    """An argparse type: ``keyword`` gives ``value``, anything else must convert (one error text)."""
+    def parse(text: str):
+        if text == keyword:
+            return value
+        try:
+            return convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what} or {keyword!r}, got {text!r}")
+    return parse
+
+
+_new_tokens = _number_or("auto", "auto", int, "a positive integer")
+_temperature = _number_or("none", None, float, "a number")
 
 
 def _int_list(text: str) -> list[int]:
@@ -54,15 +61,6 @@ def _int_list(text: str) -> list[int]:
         return [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
-
-
-def _temperature(text: str):
-    if text == "none":
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number or 'none', got {text!r}")
 
 
 def _json_object(text: str) -> dict:
