@@ -22,7 +22,8 @@ Members still running lack some files and are left out of the panels that need t
 panel says how many seeds it draws.  A study with no member for a task is missing input.
 "fig_variants" (and variants_table.md) draws the variants study's summary.json (``--variants``,
 the ship folder of ``python -m training study training/studies/variants.json --collect``);
-until that study is collected it is missing input like any other.
+until that study is collected it is missing input like any other.  "fig_breaks" draws the
+dilution.json of both studies' members (predicted against measured breaks; claim P-break).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from pathlib import Path
 from theory.cli import OneLineParser
 from theory.files import check_output_dir
 
+from .breaks_figure import build_fig_breaks
 from .discrepancy_figure import build_discrepancy_trained
 from .figure2 import build_fig2
 from .frequency_figures import build_fig8, build_table1
@@ -65,6 +67,7 @@ FIGURES = {
                                     "(training/reference/llm/smollm2/)")),
     "fig_variants": (build_fig_variants, ("variants study: accuracy against length and by hop, median and min-max "
                                           "over seeds; variants_table.md (training/reference/variants/)")),
+    "fig_breaks": (build_fig_breaks, "predicted vs measured length-generalisation breaks per model (dilution.json)"),
 }
 GROUPS = {"fig4": ("fig4a", "fig4bc"), "fig5": ("fig5a", "fig5b", "fig5cd")}
 PROG = "python -m figures"

@@ -29,6 +29,7 @@ from figures.figure2 import build_fig2, purity_panel  # noqa: E402
 from figures.generalisation_figures import build_fig5b  # noqa: E402
 from figures.loaders import Inputs  # noqa: E402
 from proofs_check.figure5a import build as build_figure5a  # noqa: E402
+from test_breaks_figure import write_dilution_study  # noqa: E402
 from test_variants_figure import write_study  # noqa: E402  (the variants study's summary.json)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,6 +114,7 @@ def write_inputs(root: Path) -> dict:
     figure4a = root / "figure4a.json"
     write_figure4a(figure4a, "0.8", range(1, 5))
     write_seeds(root / "seeds", SEED_FACTORS, lacking={("letter", 2): "analysis.json"})
+    write_dilution_study(root / "seeds")  # fig_breaks reads the studies' dilution.json
     return {"--runs": root / "runs", "--seeds": root / "seeds", "--llm": llm, "--figure5a": figure5a,
             "--figure4a": figure4a, "--variants": write_study(root / "variants")}
 

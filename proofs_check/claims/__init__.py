@@ -10,3 +10,4 @@ from . import llm  # noqa: F401
 from . import llm_heads  # noqa: F401
 from . import llm_local  # noqa: F401
 from . import premise  # noqa: F401
+from . import variants  # noqa: F401

@@ -36,8 +36,6 @@ from training.analysis.dynamics import best_step, read_validation
 from training.analysis.measured_discrepancy import ALPH_SIZE
 from training.model.checkpoints import Metrics
 from training.model.gptj import ModelConfig
-from training.model.presets import get_preset
-from training.model.recipe import apply_overrides
 
 from .plan import Member, Plan
 from .runner import OUTPUTS, run_folder
@@ -148,9 +146,9 @@ def summarise(results: dict) -> dict:
     return out
 
 
-def theory_of(spec: dict, task: str, lengths) -> dict:
-    """``variant_prediction`` of the model a plan variant trains (its preset and overrides)."""
-    config = ModelConfig(**apply_overrides(get_preset(spec["preset"]), spec["set"]).model)
+def theory_of(recipe, task: str, lengths) -> dict:
+    """``variant_prediction`` of the model a plan variant's recipe (``Plan.recipes``) trains."""
+    config = ModelConfig(**recipe.model)
     return variant_prediction(config.variant(), config.n_layer, config.rotary_dim, ALPH_SIZE[task], lengths)
 
 
@@ -171,7 +169,7 @@ def collect(plan: Plan) -> dict:
                     breaks[member.id] = result["breaks"]
                 _ship_member(plan, member)
             summary.setdefault(variant, {})[task] = summarise(per_seed)
-            summary[variant][task]["theory"] = theory_of(spec, task, plan.evaluate["lengths"])
+            summary[variant][task]["theory"] = theory_of(plan.recipes[variant], task, plan.evaluate["lengths"])
     document = {"plan": plan.name, "about": plan.about, "interval": INTERVAL_METHOD,
                 "variants": plan.variants, "evaluate": plan.evaluate, "analyze": plan.analyze, "long": plan.long,
                 "members": members, "results": summary,

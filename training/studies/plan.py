@@ -38,7 +38,7 @@ variant must say so, a mistake otherwise -- and ``"model"`` for the rest.  The k
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from training.model.presets import PRESETS, Preset, get_preset
@@ -89,6 +89,7 @@ class Plan:
     dilution: dict | None = None  # softmax dilution and predicted breaks at the evaluate lengths
     ship_best: bool = False  # --collect also copies the weights of the best member per task
     long: dict | None = None  # {"lengths", "count", "seed", "variants"}: the evaluation past the grid
+    recipes: dict = field(default_factory=dict)  # name -> the Preset its overrides make (checked once, kept)
 
     def members(self) -> list[Member]:
         return [Member(v, t, s) for v, spec in self.variants.items() for t in self.tasks
@@ -137,10 +138,11 @@ def _check_keys(obj, allowed: set, where: str) -> None:
     _require(not unknown, where, f"unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
 
 
-def _variants(raw, where: str, tasks: list) -> dict:
+def _variants(raw, where: str, tasks: list) -> tuple[dict, dict]:
+    """(name -> checked spec, name -> the Preset the spec's overrides make)."""
     _check_keys(raw, set(raw) if isinstance(raw, dict) else set(), where)
     _require(bool(raw), where, "at least one variant is needed")
-    out = {}
+    out, made = {}, {}
     for name, spec in raw.items():
         here = f"{where}.{name}"
         _require(name.replace("-", "").replace("_", "").isalnum(), here, "a variant name is letters, digits, - and _")
@@ -151,7 +153,7 @@ def _variants(raw, where: str, tasks: list) -> dict:
         _require(isinstance(sets, list) and all(isinstance(s, str) for s in sets), f"{here}.set",
                  "expected a list of KEY=VALUE strings")
         try:
-            recipe = apply_overrides(get_preset(preset), sets)
+            made[name] = recipe = apply_overrides(get_preset(preset), sets)
         except RecipeError as error:
             raise PlanError(f"{here}.set: {error}") from None
         only = spec.get("tasks", tasks)
@@ -161,14 +163,14 @@ def _variants(raw, where: str, tasks: list) -> dict:
         if "group" in spec:
             out[name]["group"] = spec["group"]
         _check_group(spec.get("group", GROUPS[0]), recipe, f"{here}.group")
-    recipes = {}
+    seen = {}
     for name, spec in out.items():  # two names for one recipe would train the same member twice
         for task in spec["tasks"]:
             key = (spec["preset"], tuple(sorted(spec["set"])), task)
-            _require(key not in recipes, f"{where}.{name}",
-                     f"duplicated member: the same recipe as {recipes.get(key)!r} for task {task}")
-            recipes[key] = name
-    return out
+            _require(key not in seen, f"{where}.{name}",
+                     f"duplicated member: the same recipe as {seen.get(key)!r} for task {task}")
+            seen[key] = name
+    return out, made
 
 
 def _changes_data(recipe: Preset) -> bool:
@@ -262,9 +264,10 @@ def load_plan(path) -> Plan:
     seeds = _int_list(raw["seeds"], f"{where}.seeds", 0, MAX_SEED)
     for key in ("name", "root", "ship", "about"):
         _require(isinstance(raw.get(key, ""), str), f"{where}.{key}", "expected a string")
+    variants, recipes = _variants(raw["variants"], f"{where}.variants", list(tasks))
     plan = Plan(path=path, name=raw["name"], about=raw.get("about", ""), root=Path(raw["root"]),
                 ship=Path(raw.get("ship") or Path(raw["root"]) / "collected"), tasks=list(tasks), seeds=seeds,
-                variants=_variants(raw["variants"], f"{where}.variants", list(tasks)), reuse={},
+                variants=variants, recipes=recipes, reuse={},
                 evaluate=_evaluate(raw.get("evaluate", {}), f"{where}.evaluate"),
                 analyze=_analyze(raw.get("analyze", {}), f"{where}.analyze"),
                 dilution=_dilution(raw.get("dilution", False), f"{where}.dilution"),

@@ -1,0 +1,235 @@
+"""Figure "fig_breaks": does discrepancy predict where length generalisation breaks (the paper's
+premise, Sections 3.5-3.6 and Lemma F.1)?  Drawn from the dilution.json of every trained model
+that ships one (``training.analysis.dilution`` and ``break_prediction``): the seed study's
+members (``--seeds``: <DIR>/<variant>/<task>/seed-<S>/) and the variants study's (``--variants``,
+same layout).  A member in both studies (the shared "paper" number-task runs) is drawn once,
+from the seed study, as the claim P-break counts it.
+
+A1, A2: each member's predicted break against its measured break over all hops, log-log, for the
+two readings of Lemma F.1's condition (``lemma``, the worst case: hollow; ``mass``, the losing
+keys' actual weight: filled); colour: variant, marker: task; the identity line and the band
+y in [x/2, 2x].  Whether they agree is decided by the claim P-break of ``python -m
+proofs_check``: this figure computes no statistic.  B: the measured break of each hop count,
+one line per member: the break compounds over hops.  C: letter task, the top key's softmax
+weight at the rule's quantile (the 0.1 input) on the member's answer-path layers of the mass
+reading (layer 0 when it has none), the lowest of them at each length: median over a variant's
+seeds with the min-max band, beside the mass reading's threshold 1 - 1/r.
+
+A break of None is censored (no break up to the last length measured): it is drawn in a hatched
+strip past that length, at the right (measured) or top (predicted) edge.  No dilution.json in
+either study is a missing input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from . import bands, style
+from .loaders import Built, Inputs, MissingInput, read_json
+from .variants_figure import VARIANT_COLOURS
+from .variants_table import variant_label
+
+# Mirrors of training.analysis.break_prediction (figures may not import training; the test file
+# checks that they agree): T_Retrieval's Gamma / delta, the input quantile the rule reads, and
+# the accuracy below which a model counts as broken.
+SPREAD_RATIO = 2.0
+QUANTILE = 0.1
+THRESHOLD = 0.9
+QUANTILE_KEY = f"q{QUANTILE:g}"  # "q0.1", as dilution.json names its quantile columns
+MASS_THRESHOLD = 1 - 1 / SPREAD_RATIO  # the mass reading holds while the top key keeps more weight
+RULE_LOOK = {"lemma": ("hollow", "Lemma F.1 as stated: gap ≥ ln((n−1) r)"),
+             "mass": ("filled", "mass reading: losing keys' weight < 1/r")}
+TASK_MARKERS = {"number": "o", "letter": "s"}
+# A censored break is drawn at CENSORED_AT times the longest last length, inside a grey strip
+# spanning STRIP times it: past every measured length, yet on the axes.
+CENSORED_AT, STRIP = 1.5, (1.2, 2.0)
+# hatched, so the strip never reads as the grey factor-2 band
+STRIP_LOOK, GUIDE = {"facecolor": "white", "edgecolor": "0.65", "hatch": "///", "lw": 0}, {"color": "0.3", "lw": 0.9}
+HOP_SPREAD = 0.4  # width (in hops) over which the members' markers of one hop are spread
+COMMANDS = {"seeds": "python -m training study training/studies/seeds.json, then --collect (or --seeds DIR)",
+            "variants": "python -m training study training/studies/variants.json, then --collect (or --variants DIR)"}
+
+
+@dataclass(frozen=True)
+class Member:
+    """One trained model's dilution.json: where it came from and its two blocks."""
+
+    id: str  # "<variant>/<task>/seed-<S>", the same in both studies
+    study: str
+    variant: str
+    task: str
+    seed: int
+    dilution: dict
+    breaks: dict
+
+
+def study_folders(inputs: Inputs) -> dict:
+    """{study: folder}, the seed study first: it wins a member id both studies ship."""
+    return {"seeds": Path(inputs.seeds_dir), "variants": Path(inputs.variants_dir)}
+
+
+def load_members(inputs: Inputs) -> dict[str, Member]:
+    """Every shipped dilution.json, each member id once; none at all: MissingInput."""
+    found = {}
+    for study, folder in study_folders(inputs).items():
+        for path in sorted(folder.glob("*/*/seed-*/dilution.json")) if folder.is_dir() else []:
+            variant, task, seed = path.parent.relative_to(folder).parts
+            member = f"{variant}/{task}/{seed}"
+            if member in found or not seed.removeprefix("seed-").isdecimal():
+                continue
+            data = read_json(path, "study", task, ("dilution", "breaks"))
+            found[member] = Member(member, study, variant, task, int(seed.removeprefix("seed-")),
+                                   data["dilution"], data["breaks"])
+    if not found:
+        items = [(folder / "*" / "*" / "seed-*" / "dilution.json", COMMANDS[study], "")
+                 for study, folder in study_folders(inputs).items()]
+        raise MissingInput(*items[0][:2], more=items[1:])
+    return found
+
+
+def variant_specs(inputs: Inputs) -> dict:
+    """The variants study's plan entries (for labels and order); none without a summary."""
+    try:
+        return inputs.variants_summary()["variants"]
+    except MissingInput:
+        return {}
+
+
+def looks(members: dict, specs: dict) -> dict:
+    """{variant: (label, colour)}: "paper" first, then the plan's order, then any other."""
+    present = {m.variant for m in members.values()}
+    order = [v for v in dict.fromkeys(["paper", *specs]) if v in present] + sorted(present - {"paper", *specs})
+    count = {v: sum(m.variant == v for m in members.values()) for v in order}
+    return {v: (f"{variant_label(v, specs.get(v, {}))}: {count[v]} model{'s' * (count[v] > 1)}",
+                VARIANT_COLOURS[i % len(VARIANT_COLOURS)]) for i, v in enumerate(order)}
+
+
+def placed(value, edge: float) -> float:
+    """Where a break is drawn: a censored one (None) at the edge."""
+    return edge if value is None else float(value)
+
+
+def censor_strip(ax, top: float, vertical: bool) -> None:
+    """The hatched strip past the longest measured length, where censored breaks sit, and its name."""
+    (ax.axvspan if vertical else ax.axhspan)(top * STRIP[0], top * STRIP[1], zorder=0, **STRIP_LOOK)
+    note = {"s": f"no break up to {top:g}", "fontsize": 7, "color": "0.3", "ha": "center", "va": "center",
+            "bbox": {"facecolor": "white", "edgecolor": "none", "pad": 1}, "zorder": 1}  # under the data
+    if vertical:
+        ax.text(top * CENSORED_AT, 0.5, transform=ax.get_xaxis_transform(), rotation=90, **note)
+    else:
+        ax.text(0.5, top * CENSORED_AT, transform=ax.get_yaxis_transform(), **note)
+
+
+def break_panel(ax, members: dict, colours: dict, rule: str, floor: float, top: float) -> None:
+    """A1/A2: predicted (y) against measured (x) break of each member under ``rule``."""
+    edge = top * CENSORED_AT
+    for m in members.values():
+        colour = colours[m.variant][1]
+        ax.scatter([placed(m.breaks["measured"], edge)], [placed(m.breaks["predicted"][rule]["break"], edge)],
+                   marker=TASK_MARKERS.get(m.task, "D"), s=40, linewidths=1.3, edgecolors=colour,
+                   facecolors=colour if RULE_LOOK[rule][0] == "filled" else "none", gid=m.id, zorder=3)
+    xs = np.geomspace(floor, top, 50)
+    ax.plot(xs, xs, **GUIDE)
+    ax.fill_between(xs, xs / 2, xs * 2, color="0.5", alpha=0.18, lw=0)
+    censor_strip(ax, top, vertical=True)
+    censor_strip(ax, top, vertical=False)
+    ax.set(xscale="log", yscale="log", xlim=(floor, top * STRIP[1]), ylim=(floor, top * STRIP[1]), aspect="equal",
+           xlabel=f"Measured break: all hops' accuracy < {THRESHOLD:g} (tokens)",
+           ylabel=f"Predicted break, {rule} reading (tokens)")
+
+
+def hop_panel(ax, members: dict, colours: dict, floor: float, top: float) -> None:
+    """B: the measured break of every hop count, one line per member."""
+    edge = top * CENSORED_AT
+    for i, m in enumerate(members.values()):
+        per_hop = m.breaks["measured_per_hop"]
+        hops = sorted(per_hop, key=int)
+        shift = HOP_SPREAD * ((i + 0.5) / len(members) - 0.5)
+        ax.plot([int(h) + shift for h in hops], [placed(per_hop[h], edge) for h in hops], color=colours[m.variant][1],
+                marker=TASK_MARKERS.get(m.task, "D"), markersize=4, lw=0.9, alpha=0.85, gid=m.id)
+    censor_strip(ax, top, vertical=False)
+    ax.set(yscale="log", ylim=(floor, top * STRIP[1]), xticks=[1, 2, 3, 4], xlabel="Hop count",
+           ylabel=f"Measured break: accuracy < {THRESHOLD:g} (tokens)")
+
+
+def path_weight(m: Member) -> list:
+    """Per length, the lowest top-key weight (at QUANTILE_KEY) over the member's mass-reading
+    path layers, layer 0 when the path is empty; None where no path layer has a value."""
+    layers = {layer["layer"]: layer for layer in m.dilution["layers"]}
+    path = [p for p in (m.breaks["predicted"]["mass"]["path"] or [0]) if p in layers]
+    columns = zip(*(layers[p]["top_weight"][QUANTILE_KEY] for p in path))
+    return [min((w for w in column if w is not None), default=None) for column in columns]
+
+
+def weight_panel(ax, members: dict, colours: dict) -> dict:
+    """C: letter task, the path's top-key weight against length per variant; returns {variant: Band}."""
+    letter = [m for m in members.values() if m.task == "letter"]
+    if not letter:
+        style.placeholder(ax, "no letter-task model ships a dilution.json")
+        return {}
+    drawn = {}
+    for variant, (label, colour) in colours.items():
+        curves = {m.seed: (m.dilution["lengths"], path_weight(m)) for m in letter if m.variant == variant}
+        if curves:
+            drawn[variant] = bands.band(curves)
+            bands.draw_band(ax, drawn[variant], colour, label=f"{variant}: {bands.seeds_note(drawn[variant].seeds)}")
+            ax.lines[-1].set(marker="s", markersize=3)
+    ax.axhline(MASS_THRESHOLD, color="0.3", linestyle="--", lw=1.0,
+               label=f"mass reading's threshold 1 − 1/r = {MASS_THRESHOLD:g} (r = {SPREAD_RATIO:g})")
+    ax.set(xscale="log", ylim=(0, 1.03), xlabel="Total input length (tokens)",
+           ylabel=f"Top-key weight, lowest path layer ({QUANTILE:g} quantile)")
+    ax.legend(loc="center right", handles=ax.get_legend_handles_labels()[0] + [
+        Line2D([], [], color=bands.LEGEND_GREY, lw=bands.MEDIAN_WIDTH, label="line: median over seeds"),
+        Patch(facecolor=bands.LEGEND_GREY, alpha=bands.BAND_ALPHA, label="band: min–max over seeds (2+ seeds)")])
+    return drawn
+
+
+def legend(ax, colours: dict, tasks: list, last_lengths: list) -> None:
+    """Beside A2: the variants' colours, the tasks' markers, the rules' fills and the guides."""
+    upto = " or ".join(f"{n:g}" for n in sorted(set(last_lengths)))
+    handles = [Line2D([], [], color=colour, lw=bands.MEDIAN_WIDTH, label=label) for label, colour in colours.values()]
+    handles += [Line2D([], [], color="0.3", marker=TASK_MARKERS.get(t, "D"), linestyle="none",
+                       label=style.TASK_TITLE.get(t, t)) for t in tasks]
+    handles += [Line2D([], [], color="0.3", marker="o", linestyle="none", label=f"{fill}: {about}",
+                       markerfacecolor="none" if fill == "hollow" else "0.3") for fill, about in RULE_LOOK.values()]
+    handles += [Line2D([], [], label="identity: predicted = measured", **GUIDE),
+                Patch(facecolor="0.5", alpha=0.18, label="within a factor 2: y in [x/2, 2x]"),
+                Patch(**STRIP_LOOK, label=f"hatched strip: no break up to {upto} (censored)")]
+    bands.legend_right(ax, handles)
+
+
+def build_fig_breaks(inputs: Inputs, out: Path) -> Built:
+    """fig_breaks.png/.pdf from the shipped dilution.json files of both studies."""
+    members = load_members(inputs)
+    colours = looks(members, variant_specs(inputs))
+    values = [v for m in members.values() for v in (m.breaks["measured"], *m.breaks["measured_per_hop"].values(),
+                                                    *(p["break"] for p in m.breaks["predicted"].values()))]
+    last_lengths = [m.breaks["last_length"] for m in members.values()]
+    top = max(last_lengths)
+    floor = min([v for v in values if v is not None] + [top]) / 1.4
+    tasks = [t for t in style.TASKS if any(m.task == t for m in members.values())]
+    tasks += sorted({m.task for m in members.values()} - set(tasks))
+    fig = style.new_figure(15, 12.5)
+    grid = fig.add_gridspec(2, 2)
+    for col, rule in enumerate(RULE_LOOK):
+        ax = fig.add_subplot(grid[0, col])
+        break_panel(ax, members, colours, rule, floor, top)
+        ax.set_title(f"A{col + 1}. {rule} reading ({RULE_LOOK[rule][0]}): predicted against measured break\n"
+                     "status: claim P-break of `python -m proofs_check`")
+    legend(ax, colours, tasks, last_lengths)  # beside A2, the last panel of the row
+    hop_panel(ax := fig.add_subplot(grid[1, 0]), members, colours, floor, top)
+    ax.set_title("B. Measured break per hop count, one line per model: it compounds over hops")
+    weight_panel(ax := fig.add_subplot(grid[1, 1]), members, colours)
+    ax.set_title("C. Letter task: top-key weight on the mass reading's path layers, against length")
+    studies = {s: sum(m.study == s for m in members.values()) for s in study_folders(inputs)}
+    fig.suptitle(f"Does discrepancy predict where length generalisation breaks?  {len(members)} trained models "
+                 f"({studies['seeds']} from the seed study, {studies['variants']} more from the variants study)\n"
+                 f"break: first length where accuracy falls below {THRESHOLD:g} (measured) or where Lemma F.1's "
+                 f"condition fails on the answer-path layers (predicted, at the {QUANTILE:g} input, r = "
+                 f"{SPREAD_RATIO:g})", fontsize=11)
+    return Built(style.save(fig, out, "fig_breaks"))

@@ -1,0 +1,51 @@
+"""proofs_check.claims.variants: issue 15's goals decided seed by seed from a variants summary.
+
+The summaries here are made up in the schema ``training.studies.collect`` writes (per length,
+``{"values": {seed: accuracy}}``), so the rule is exercised on both sides of every threshold.
+"""
+
+import json
+
+import pytest
+
+from proofs_check.claims.variants import GOAL, MIN_SEEDS, _decide, decide_every_seed, per_seed
+
+
+def summary_with(values: dict, long_values: dict | None = None) -> dict:
+    grid = {"lengths": [17, 5000], "accuracy": [{"values": {s: 1.0 for s in values}}, {"values": values}]}
+    results = {"log-scale-3k": {"letter": {"length": grid}}, "paper-3k": {"letter": {"length": grid}}}
+    out = {"variants": {"paper-3k": {}, "log-scale-3k": {}}, "results": results}
+    if long_values is not None:
+        results["log-scale-3k"]["letter"]["long"] = {"lengths": [20000], "accuracy": [{"values": long_values}]}
+        out["long"] = {"lengths": [20000]}
+    return out
+
+
+@pytest.mark.parametrize("values, status", [
+    ({"0": 1.0, "1": 0.995, "2": GOAL}, "verified"),          # every seed at or above the goal
+    ({"0": 1.0, "1": 1.0}, "undecided"),                      # too few seeds to say "every seed"
+    ({"0": 1.0, "1": 1.0, "2": 0.989}, "refuted"),            # one seed just below
+    ({"0": 0.5}, "refuted"),                                  # one seed below refutes at once
+    ({}, "undecided"),
+])
+def test_every_seed_rule(values, status):
+    outcome = decide_every_seed(values, "x")
+    assert outcome.status == status
+    if status == "refuted":
+        assert set(outcome.counterexample["seeds_below"]) == {s for s, v in values.items() if v < GOAL}
+    assert MIN_SEEDS == 3
+
+
+def test_the_claim_reads_its_variant_at_its_length_and_lists_the_long_stage(tmp_path):
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(summary_with({"0": 1.0, "1": 1.0, "2": 0.97}, long_values={"0": 0.9})))
+    outcome = _decide("log-scale-3k", "letter", 5000, "goal", path)
+    assert outcome.status == "refuted" and "seed 2: 0.970" in outcome.summary
+    context = outcome.evidence["accuracy_by_variant_and_seed"]
+    assert context["log-scale-3k"]["20000"] == {"0": 0.9} and "20000" not in context["paper-3k"]
+    assert per_seed(json.loads(path.read_text()), "log-scale-3k", "letter", 850) == {}  # not measured there
+
+
+def test_no_summary_is_undecided_not_an_error(tmp_path):
+    outcome = _decide("log-scale-3k", "letter", 5000, "goal", tmp_path / "absent.json")
+    assert outcome.status == "undecided" and "--collect" in outcome.summary
