@@ -106,6 +106,7 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
     assert at_17["values"] == {"1": seeds[1], "2": seeds[2]}
     assert at_17["mean"] == pytest.approx((seeds[1] + seeds[2]) / 2)
     assert at_17["n"] == 2 and at_17["ci"][0] <= at_17["mean"] <= at_17["ci"][1]
+    assert result["length"]["n_per_length"] == {"1": [16, 16], "2": [16, 16]}  # the plan's count per length
     assert "Student t" in summary["interval"]
     assert (tmp_path / "ship" / "tiny" / "letter" / "seed-2" / "analysis.json").is_file()
     # the long stage: its own lengths and inputs, summarised like the grid

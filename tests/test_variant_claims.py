@@ -8,11 +8,15 @@ import json
 
 import pytest
 
+from scipy.stats import binomtest
+
 from proofs_check.claims.variants import GOAL, MIN_SEEDS, _decide, decide_every_seed, per_seed
+from theory.statistics import binomial_interval
 
 
 def summary_with(values: dict, long_values: dict | None = None) -> dict:
-    grid = {"lengths": [17, 5000], "accuracy": [{"values": {s: 1.0 for s in values}}, {"values": values}]}
+    grid = {"lengths": [17, 5000], "accuracy": [{"values": {s: 1.0 for s in values}}, {"values": values}],
+            "n_per_length": {s: [400, 100] for s in values}}
     results = {"log-scale-3k": {"letter": {"length": grid}}, "paper-3k": {"letter": {"length": grid}}}
     out = {"variants": {"paper-3k": {}, "log-scale-3k": {}}, "results": results}
     if long_values is not None:
@@ -40,7 +44,7 @@ def test_the_claim_reads_its_variant_at_its_length_and_lists_the_long_stage(tmp_
     path = tmp_path / "summary.json"
     path.write_text(json.dumps(summary_with({"0": 1.0, "1": 1.0, "2": 0.97}, long_values={"0": 0.9})))
     outcome = _decide("log-scale-3k", "letter", 5000, "goal", path)
-    assert outcome.status == "refuted" and "seed 2: 0.970" in outcome.summary
+    assert outcome.status == "refuted" and "seed 2: 0.970 (97/100, Wilson 95% [0.915, 0.990])" in outcome.summary
     context = outcome.evidence["accuracy_by_variant_and_seed"]
     assert context["log-scale-3k"]["20000"] == {"0": 0.9} and "20000" not in context["paper-3k"]
     assert per_seed(json.loads(path.read_text()), "log-scale-3k", "letter", 850) == {}  # not measured there
@@ -49,3 +53,15 @@ def test_the_claim_reads_its_variant_at_its_length_and_lists_the_long_stage(tmp_
 def test_no_summary_is_undecided_not_an_error(tmp_path):
     outcome = _decide("log-scale-3k", "letter", 5000, "goal", tmp_path / "absent.json")
     assert outcome.status == "undecided" and "--collect" in outcome.summary
+
+
+@pytest.mark.parametrize("correct, total", [(98, 100), (64, 64), (0, 10), (37, 50), (1, 1)])
+def test_wilson_interval_matches_scipy(correct, total):
+    reference = binomtest(correct, total).proportion_ci(confidence_level=0.95, method="wilson")
+    assert binomial_interval(correct, total) == pytest.approx([reference.low, reference.high], abs=1e-12)
+
+
+@pytest.mark.parametrize("correct, total", [(3, 2), (-1, 5), (0, 0)])
+def test_wilson_interval_refuses_impossible_counts(correct, total):
+    with pytest.raises(ValueError, match=f"got {correct} of {total}"):
+        binomial_interval(correct, total)

@@ -5,6 +5,10 @@ bootstrap has few distinct resamples (126 for n = 5) and is known to under-cover
 t interval is exact for normal repeats and widens honestly as n shrinks.  Accuracies live in
 [0, 1]; ``bounds`` clips the interval there (and the result says it was clipped), since a
 t interval knows nothing of the range.  One value has no spread: sd and interval are None.
+
+Within one model, an accuracy is k correct of n inputs: ``binomial_interval`` gives the Wilson
+score interval, which stays inside [0, 1] and keeps its coverage near 0 and 1, where the
+accuracies of interest sit (the normal interval collapses to a point at k = n).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import math
 
 from scipy import stats
 
-__all__ = ["INTERVAL_METHOD", "mean_interval"]
+__all__ = ["INTERVAL_METHOD", "mean_interval", "binomial_interval"]
 
 INTERVAL_METHOD = ("Student t 95% interval for the mean over seeds: mean +- t(0.975, n-1) * sd / sqrt(n), "
                    "sd with n-1; clipped to the quantity's range where it has one")
@@ -36,3 +40,14 @@ def mean_interval(values, level: float = 0.95, bounds: tuple | None = None) -> d
         clipped = low < bounds[0] or high > bounds[1]
         low, high = max(low, bounds[0]), min(high, bounds[1])
     return {"n": n, "mean": mean, "sd": sd, "ci": [low, high], "clipped": clipped}
+
+
+def binomial_interval(correct: int, total: int, level: float = 0.95) -> list[float]:
+    """Wilson score interval [low, high] for a proportion of ``correct`` out of ``total``."""
+    if total < 1 or not 0 <= correct <= total:
+        raise ValueError(f"need 0 <= correct <= total and total >= 1, got {correct} of {total}")
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    p, zz = correct / total, z * z / total
+    centre = (p + zz / 2) / (1 + zz)
+    half = z * math.sqrt(p * (1 - p) / total + zz / (4 * total)) / (1 + zz)
+    return [max(0.0, centre - half), min(1.0, centre + half)]

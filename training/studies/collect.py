@@ -4,7 +4,8 @@ For every variant x task x metric: the value of each seed, then n, mean, sd and 
 interval (``theory.statistics.mean_interval``: Student t over seeds, and why).  Metrics:
 
 * ``test_accuracy`` and ``test_accuracy_by_hop``   (evaluate --split test)
-* ``length``: per total length, accuracy overall and by hop count (evaluate --lengths)
+* ``length``: per total length, accuracy overall and by hop count (evaluate --lengths), and
+  each seed's number of inputs per length (``n_per_length``)
 * ``long``: the same past the grid (the plan's ``long`` stage, its variants only)
 * ``best_step``, ``best_validation_accuracy``       (the run's metrics.jsonl)
 * ``scores_at_best``: per layer, mean positional and symbolic score at the best checkpoint,
@@ -103,7 +104,7 @@ def _length_block(with_lengths: dict) -> dict:
     seeds evaluated at the first seed's lengths)."""
     lengths = next(iter(with_lengths.values()))["lengths"]
     same = {s: v for s, v in with_lengths.items() if v["lengths"] == lengths}
-    return {"lengths": lengths,
+    return {"lengths": lengths, "n_per_length": {s: v["n_per_length"] for s, v in same.items()},
             "accuracy": [_stat(c, ACCURACY) for c in _columns({s: v["accuracy"] for s, v in same.items()}, None)],
             "by_hop": {h: [_stat(c, ACCURACY) for c in _columns({s: v["by_hop"][h] for s, v in same.items()}, None)]
                        for h in sorted(next(iter(same.values()))["by_hop"])}}
