@@ -14,10 +14,9 @@ import pytest
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.collections import PathCollection  # noqa: E402
 
-from figures import breaks_figure, style  # noqa: E402
+from figures import breaks_figure  # noqa: E402
 from figures.__main__ import FIGURES, main  # noqa: E402
 from figures.breaks_figure import build_fig_breaks  # noqa: E402
 from figures.loaders import Inputs, MissingInput  # noqa: E402
@@ -73,21 +72,6 @@ def write_dilution_study(root: Path, members: dict = SEEDS_STUDY) -> dict:
 
 
 @pytest.fixture
-def drawn(monkeypatch):
-    """Keep the figure instead of saving it."""
-    figs = {}
-
-    def keep(fig, out, name):
-        figs[name] = fig
-        return [Path(out) / f"{name}.png"]
-
-    monkeypatch.setattr(style, "save", keep)
-    yield figs
-    for fig in figs.values():
-        plt.close(fig)
-
-
-@pytest.fixture
 def studies(tmp_path):
     seeds, variants = tmp_path / "seeds", tmp_path / "variants"
     expected = write_dilution_study(seeds, SEEDS_STUDY)
@@ -124,10 +108,10 @@ def test_registered():
 
 
 @pytest.mark.parametrize("title, rule", [("A1.", "lemma"), ("A2.", "mass")])
-def test_break_points_are_the_files_pairs_each_member_once(studies, drawn, tmp_path, title, rule):
+def test_break_points_are_the_files_pairs_each_member_once(studies, kept, tmp_path, title, rule):
     inputs, expected = studies
     build_fig_breaks(inputs, tmp_path / "out")
-    ax = panel(drawn["fig_breaks"], title)
+    ax = panel(kept["fig_breaks"], title)
     found = points(ax)
     assert set(found) == set(expected)  # paper/number/seed-0 once, from the seed study (not 999)
     low, high = ax.get_xlim()
@@ -144,10 +128,10 @@ def test_break_points_are_the_files_pairs_each_member_once(studies, drawn, tmp_p
     assert low < min(v for xy in found.values() for v in xy)
 
 
-def test_hop_lines_are_the_per_hop_breaks(studies, drawn, tmp_path):
+def test_hop_lines_are_the_per_hop_breaks(studies, kept, tmp_path):
     inputs, expected = studies
     build_fig_breaks(inputs, tmp_path / "out")
-    ax = panel(drawn["fig_breaks"], "B.")
+    ax = panel(kept["fig_breaks"], "B.")
     lines = {line.get_gid(): line for line in ax.get_lines() if line.get_gid()}
     assert set(lines) == set(expected)
     top = ax.get_ylim()[1]
@@ -159,10 +143,10 @@ def test_hop_lines_are_the_per_hop_breaks(studies, drawn, tmp_path):
             assert (LAST < y < top) if value is None else y == pytest.approx(value)
 
 
-def test_weight_panel_is_median_over_seeds_of_the_lowest_path_layer(studies, drawn, tmp_path):
+def test_weight_panel_is_median_over_seeds_of_the_lowest_path_layer(studies, kept, tmp_path):
     inputs, _ = studies
     build_fig_breaks(inputs, tmp_path / "out")
-    ax = panel(drawn["fig_breaks"], "C.")
+    ax = panel(kept["fig_breaks"], "C.")
     for variant in ("paper", "wide-3k"):
         members = [(SEEDS_STUDY if variant == "paper" else VARIANTS_STUDY)[m] for m in
                    (SEEDS_STUDY if variant == "paper" else VARIANTS_STUDY) if m.startswith(f"{variant}/letter/")]
@@ -175,18 +159,18 @@ def test_weight_panel_is_median_over_seeds_of_the_lowest_path_layer(studies, dra
     assert len(threshold) == 1 and list(threshold[0].get_ydata()) == [0.5, 0.5]
 
 
-def test_labels_come_from_the_variants_summary(studies, drawn, tmp_path):
+def test_labels_come_from_the_variants_summary(studies, kept, tmp_path):
     build_fig_breaks(studies[0], tmp_path / "out")
-    legend = panel(drawn["fig_breaks"], "A2.").get_legend()
+    legend = panel(kept["fig_breaks"], "A2.").get_legend()
     texts = [t.get_text() for t in legend.get_texts()]
     assert "wide-3k (f): 2 models" in texts and "paper: 4 models" in texts
     assert any(f"no break up to {LAST}" in t for t in texts)
 
 
-def test_one_study_alone_is_enough(tmp_path, drawn):
+def test_one_study_alone_is_enough(tmp_path, kept):
     write_dilution_study(tmp_path / "variants", VARIANTS_STUDY)
     build_fig_breaks(Inputs(seeds_dir=tmp_path / "absent", variants_dir=tmp_path / "variants"), tmp_path / "out")
-    assert set(points(panel(drawn["fig_breaks"], "A1."))) == set(VARIANTS_STUDY)
+    assert set(points(panel(kept["fig_breaks"], "A1."))) == set(VARIANTS_STUDY)
 
 
 def test_no_dilution_file_is_missing_input(tmp_path, capsys):

@@ -251,21 +251,6 @@ def test_an_absent_optional_block_is_missing_input(tmp_path, built, capsys):
 
 # --- bands over seeds (figures 2 and 5B) -------------------------------------------------------
 
-@pytest.fixture
-def drawn(monkeypatch):
-    """The figures a builder would save, kept open by name so their artists can be read."""
-    figs = {}
-
-    def keep(fig, out, name):
-        figs[name] = fig
-        return [Path(out) / f"{name}.png"]
-
-    monkeypatch.setattr(style, "save", keep)
-    yield figs
-    for fig in figs.values():
-        plt.close(fig)
-
-
 def panel(fig, title_start: str):
     return next(ax for ax in fig.axes if ax.get_title().startswith(title_start))
 
@@ -316,11 +301,11 @@ def test_band_is_median_and_range_with_gaps_not_zeros():
     assert math.isnan(spread.low[2]) and math.isnan(spread.high[2])  # one seed there: no band
 
 
-def test_fig2_bands_are_the_seeds_min_max_and_median(built, drawn):
+def test_fig2_bands_are_the_seeds_min_max_and_median(built, kept):
     root, paths, _ = built
     inputs = Inputs(runs_dir=paths["--runs"], seeds_dir=paths["--seeds"])
     build_fig2(inputs, root / "unused")
-    fig = drawn["fig2"]
+    fig = kept["fig2"]
     accuracy = panel(fig, "A. Number task: accuracy per hop count")
     assert "3 seeds (0, 1, 2)" in accuracy.get_title()
     for hop in "1234":
@@ -348,10 +333,10 @@ def test_fig2_purity_band_is_the_seeds_min_max(built):
     assert spread.median == [statistics.median(c) for c in zip(*per_seed)]
 
 
-def test_a_seed_lacking_a_file_is_left_out_of_that_panel_only(built, drawn):
+def test_a_seed_lacking_a_file_is_left_out_of_that_panel_only(built, kept):
     root, paths, _ = built  # letter seed 2 has metrics.jsonl but no analysis.json yet
     build_fig2(Inputs(runs_dir=paths["--runs"], seeds_dir=paths["--seeds"]), root / "unused")
-    fig = drawn["fig2"]
+    fig = kept["fig2"]
     assert "3 seeds (0, 1, 2)" in panel(fig, "A. Letter task: accuracy over all hops").get_title()
     scores = panel(fig, "B. Letter task: layer L1")
     assert "2 seeds (0, 1)" in scores.get_title()
@@ -361,10 +346,10 @@ def test_a_seed_lacking_a_file_is_left_out_of_that_panel_only(built, drawn):
     assert_band_is_min_max(scores, style.SCORE_COLOUR["symbolic"], STEPS, per_seed)
 
 
-def test_fig5b_bands_are_the_seeds_min_max_and_median(built, drawn):
+def test_fig5b_bands_are_the_seeds_min_max_and_median(built, kept):
     root, paths, _ = built
     build_fig5b(Inputs(runs_dir=paths["--runs"], seeds_dir=paths["--seeds"]), root / "unused")
-    fig = drawn["fig5b"]
+    fig = kept["fig5b"]
     by_hop = panel(fig, "C. Letter task by hop count")
     for hop in "1234":
         per_seed = seed_values(paths["--seeds"], "letter", "length_generalisation.json",
@@ -376,11 +361,11 @@ def test_fig5b_bands_are_the_seeds_min_max_and_median(built, drawn):
         assert_band_is_min_max(overall, style.TASK_COLOUR[task], SEED_LENGTHS, per_seed)
 
 
-def test_one_seed_draws_no_band_and_says_so(tmp_path, built, drawn):
+def test_one_seed_draws_no_band_and_says_so(tmp_path, built, kept):
     _, paths, _ = built
     seeds = write_seeds(tmp_path / "seeds", {3: 0.8})
     build_fig5b(Inputs(runs_dir=paths["--runs"], seeds_dir=seeds), tmp_path)
-    fig = drawn["fig5b"]
+    fig = kept["fig5b"]
     assert "1 seed (3), no band" in panel(fig, "B. Number task").get_title()
     assert not [c for ax in fig.axes for c in ax.collections if isinstance(c, PolyCollection)]
     per_seed = seed_values(seeds, "number", "length_generalisation.json", lambda d: d["per_hop"]["2"])
