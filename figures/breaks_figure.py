@@ -8,8 +8,11 @@ from the seed study, as the claim P-break counts it.
 A1, A2: each member's predicted break against its measured break over all hops, log-log, for the
 two readings of Lemma F.1's condition (``lemma``, the worst case: hollow; ``mass``, the losing
 keys' actual weight: filled); colour: variant, marker: task; the identity line and the band
-y in [x/2, 2x].  Whether they agree is decided by the claim P-break of ``python -m
-proofs_check``: this figure computes no statistic.  B: the measured break of each hop count,
+y in [x/2, 2x].  A3: the exploratory ``relative`` reading (half-filled), chosen after looking
+at the members of ``SEEN_BY_RELATIVE``; the others, the ones that test it, get a black ring.
+A member whose file predates a reading is left out of that panel.  Whether they agree is
+decided by the claims P-break and P-break-relative of ``python -m proofs_check``: this figure
+computes no statistic.  B: the measured break of each hop count,
 one line per member: the break compounds over hops.  C: letter task, the top key's softmax
 weight at the rule's quantile (the 0.1 input) on the member's answer-path layers of the mass
 reading (layer 0 when it has none), the lowest of them at each length: median over a variant's
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from matplotlib.colors import to_rgba
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
@@ -43,7 +47,15 @@ THRESHOLD = 0.9
 QUANTILE_KEY = f"q{QUANTILE:g}"  # "q0.1", as dilution.json names its quantile columns
 MASS_THRESHOLD = 1 - 1 / SPREAD_RATIO  # the mass reading holds while the top key keeps more weight
 RULE_LOOK = {"lemma": ("hollow", "Lemma F.1 as stated: gap ≥ ln((n−1) r)"),
-             "mass": ("filled", "mass reading: losing keys' weight < 1/r")}
+             "mass": ("filled", "mass reading: losing keys' weight < 1/r"),
+             "relative": ("half-filled", "relative reading: top weight < ½ its value at 17")}
+FACE_ALPHA = {"hollow": 0.0, "filled": 1.0, "half-filled": 0.4}
+# Mirror of break_prediction.SEEN_BY_RELATIVE (checked by the test file): the members the
+# relative reading was chosen on; every other member is a test of it (ringed in A3).
+SEEN_BY_RELATIVE = frozenset(
+    [f"paper/{task}/seed-{s}" for task in ("number", "letter") for s in range(5)]
+    + [f"paper-3k/letter/seed-{s}" for s in range(3)] + [f"log-scale-3k/letter/seed-{s}" for s in range(3)]
+    + ["learned-scale-3k/letter/seed-0", "learned-scale-3k/letter/seed-1", "nope-0-log-scale-3k/letter/seed-0"])
 TASK_MARKERS = {"number": "o", "letter": "s"}
 # A censored break is drawn at CENSORED_AT times the longest last length, inside a grey strip
 # spanning STRIP times it: past every measured length, yet on the axes.
@@ -126,13 +138,17 @@ def censor_strip(ax, top: float, vertical: bool) -> None:
 
 
 def break_panel(ax, members: dict, colours: dict, rule: str, floor: float, top: float) -> None:
-    """A1/A2: predicted (y) against measured (x) break of each member under ``rule``."""
+    """A1-A3: predicted (y) against measured (x) break of each member under ``rule``."""
     edge = top * CENSORED_AT
     for m in members.values():
+        if rule not in m.breaks["predicted"]:
+            continue
         colour = colours[m.variant][1]
-        ax.scatter([placed(m.breaks["measured"], edge)], [placed(m.breaks["predicted"][rule]["break"], edge)],
-                   marker=TASK_MARKERS.get(m.task, "D"), s=40, linewidths=1.3, edgecolors=colour,
-                   facecolors=colour if RULE_LOOK[rule][0] == "filled" else "none", gid=m.id, zorder=3)
+        xy = [placed(m.breaks["measured"], edge)], [placed(m.breaks["predicted"][rule]["break"], edge)]
+        ax.scatter(*xy, marker=TASK_MARKERS.get(m.task, "D"), s=40, linewidths=1.3, edgecolors=colour,
+                   facecolors=to_rgba(colour, FACE_ALPHA[RULE_LOOK[rule][0]]), gid=m.id, zorder=3)
+        if rule == "relative" and m.id not in SEEN_BY_RELATIVE:
+            ax.scatter(*xy, marker="o", s=130, linewidths=1.0, edgecolors="black", facecolors="none", zorder=2)
     xs = np.geomspace(floor, top, 50)
     ax.plot(xs, xs, **GUIDE)
     ax.fill_between(xs, xs / 2, xs * 2, color="0.5", alpha=0.18, lw=0)
@@ -196,7 +212,9 @@ def legend(ax, colours: dict, tasks: list, last_lengths: list) -> None:
     handles += [Line2D([], [], color="0.3", marker=TASK_MARKERS.get(t, "D"), linestyle="none",
                        label=style.TASK_TITLE.get(t, t)) for t in tasks]
     handles += [Line2D([], [], color="0.3", marker="o", linestyle="none", label=f"{fill}: {about}",
-                       markerfacecolor="none" if fill == "hollow" else "0.3") for fill, about in RULE_LOOK.values()]
+                       markerfacecolor=to_rgba("0.3", FACE_ALPHA[fill])) for fill, about in RULE_LOOK.values()]
+    handles += [Line2D([], [], color="black", marker="o", markersize=11, markerfacecolor="none", linestyle="none",
+                       label="black ring (A3): a model the relative reading was not chosen on")]
     handles += [Line2D([], [], label="identity: predicted = measured", **GUIDE),
                 Patch(facecolor="0.5", alpha=0.18, label="within a factor 2: y in [x/2, 2x]"),
                 Patch(**STRIP_LOOK, label=f"hatched strip: no break up to {upto} (censored)")]
@@ -214,17 +232,18 @@ def build_fig_breaks(inputs: Inputs, out: Path) -> Built:
     floor = min([v for v in values if v is not None] + [top]) / 1.4
     tasks = [t for t in style.TASKS if any(m.task == t for m in members.values())]
     tasks += sorted({m.task for m in members.values()} - set(tasks))
-    fig = style.new_figure(15, 12.5)
-    grid = fig.add_gridspec(2, 2)
+    fig = style.new_figure(21, 12.5)
+    grid = fig.add_gridspec(2, 6)
     for col, rule in enumerate(RULE_LOOK):
-        ax = fig.add_subplot(grid[0, col])
+        ax = fig.add_subplot(grid[0, 2 * col:2 * col + 2])
         break_panel(ax, members, colours, rule, floor, top)
-        ax.set_title(f"A{col + 1}. {rule} reading ({RULE_LOOK[rule][0]}): predicted against measured break\n"
-                     "status: claim P-break of `python -m proofs_check`")
-    legend(ax, colours, tasks, last_lengths)  # beside A2, the last panel of the row
-    hop_panel(ax := fig.add_subplot(grid[1, 0]), members, colours, floor, top)
+        claim = "P-break-relative (ringed models only)" if rule == "relative" else "P-break"
+        ax.set_title(f"A{col + 1}. {rule} reading ({RULE_LOOK[rule][0]}): predicted against measured\n"
+                     f"status: claim {claim} of `python -m proofs_check`")
+    legend(ax, colours, tasks, last_lengths)  # beside A3, the last panel of the row
+    hop_panel(ax := fig.add_subplot(grid[1, 0:3]), members, colours, floor, top)
     ax.set_title("B. Measured break per hop count, one line per model: it compounds over hops")
-    weight_panel(ax := fig.add_subplot(grid[1, 1]), members, colours)
+    weight_panel(ax := fig.add_subplot(grid[1, 3:6]), members, colours)
     ax.set_title("C. Letter task: top-key weight on the mass reading's path layers, against length")
     studies = {s: sum(m.study == s for m in members.values()) for s in study_folders(inputs)}
     fig.suptitle(f"Does discrepancy predict where length generalisation breaks?  {len(members)} trained models "

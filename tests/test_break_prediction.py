@@ -13,10 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from proofs_check.claims.premise import MIN_MEMBERS, decide
+from proofs_check.claims.premise import MIN_MEMBERS, decide, decide_held_out
 from theory.variant_theory import logit_growth, retrieval_horizon, variant_angles, variant_prediction
-from training.analysis.break_prediction import (SPREAD_RATIO, compare_breaks, crossing, layer_margins,
-                                                measured_break, member_breaks, predicted_break)
+from training.analysis.break_prediction import (RELATIVE_DROP, RULES, SEEN_BY_RELATIVE, SPREAD_RATIO, compare_breaks,
+                                                crossing, layer_margins, measured_break, member_breaks,
+                                                predicted_break)
 
 ROOT = Path(__file__).resolve().parents[1]
 LENGTHS = [17, 25, 50, 100, 200]
@@ -78,8 +79,21 @@ def test_measured_break_per_hop_and_overall():
     assert result["measured_per_hop"]["1"] is None and result["measured"] == result["measured_per_hop"]["2"]
 
 
+def test_relative_reading_breaks_where_the_top_weight_halves_on_the_mass_path():
+    halving = [0.8, 0.6, 0.5, 0.3, 0.2]  # 0.4 = half of 0.8, crossed between 50 (0.5) and 100 (0.3)
+    margins = layer_margins(_layer([9.0] * 5, halving), LENGTHS, "relative")
+    assert margins == pytest.approx([w - RELATIVE_DROP * 0.8 for w in halving])
+    dilution = {"lengths": LENGTHS, "layers": [
+        {"layer": 0, **_layer([9.0] * 5, halving)},
+        {"layer": 1, **_layer([9.0] * 5, [0.4, 0.1, 0.05, 0.02, 0.01])}]}  # soft at 17: off the path, ignored
+    relative = predicted_break(dilution, "relative")
+    assert relative["path"] == predicted_break(dilution, "mass")["path"] == [0]
+    assert relative["break"] == pytest.approx(math.exp(math.log(50) + 0.5 * (math.log(100) - math.log(50))))
+    assert predicted_break(dilution, "mass")["break"] == pytest.approx(50)  # 1 - w < 1/2 fails at w = 0.5
+
+
 def _member(predicted, measured, last=5000):
-    return {"predicted": {rule: {"break": predicted} for rule in ("lemma", "mass")}, "measured": measured,
+    return {"predicted": {rule: {"break": predicted} for rule in RULES}, "measured": measured,
             "last_length": last}
 
 
@@ -107,6 +121,20 @@ def test_the_premise_claims_status_rule():
     ranked_but_far = {f"m{i}": _member(10.0 * (i + 1), 30.0 * (i + 1)) for i in range(MIN_MEMBERS)}
     outcome = decide(ranked_but_far)  # rho 1 but every prediction a factor 3 early
     assert outcome.status == "refuted" and outcome.evidence["comparisons"]["lemma"]["within_factor_2"] == 0
+
+
+def test_the_relative_reading_is_judged_on_held_out_members_only():
+    seen = sorted(SEEN_BY_RELATIVE)
+    assert len(seen) == 19 and "paper-3k/letter/seed-0" in seen and "nope-0-3k/letter/seed-0" not in seen
+    wrong_on_seen = {m: _member(10.0, 1000.0) for m in seen}  # the seen members' misses do not count
+    good = {f"held/{i}": _member(10.0 * (i + 1), 12.0 * (i + 1)) for i in range(MIN_MEMBERS)}
+    assert decide_held_out({**wrong_on_seen, **good}).status == "verified"
+    far = {f"held/{i}": _member(10.0 * (i + 1), 30.0 * (i + 1)) for i in range(MIN_MEMBERS)}
+    assert decide_held_out(far).status == "refuted"
+    assert decide_held_out({**good, **wrong_on_seen}).evidence["comparison"]["n"] == MIN_MEMBERS
+    never_broken = {f"held/{i}": _member(None, None) for i in range(MIN_MEMBERS)}  # rho undefined
+    assert decide_held_out(never_broken).status == "undecided"
+    assert decide_held_out(dict(list(good.items())[:-1])).status == "undecided"
 
 
 def test_variant_angles_are_the_models_rotary_angles():

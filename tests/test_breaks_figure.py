@@ -44,11 +44,17 @@ def write_member(folder: Path, seed: int, measured, lemma, mass, per_hop: dict, 
                             "mass": {"break": mass, "path": path, "layer_breaks": {str(p): mass for p in path}}},
               "measured": measured, "measured_per_hop": per_hop, "last_length": LAST,
               "rule": {"spread_ratio": 2.0, "quantile": 0.1, "threshold": 0.9}}
+    if not str(folder).endswith(PREDATES_RELATIVE):  # that one: a file from before the relative reading
+        relative = None if mass is None else 1.5 * mass
+        breaks["predicted"]["relative"] = {"break": relative, "path": path, "layer_breaks": {}}
     folder.mkdir(parents=True, exist_ok=True)  # may be a member folder with other files already
     (folder / "dilution.json").write_text(json.dumps({
         "dilution": {"lengths": LENGTHS, "count": 8, "seed": 5, "quantiles": [0.0, 0.1, 0.25, 0.5], "layers": layers},
         "breaks": breaks}))
     return breaks
+
+
+PREDATES_RELATIVE = "paper/letter/seed-1"
 
 
 def hops(first, factor: float) -> dict:
@@ -101,18 +107,22 @@ def test_mirrored_constants_match_the_rule():
     assert breaks_figure.SPREAD_RATIO == break_prediction.SPREAD_RATIO
     assert breaks_figure.QUANTILE == break_prediction.QUANTILE
     assert breaks_figure.THRESHOLD == break_prediction.THRESHOLD
+    assert breaks_figure.SEEN_BY_RELATIVE == break_prediction.SEEN_BY_RELATIVE
+    assert set(breaks_figure.RULE_LOOK) == set(break_prediction.RULES)
 
 
 def test_registered():
     assert FIGURES["fig_breaks"][0] is build_fig_breaks
 
 
-@pytest.mark.parametrize("title, rule", [("A1.", "lemma"), ("A2.", "mass")])
+@pytest.mark.parametrize("title, rule", [("A1.", "lemma"), ("A2.", "mass"), ("A3.", "relative")])
 def test_break_points_are_the_files_pairs_each_member_once(studies, kept, tmp_path, title, rule):
     inputs, expected = studies
     build_fig_breaks(inputs, tmp_path / "out")
     ax = panel(kept["fig_breaks"], title)
     found = points(ax)
+    expected = {m: b for m, b in expected.items() if rule in b["predicted"]}  # A3 skips an older file
+    assert (PREDATES_RELATIVE in expected) == (rule != "relative")
     assert set(found) == set(expected)  # paper/number/seed-0 once, from the seed study (not 999)
     low, high = ax.get_xlim()
     edges = set()
@@ -126,6 +136,19 @@ def test_break_points_are_the_files_pairs_each_member_once(studies, kept, tmp_pa
                 assert at == pytest.approx(value)
     assert len(edges) == 1  # every censored value at the same edge
     assert low < min(v for xy in found.values() for v in xy)
+
+
+def test_only_the_models_the_relative_reading_was_not_chosen_on_are_ringed(studies, kept, tmp_path):
+    inputs, expected = studies
+    build_fig_breaks(inputs, tmp_path / "out")
+    ax = panel(kept["fig_breaks"], "A3.")
+    found = points(ax)
+    rings = [tuple(map(float, c.get_offsets()[0])) for c in ax.collections
+             if isinstance(c, PathCollection) and not c.get_gid()]
+    held_out = [m for m in expected if "relative" in expected[m]["predicted"] and m not in
+                break_prediction.SEEN_BY_RELATIVE]
+    assert held_out == ["wide-3k/letter/seed-0", "wide-3k/letter/seed-2"]  # the paper runs are all seen
+    assert sorted(rings) == sorted(found[m] for m in held_out)
 
 
 def test_hop_lines_are_the_per_hop_breaks(studies, kept, tmp_path):
@@ -161,7 +184,7 @@ def test_weight_panel_is_median_over_seeds_of_the_lowest_path_layer(studies, kep
 
 def test_labels_come_from_the_variants_summary(studies, kept, tmp_path):
     build_fig_breaks(studies[0], tmp_path / "out")
-    legend = panel(kept["fig_breaks"], "A2.").get_legend()
+    legend = panel(kept["fig_breaks"], "A3.").get_legend()
     texts = [t.get_text() for t in legend.get_texts()]
     assert "wide-3k (f): 2 models" in texts and "paper: 4 models" in texts
     assert any(f"no break up to {LAST}" in t for t in texts)

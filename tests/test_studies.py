@@ -96,8 +96,17 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
     assert (member / "length_generalisation.json").is_file()
     assert (member / "analysis.json").stat().st_mtime_ns == stamps[member / "analysis.json"]
 
+    # a member measured before a break reading existed: collect recomputes its breaks block
+    old = tmp_path / "members" / "tiny" / "letter" / "seed-2" / "dilution.json"
+    fresh = json.loads(old.read_text())
+    stale = {**fresh, "breaks": {**fresh["breaks"], "predicted": {"lemma": fresh["breaks"]["predicted"]["lemma"]}}}
+    old.write_text(json.dumps(stale))
+    untouched = (member / "dilution.json").stat().st_mtime_ns
+
     collected = study(plan, "--collect")
     assert collected.returncode == 0, collected.stderr
+    assert json.loads(old.read_text())["breaks"] == fresh["breaks"]
+    assert (member / "dilution.json").stat().st_mtime_ns == untouched  # already current: not rewritten
     summary = json.loads((tmp_path / "ship" / "summary.json").read_text())
     result = summary["results"]["tiny"]["letter"]
     at_17 = result["length"]["accuracy"][0]

@@ -14,6 +14,12 @@ predicted with measured break is >= 0.5 AND at least 80% of members are predicte
 factor 2; refuted when they are that many and rho < 0.5 or fewer than half are within a
 factor 2; undecided otherwise.  The ``mass`` reading (the same proof before its worst-case
 step) is reported beside it as evidence.
+
+``P-break-relative`` tests the one reading that was not fixed before the data: ``relative``
+(the path layer's top weight halves from its training-length value), chosen after looking
+at the 19 members of ``break_prediction.SEEN_BY_RELATIVE``.  It is judged only on the
+members outside that set, with the same thresholds; a rank correlation that cannot be
+computed there (every break censored on one side) leaves it undecided, not refuted.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import json
 from pathlib import Path
 
 from proofs_check.registry import Outcome, claim
-from training.analysis.break_prediction import RULES, compare_breaks
+from training.analysis.break_prediction import RULES, SEEN_BY_RELATIVE, compare_breaks
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDIES = (ROOT / "training" / "reference" / "seeds", ROOT / "training" / "reference" / "variants")
@@ -31,6 +37,9 @@ RHO, WITHIN_SHARE, REFUTE_SHARE = 0.5, 0.8, 0.5
 RULE = (f"lemma reading; verified when >= {MIN_MEMBERS} members, Spearman rho >= {RHO} and >= {WITHIN_SHARE:.0%} "
         f"within a factor 2; refuted when >= {MIN_MEMBERS} members and rho < {RHO} or < {REFUTE_SHARE:.0%} within a "
         f"factor 2; else undecided")
+RELATIVE_RULE = (f"relative reading, members outside SEEN_BY_RELATIVE only; verified when >= {MIN_MEMBERS} of them, "
+                 f"rho >= {RHO} and >= {WITHIN_SHARE:.0%} within a factor 2; refuted when >= {MIN_MEMBERS} and "
+                 f"< {REFUTE_SHARE:.0%} within a factor 2 or rho < {RHO}; else undecided (also when rho is undefined)")
 
 
 def shipped_breaks(studies=STUDIES) -> dict:
@@ -66,6 +75,23 @@ def decide(members: dict) -> Outcome:
     return Outcome(status, summary, evidence)
 
 
+def decide_held_out(members: dict, seen=SEEN_BY_RELATIVE) -> Outcome:
+    """``P-break-relative``'s rule (module doc) on the members outside ``seen``."""
+    held_out = {m: b for m, b in members.items() if m not in seen}
+    comparison = compare_breaks(held_out, "relative") if held_out else None
+    evidence = {"rule": RELATIVE_RULE, "seen": sorted(seen), "comparison": comparison,
+                "members": {m: {"measured": b["measured"], "relative": b["predicted"]["relative"]["break"]}
+                            for m, b in sorted(held_out.items())}}
+    if len(held_out) < MIN_MEMBERS:
+        return Outcome("undecided", f"{len(held_out)} held-out members ship breaks (< {MIN_MEMBERS}); "
+                                    f"{len(members) - len(held_out)} seen ones do not count", evidence)
+    rho, within, n = comparison["spearman_rho"], comparison["within_factor_2"], comparison["n"]
+    ok = rho is not None and rho >= RHO and within >= WITHIN_SHARE * n
+    bad = within < REFUTE_SHARE * n or (rho is not None and rho < RHO)
+    status = "verified" if ok else "refuted" if bad else "undecided"
+    return Outcome(status, f"{n} held-out members: rho {_num(rho)}, {within}/{n} within a factor 2", evidence)
+
+
 def _num(x) -> str:
     return "n/a" if x is None else f"{x:+.2f}"
 
@@ -80,3 +106,11 @@ def _num(x) -> str:
 # the first 9 variant members added (19 in all): lemma 0 of 19, mass rho +0.24, 9 of 19.
 def discrepancy_predicts_break(options):
     return decide(shipped_breaks())
+
+
+@claim("P-break-relative", "Exploratory reading of the premise, registered before its test data: a model breaks "
+       "where an answer-path layer's top attention weight (0.1 quantile over inputs) falls below half its value at "
+       "the training length; judged within a factor 2 and by rank on the members it was not chosen on",
+       "issue 15 (goal 3: a theory that predicts the break); chosen on 19 members, 2026-12-01", recorded="undecided")
+def relative_reading_predicts_break(options):
+    return decide_held_out(shipped_breaks())

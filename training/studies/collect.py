@@ -12,7 +12,9 @@ interval (``theory.statistics.mean_interval``: Student t over seeds, and why).  
   and ``pure_from_step`` per layer for each purity threshold (analyze)
 * ``breaks``: per seed, the measured break length and the breaks Lemma F.1 predicts from the
   softmax dilution (dilution; ``training.analysis.break_prediction``), and over every member of
-  the study the rank correlation of predicted with measured (``premise``)
+  the study the rank correlation of predicted with measured (``premise``); recomputed at
+  collect from the member's dilution and length files (``refresh_breaks``), so every reading
+  of ``break_prediction.RULES`` covers members measured before it was added
 * ``theory``: what the discrepancy theory predicts for the variant's model at the evaluate
   lengths (``theory.variant_theory.variant_prediction``: per layer the slowest angle, the
   retrieval horizon and the logit growth of a symbolic head), computed, not measured
@@ -32,10 +34,10 @@ from pathlib import Path
 from theory.files import atomic_write_bytes, atomic_write_json
 from theory.statistics import INTERVAL_METHOD, mean_interval
 from theory.variant_theory import variant_prediction
-from training.analysis.break_prediction import RULES, compare_breaks
+from training.analysis.break_prediction import RULES, compare_breaks, member_breaks
 from training.analysis.dynamics import best_step, read_validation
 from training.analysis.measured_discrepancy import ALPH_SIZE
-from training.model.checkpoints import Metrics
+from training.model.checkpoints import Metrics, write_json_atomic
 from training.model.gptj import ModelConfig
 
 from .plan import Member, Plan
@@ -55,6 +57,19 @@ def _read(path: Path):
 def _metrics_file(plan: Plan, member: Member) -> Path:
     own = plan.folder(member) / "metrics.jsonl"
     return own if own.is_file() else run_folder(plan, member) / "metrics.jsonl"
+
+
+def refresh_breaks(folder: Path) -> None:
+    """Recompute the ``breaks`` block of ``folder``'s dilution.json from its own dilution block
+    and length_generalisation.json, so a member measured before a reading was added
+    (``break_prediction.RULES``) carries every reading; rewritten (atomically) only if changed.
+    Derived numbers only: no model is run."""
+    dilution, lengths = _read(folder / OUTPUTS["dilution"]), _read(folder / OUTPUTS["lengths"])
+    if not dilution or not lengths or "breaks" not in dilution:  # a dilution run without --accuracy has none
+        return
+    breaks = member_breaks(dilution["dilution"], lengths)
+    if json.loads(json.dumps(breaks)) != dilution["breaks"]:
+        write_json_atomic(folder / OUTPUTS["dilution"], {**dilution, "breaks": breaks})  # as the dilution stage writes it
 
 
 def member_results(plan: Plan, member: Member) -> dict:
@@ -161,6 +176,7 @@ def collect(plan: Plan) -> dict:
             per_seed = {}
             for seed in plan.seeds:
                 member = Member(variant, task, seed)
+                refresh_breaks(plan.folder(member))
                 result = member_results(plan, member)
                 members[member.id] = {"stages": result["stages"], "device": result.get("device"),
                                       "reused_from": str(plan.reuse[member.id]) if member.id in plan.reuse else None}
