@@ -9,6 +9,8 @@ value, so each rule below reads seeds one by one rather than a mean.
   letter task's accuracy over all hops is >= 0.99 at total length 5,000 in every seed.
   Verified when at least ``MIN_SEEDS`` seeds are measured and all reach 0.99; refuted as soon
   as one measured seed is below (the goal says every seed); undecided while fewer seeds are in.
+* ``V-learned-scale``: the same goal for the other form of the scale, a learned scalar per
+  head times log(i+1) (Scalable-Softmax; variant ``learned-scale-3k``), by the same rule.
 * ``V-scale-number``: the number task under the same scale (variant ``log-scale``, the paper's
   6,000 steps) still reaches >= 0.99 at the training length 17 in every seed, by the same rule.
 
@@ -109,6 +111,15 @@ def _decide(variant: str, task: str, length: int, what: str, path: Path = SUMMAR
 # floor of that seed, not a length break.
 def query_scale_extrapolates(options):
     return _decide("log-scale-3k", "letter", 5000, "letter task at 5,000 with the log query scale")
+
+
+@claim("V-learned-scale", "With a learned per-head query scale s_h log(i+1) (Scalable-Softmax), the letter task's "
+       "accuracy over all hops is at least 0.99 at total length 5,000 in every seed (3,000 training steps)",
+       "issue 15 (not a claim of the paper; its future work, Section 3.6)", recorded="refuted")
+# recorded refuted on seeds 0-2: seeds 0 and 2 score 1.000 at 5,000, seed 1 0.980 (98/100);
+# seed 1's errors are 4-hop inputs from 100 tokens on, as with the fixed scale's seed 1.
+def learned_query_scale_extrapolates(options):
+    return _decide("learned-scale-3k", "letter", 5000, "letter task at 5,000 with the learned query scale")
 
 
 @claim("V-scale-number", "Under the same query scale the number task still trains: accuracy over all hops at the "
