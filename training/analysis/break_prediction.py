@@ -8,15 +8,14 @@ Two readings of the condition, for one layer at length n (r = Gamma / delta):
   measured logit gap.  Lemma F.1 needs it; it assumes every losing key sits just below the top.
 * ``mass`` (the same proof before its worst-case step): the losing keys' actual weight
   1 - top_weight < 1 / r, i.e. Gamma * sum_(j losing) w_j < delta.
-
 * ``relative`` (exploratory, registered before held-out data): the path layer's top weight
   falls below ``RELATIVE_DROP`` = 1/2 of its value at the training length, i.e. the hop's
   winner keeps at least half the share the model was trained with.  Its path is the mass
   reading's.  This rule has no derivation behind it: it was picked after looking at the 19
   members of ``SEEN_BY_RELATIVE`` (on them: 13 of 19 within a factor 2, rho +0.45; 0.19-0.67x
   the measured break on the letter task, 1.29-1.54x on the number task), so only the other
-  members test it
-  (``proofs_check.claims.premise``, claim ``P-break-relative``).
+  members test it (``proofs_check.claims.premise``, claim ``P-break-relative``).  Not a
+  reading of Lemma F.1: a third, empirical rule.
 
 r = ``SPREAD_RATIO`` = 2, T_Retrieval's Gamma / delta (one-hot values: Gamma 2, delta 1):
 a trained head is read as choosing one token.  Inputs: the ``QUANTILE`` = 0.1 input of each
@@ -39,8 +38,8 @@ import math
 
 import numpy as np
 
-__all__ = ["SPREAD_RATIO", "QUANTILE", "THRESHOLD", "RULES", "RELATIVE_DROP", "SEEN_BY_RELATIVE", "crossing", "layer_margins", "predicted_break",
-           "measured_break", "member_breaks", "compare_breaks"]
+__all__ = ["SPREAD_RATIO", "QUANTILE", "THRESHOLD", "RULES", "RELATIVE_DROP", "SEEN_BY_RELATIVE", "crossing",
+           "layer_margins", "predicted_break", "measured_break", "member_breaks", "compare_breaks"]
 
 SPREAD_RATIO = 2.0
 QUANTILE = 0.1
