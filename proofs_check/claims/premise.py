@@ -66,9 +66,7 @@ def decide(members: dict) -> Outcome:
                                     f"of the studies", evidence)
     lemma = comparisons["lemma"]
     rho, within, n = lemma["spearman_rho"], lemma["within_factor_2"], lemma["n"]
-    ok = rho is not None and rho >= RHO and within >= WITHIN_SHARE * n
-    bad = rho is None or rho < RHO or within < REFUTE_SHARE * n
-    status = "verified" if ok else "refuted" if bad else "undecided"
+    status = _status(rho, within, n, undefined_rho_refutes=True)
     mass = comparisons["mass"]
     summary = (f"{n} members; lemma: rho {_num(rho)}, {within}/{n} within a factor 2; mass: rho "
                f"{_num(mass['spearman_rho'])}, {mass['within_factor_2']}/{n} within a factor 2")
@@ -86,10 +84,18 @@ def decide_held_out(members: dict, seen=SEEN_BY_RELATIVE) -> Outcome:
         return Outcome("undecided", f"{len(held_out)} held-out members ship breaks (< {MIN_MEMBERS}); "
                                     f"{len(members) - len(held_out)} seen ones do not count", evidence)
     rho, within, n = comparison["spearman_rho"], comparison["within_factor_2"], comparison["n"]
-    ok = rho is not None and rho >= RHO and within >= WITHIN_SHARE * n
-    bad = within < REFUTE_SHARE * n or (rho is not None and rho < RHO)
-    status = "verified" if ok else "refuted" if bad else "undecided"
+    status = _status(rho, within, n, undefined_rho_refutes=False)
     return Outcome(status, f"{n} held-out members: rho {_num(rho)}, {within}/{n} within a factor 2", evidence)
+
+
+def _status(rho, within: int, n: int, undefined_rho_refutes: bool) -> str:
+    """The shared thresholds.  P-break counts a rank correlation that cannot be computed against
+    the prediction (its rule was fixed so); P-break-relative leaves it undecided (module doc)."""
+    if rho is not None and rho >= RHO and within >= WITHIN_SHARE * n:
+        return "verified"
+    if within < REFUTE_SHARE * n or (rho < RHO if rho is not None else undefined_rho_refutes):
+        return "refuted"
+    return "undecided"
 
 
 def _num(x) -> str:

@@ -88,7 +88,10 @@ def predicted_break(dilution: dict, rule: str, quantile: float = QUANTILE, sprea
     path, breaks = [], {}
     for layer in dilution["layers"]:
         margins = layer_margins(layer, lengths, rule, quantile, spread_ratio)
-        if layer_margins(layer, lengths, PATH_RULE.get(rule, rule), quantile, spread_ratio)[0] > 0:
+        path_rule = PATH_RULE.get(rule, rule)
+        path_margins = margins if path_rule == rule else layer_margins(layer, lengths, path_rule, quantile,
+                                                                        spread_ratio)
+        if path_margins[0] > 0:
             path.append(layer["layer"])
             breaks[layer["layer"]] = crossing(lengths, margins)
     finite = [b for b in breaks.values() if b is not None]
