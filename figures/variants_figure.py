@@ -27,15 +27,17 @@ from matplotlib.patches import Patch
 from . import bands, style
 from .generalisation_figures import PAPER_LETTER_ACCURACY, PAPER_LETTER_LENGTH
 from .loaders import Built, Inputs
-from .variants_table import is_data_variant, length_block, variant_label, write_variants_table
+from .variants_table import is_data_variant, length_block, variant_label, variant_tag, write_variants_table
 
 TRAINING_LENGTH = 17  # the total length of every training input (the first evaluate length)
-# Baselines are listed first in the plan, so they get black; seven more Okabe-Ito colours
-# follow, and a marker per variant tells apart two curves that share a colour past the eighth.
-VARIANT_COLOURS = tuple(style.OKABE_ITO[name] for name in ("black", "vermillion", "bluish green", "blue", "orange",
+# A baseline (plan letter "a") is drawn in black, a second one (another schedule) in grey; the
+# other variants take seven Okabe-Ito colours in the plan's order, and a marker per variant tells
+# apart two curves that share a colour past the seventh.
+BASELINE_COLOURS = (style.OKABE_ITO["black"], "0.55")
+VARIANT_COLOURS = tuple(style.OKABE_ITO[name] for name in ("vermillion", "bluish green", "blue", "orange",
                                                            "sky blue", "reddish purple", "yellow"))
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h")
-REFERENCE = {"color": "0.55", "lw": 0.8, "linestyle": ":"}
+REFERENCE = {"color": "0.7", "lw": 0.8, "linestyle": ":"}
 HOP_SPREAD = 0.6  # width (in hops) over which the variants' markers of one hop are spread
 
 
@@ -59,10 +61,14 @@ def seed_curves(columns: list[dict], xs: list) -> dict:
 
 def looks(summary: dict, task: str) -> dict:
     """{variant: (label, colour, marker, linestyle)} of every variant of ``task``."""
-    out = {}
+    out, baselines, others = {}, 0, 0
     for i, name in enumerate(task_variants(summary, task)):
         spec = summary["variants"].get(name, {})
-        out[name] = (variant_label(name, spec), VARIANT_COLOURS[i % len(VARIANT_COLOURS)], MARKERS[i % len(MARKERS)],
+        if variant_tag(spec) == "a" and baselines < len(BASELINE_COLOURS):
+            colour, baselines = BASELINE_COLOURS[baselines], baselines + 1
+        else:
+            colour, others = VARIANT_COLOURS[others % len(VARIANT_COLOURS)], others + 1
+        out[name] = (variant_label(name, spec), colour, MARKERS[i % len(MARKERS)],
                      "--" if is_data_variant(name, spec) else "-")
     return out
 

@@ -231,3 +231,17 @@ def test_malformed_summary_is_an_error(tmp_path, capsys):
     (tmp_path / "summary.json").write_text(json.dumps({"variants": {}, "results": [], "interval": "t"}))
     assert main(["fig_variants", "--variants", str(tmp_path), "--out", str(tmp_path / "out")]) == 1
     assert "'results' should be an object, found list" in capsys.readouterr().err
+
+
+def test_baselines_are_black_then_grey_and_no_variant_borrows_their_colours():
+    from figures.variants_figure import BASELINE_COLOURS, VARIANT_COLOURS, looks
+
+    names = ["paper-3k", "scale", "paper", *[f"v{i}" for i in range(8)]]
+    abouts = {"paper-3k": "a. baseline, short schedule", "paper": "a. baseline, long schedule"}
+    summary = {"variants": {n: {"about": abouts.get(n, "f. a variant")} for n in names},
+               "results": {n: {"letter": {}} for n in names}}
+    colours = {name: style[1] for name, style in looks(summary, "letter").items()}
+    assert colours["paper-3k"] == BASELINE_COLOURS[0] and colours["paper"] == BASELINE_COLOURS[1]
+    others = [colours[n] for n in names if n not in abouts]
+    assert others[:len(VARIANT_COLOURS)] == list(VARIANT_COLOURS)  # plan order, none skipped
+    assert not set(others) & set(BASELINE_COLOURS)
