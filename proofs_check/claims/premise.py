@@ -6,7 +6,10 @@ finished its ``dilution`` stage ships ``dilution.json`` with a ``breaks`` block
 (``training.analysis.break_prediction``): the length where Lemma F.1's condition
 beta lambda >= ln((n - 1) Gamma / delta) first fails on the layers that meet it at the
 training length, and the length where accuracy over all hops first falls below 0.9.  A member
-in both studies (the shared number-task baseline) counts once.
+in both studies (the shared baselines) counts once.  A member that never learned the task
+(accuracy below 0.9 already at the training length) is left out of both claims and named in
+their evidence: its "break" at the training length says nothing about length (rule added
+2026-12-01, before any such member was collected).
 
 Status rule (fixed before the data; the ``lemma`` reading, the paper's own condition):
 verified when at least ``MIN_MEMBERS`` members ship breaks, Spearman's rank correlation of
@@ -29,6 +32,7 @@ from pathlib import Path
 
 from proofs_check.registry import Outcome, claim
 from training.analysis.break_prediction import RULES, SEEN_BY_RELATIVE, compare_breaks
+from training.tasks.vocab import SEQ_LEN
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDIES = (ROOT / "training" / "reference" / "seeds", ROOT / "training" / "reference" / "variants")
@@ -56,11 +60,20 @@ def shipped_breaks(studies=STUDIES) -> dict:
     return found
 
 
+def unsolved(members: dict) -> list[str]:
+    """The members whose accuracy is already below 0.9 at the training length (measured break
+    there): they never learned the task, so no break of theirs tests a length rule (a model that
+    attends nowhere would "predict" them exactly).  Left out of both claims, and named."""
+    return sorted(m for m, b in members.items() if b["measured"] is not None and b["measured"] <= SEQ_LEN)
+
+
 def decide(members: dict) -> Outcome:
+    excluded = unsolved(members)
+    members = {m: b for m, b in members.items() if m not in excluded}
     comparisons = {rule: compare_breaks(members, rule) for rule in RULES} if len(members) >= 3 else {}
     table = {m: {"measured": b["measured"], **{r: b["predicted"][r]["break"] for r in RULES}}
              for m, b in sorted(members.items())}
-    evidence = {"rule": RULE, "members": table, "comparisons": comparisons}
+    evidence = {"rule": RULE, "members": table, "comparisons": comparisons, "unsolved_left_out": excluded}
     if len(members) < MIN_MEMBERS:
         return Outcome("undecided", f"{len(members)} members ship breaks (< {MIN_MEMBERS}): run the dilution stage "
                                     f"of the studies", evidence)
@@ -69,23 +82,30 @@ def decide(members: dict) -> Outcome:
     status = _status(rho, within, n, undefined_rho_refutes=True)
     mass = comparisons["mass"]
     summary = (f"{n} members; lemma: rho {_num(rho)}, {within}/{n} within a factor 2; mass: rho "
-               f"{_num(mass['spearman_rho'])}, {mass['within_factor_2']}/{n} within a factor 2")
+               f"{_num(mass['spearman_rho'])}, {mass['within_factor_2']}/{n} within a factor 2"
+               + _left_out(excluded))
     return Outcome(status, summary, evidence)
 
 
 def decide_held_out(members: dict, seen=SEEN_BY_RELATIVE) -> Outcome:
     """``P-break-relative``'s rule (module doc) on the members outside ``seen``."""
-    held_out = {m: b for m, b in members.items() if m not in seen}
+    excluded = unsolved(members)
+    held_out = {m: b for m, b in members.items() if m not in seen and m not in excluded}
     comparison = compare_breaks(held_out, "relative") if held_out else None
-    evidence = {"rule": RELATIVE_RULE, "seen": sorted(seen), "comparison": comparison,
+    evidence = {"rule": RELATIVE_RULE, "seen": sorted(seen), "comparison": comparison, "unsolved_left_out": excluded,
                 "members": {m: {"measured": b["measured"], "relative": b["predicted"]["relative"]["break"]}
                             for m, b in sorted(held_out.items())}}
     if len(held_out) < MIN_MEMBERS:
         return Outcome("undecided", f"{len(held_out)} held-out members ship breaks (< {MIN_MEMBERS}); "
-                                    f"{len(members) - len(held_out)} seen ones do not count", evidence)
+                                    f"{len(set(members) & set(seen))} seen ones do not count", evidence)
     rho, within, n = comparison["spearman_rho"], comparison["within_factor_2"], comparison["n"]
     status = _status(rho, within, n, undefined_rho_refutes=False)
-    return Outcome(status, f"{n} held-out members: rho {_num(rho)}, {within}/{n} within a factor 2", evidence)
+    return Outcome(status, f"{n} held-out members: rho {_num(rho)}, {within}/{n} within a factor 2"
+                   + _left_out(excluded), evidence)
+
+
+def _left_out(excluded: list) -> str:
+    return f"; {len(excluded)} unsolved left out ({', '.join(excluded)})" if excluded else ""
 
 
 def _status(rho, within: int, n: int, undefined_rho_refutes: bool) -> str:
