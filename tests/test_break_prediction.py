@@ -16,7 +16,7 @@ import pytest
 from proofs_check.claims.premise import MIN_MEMBERS, decide, decide_held_out
 from theory.variant_theory import logit_growth, retrieval_horizon, variant_angles, variant_prediction
 from training.analysis.break_prediction import (RELATIVE_DROP, RULES, SEEN_BY_RELATIVE, SPREAD_RATIO, compare_breaks,
-                                                crossing, layer_margins, measured_break, member_breaks,
+                                                crossing, hop_exponent, layer_margins, measured_break, member_breaks,
                                                 predicted_break)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,6 +95,15 @@ def test_relative_reading_breaks_where_the_top_weight_halves_on_the_mass_path():
 def _member(predicted, measured, last=5000):
     return {"predicted": {rule: {"break": predicted} for rule in RULES}, "measured": measured,
             "last_length": last}
+
+
+def test_hop_exponent_is_the_power_law_of_break_against_hop_count():
+    assert hop_exponent({str(k): 1200.0 / k ** 1.75 for k in range(1, 5)}) == pytest.approx(1.75)
+    assert hop_exponent({"1": 900.0, "2": 300.0, "3": 100.0, "4": 100.0}) == pytest.approx(
+        -np.polyfit(np.log([1, 2, 3, 4]), np.log([900, 300, 100, 100]), 1)[0])
+    assert hop_exponent({"1": None, "2": 300.0, "3": 150.0, "4": 90.0}) == pytest.approx(
+        -np.polyfit(np.log([2, 3, 4]), np.log([300, 150, 90]), 1)[0])  # a censored hop count is left out
+    assert hop_exponent({"1": None, "2": None, "3": 150.0, "4": 90.0}) is None  # two points fit any line
 
 
 def test_rank_correlation_and_factor_2_with_censored_members():

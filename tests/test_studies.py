@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from theory.statistics import mean_interval
+from training.analysis.break_prediction import hop_exponent
 from training.model.runlock import RunLock
 from training.studies.plan import PlanError, load_plan
 
@@ -129,6 +130,10 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
     breaks = {s: json.loads((tmp_path / "members" / "tiny" / "letter" / f"seed-{s}" / "dilution.json").read_text())
               ["breaks"] for s in (1, 2)}
     assert result["breaks"]["measured"] == {str(s): b["measured"] for s, b in breaks.items()}
+    assert result["breaks"]["measured_per_hop"] == {str(s): b["measured_per_hop"] for s, b in breaks.items()}
+    exponents = {str(s): hop_exponent(b["measured_per_hop"]) for s, b in breaks.items()}
+    assert result.get("hop_exponent", {}).get("values") == ({s: a for s, a in exponents.items() if a is not None}
+                                                            or None)
     assert summary["premise"]["lemma"]["n"] == 2 and summary["premise"]["lemma"]["members"] == [
         "tiny/letter/seed-1", "tiny/letter/seed-2"]
     assert not list((tmp_path / "ship").rglob("*.safetensors"))

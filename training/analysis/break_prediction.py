@@ -39,7 +39,7 @@ import math
 import numpy as np
 
 __all__ = ["SPREAD_RATIO", "QUANTILE", "THRESHOLD", "RULES", "RELATIVE_DROP", "SEEN_BY_RELATIVE", "crossing",
-           "layer_margins", "predicted_break", "measured_break", "member_breaks", "compare_breaks"]
+           "layer_margins", "predicted_break", "measured_break", "member_breaks", "compare_breaks", "hop_exponent"]
 
 SPREAD_RATIO = 2.0
 QUANTILE = 0.1
@@ -121,6 +121,18 @@ def member_breaks(dilution: dict, generalisation: dict) -> dict:
         "last_length": max(max(lengths), max(dilution["lengths"])),
         "rule": {"spread_ratio": SPREAD_RATIO, "quantile": QUANTILE, "threshold": THRESHOLD},
     }
+
+
+def hop_exponent(measured_per_hop: dict) -> float | None:
+    """alpha in break(k hops) ~ k^-alpha: minus the least-squares slope of ln(break) on ln(k) over
+    the hop counts whose break was measured (not censored); None with fewer than 3 of them.
+    Descriptive: how fast each extra hop pulls the break in (alpha 1: the k-hop break is the
+    1-hop break over k)."""
+    points = [(math.log(int(k)), math.log(b)) for k, b in measured_per_hop.items() if b is not None]
+    if len(points) < 3:
+        return None
+    x, y = np.array(points).T
+    return float(-np.polyfit(x, y, 1)[0])
 
 
 def _ranked(value) -> float:

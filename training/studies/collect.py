@@ -34,7 +34,7 @@ from pathlib import Path
 from theory.files import atomic_write_bytes, atomic_write_json
 from theory.statistics import INTERVAL_METHOD, mean_interval
 from theory.variant_theory import variant_prediction
-from training.analysis.break_prediction import RULES, compare_breaks, member_breaks
+from training.analysis.break_prediction import RULES, compare_breaks, hop_exponent, member_breaks
 from training.analysis.dynamics import best_step, read_validation
 from training.analysis.measured_discrepancy import ALPH_SIZE
 from training.model.checkpoints import Metrics, write_json_atomic
@@ -148,8 +148,13 @@ def summarise(results: dict) -> dict:
     with_breaks = {s: r["breaks"] for s, r in results.items() if "breaks" in r}
     if with_breaks:  # lengths, some censored (None: beyond the last length): values only, no mean
         out["breaks"] = {"measured": {s: b["measured"] for s, b in with_breaks.items()},
+                         "measured_per_hop": {s: b["measured_per_hop"] for s, b in with_breaks.items()},
                          **{f"predicted_{rule}": {s: b["predicted"][rule]["break"] for s, b in with_breaks.items()}
                             for rule in RULES}}
+        exponents = {s: hop_exponent(b["measured_per_hop"]) for s, b in with_breaks.items()}
+        exponents = {s: a for s, a in exponents.items() if a is not None}
+        if exponents:  # break(k hops) ~ k^-alpha, per seed (break_prediction.hop_exponent)
+            out["hop_exponent"] = _stat(exponents)
     with_scores = {s: r["scores_at_best"] for s, r in results.items() if "scores_at_best" in r}
     if with_scores:
         out["scores_at_best"] = {kind: [_stat(c, ACCURACY) for c in _columns({s: v[kind] for s, v in
