@@ -124,6 +124,8 @@ def learned_query_scale_extrapolates(options):
 
 @claim("V-scale-number", "Under the same query scale the number task still trains: accuracy over all hops at the "
        "training length 17 is at least 0.99 in every seed (6,000 steps)",
-       "issue 15 (not a claim of the paper)", recorded="undecided")
+       "issue 15 (not a claim of the paper)", recorded="verified")
+# recorded verified when the third seed came in: 1.000, 0.998 and 0.995 at 17 (400/400, 399/400,
+# 398/400).  It trains; it still breaks early (45-54 tokens), which this claim does not cover.
 def query_scale_keeps_number_task(options):
     return _decide("log-scale", "number", 17, "number task at 17 with the log query scale")
