@@ -35,7 +35,7 @@ from matplotlib.patches import Patch
 
 from . import bands, style
 from .loaders import Built, Inputs, MissingInput, read_json
-from .variants_figure import VARIANT_COLOURS
+from .variants_figure import variant_colours
 from .variants_table import variant_label
 
 # Mirrors of training.analysis.break_prediction (figures may not import training; the test file
@@ -117,8 +117,9 @@ def looks(members: dict, specs: dict) -> dict:
     present = {m.variant for m in members.values()}
     order = [v for v in dict.fromkeys(["paper", *specs]) if v in present] + sorted(present - {"paper", *specs})
     count = {v: sum(m.variant == v for m in members.values()) for v in order}
-    return {v: (f"{variant_label(v, specs.get(v, {}))}: {count[v]} model{'s' * (count[v] > 1)}",
-                VARIANT_COLOURS[i % len(VARIANT_COLOURS)]) for i, v in enumerate(order)}
+    colours = variant_colours(order, specs)
+    return {v: (f"{variant_label(v, specs.get(v, {}))}: {count[v]} model{'s' * (count[v] > 1)}", colours[v])
+            for v in order}
 
 
 def placed(value, edge: float) -> float:

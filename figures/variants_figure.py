@@ -31,11 +31,13 @@ from .variants_table import is_data_variant, length_block, variant_label, varian
 
 TRAINING_LENGTH = 17  # the total length of every training input (the first evaluate length)
 # A baseline (plan letter "a") is drawn in black, a second one (another schedule) in grey; the
-# other variants take seven Okabe-Ito colours in the plan's order, and a marker per variant tells
-# apart two curves that share a colour past the seventh.
+# other variants take the seven Okabe-Ito colours in the plan's order, then six darker or
+# duller ones (the grid has up to 11 non-baseline variants per figure), and a marker per
+# variant tells apart two curves that share a colour past the thirteenth.
 BASELINE_COLOURS = (style.OKABE_ITO["black"], "0.55")
 VARIANT_COLOURS = tuple(style.OKABE_ITO[name] for name in ("vermillion", "bluish green", "blue", "orange",
-                                                           "sky blue", "reddish purple", "yellow"))
+                                                           "sky blue", "reddish purple", "yellow")) + (
+    "#8C510A", "#35978F", "#762A83", "#B8860B", "#1B3A6B", "#C51B7D")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h")
 REFERENCE = {"color": "0.7", "lw": 0.8, "linestyle": ":"}
 HOP_SPREAD = 0.6  # width (in hops) over which the variants' markers of one hop are spread
@@ -61,15 +63,22 @@ def seed_curves(columns: list[dict], xs: list) -> dict:
 
 def looks(summary: dict, task: str) -> dict:
     """{variant: (label, colour, marker, linestyle)} of every variant of ``task``."""
+    names = task_variants(summary, task)
+    specs = {name: summary["variants"].get(name, {}) for name in names}
+    colours = variant_colours(names, specs)
+    return {name: (variant_label(name, specs[name]), colours[name], MARKERS[i % len(MARKERS)],
+                   "--" if is_data_variant(name, specs[name]) else "-") for i, name in enumerate(names)}
+
+
+def variant_colours(names: list, specs: dict) -> dict:
+    """{variant: colour} for ``names`` in their order: baselines (plan letter "a") black then
+    grey, every other variant the next of VARIANT_COLOURS (shared by fig_variants and fig_breaks)."""
     out, baselines, others = {}, 0, 0
-    for i, name in enumerate(task_variants(summary, task)):
-        spec = summary["variants"].get(name, {})
-        if variant_tag(spec) == "a" and baselines < len(BASELINE_COLOURS):
-            colour, baselines = BASELINE_COLOURS[baselines], baselines + 1
+    for name in names:
+        if variant_tag(specs.get(name, {})) == "a" and baselines < len(BASELINE_COLOURS):
+            out[name], baselines = BASELINE_COLOURS[baselines], baselines + 1
         else:
-            colour, others = VARIANT_COLOURS[others % len(VARIANT_COLOURS)], others + 1
-        out[name] = (variant_label(name, spec), colour, MARKERS[i % len(MARKERS)],
-                     "--" if is_data_variant(name, spec) else "-")
+            out[name], others = VARIANT_COLOURS[others % len(VARIANT_COLOURS)], others + 1
     return out
 
 

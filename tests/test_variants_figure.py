@@ -236,7 +236,7 @@ def test_malformed_summary_is_an_error(tmp_path, capsys):
 def test_baselines_are_black_then_grey_and_no_variant_borrows_their_colours():
     from figures.variants_figure import BASELINE_COLOURS, VARIANT_COLOURS, looks
 
-    names = ["paper-3k", "scale", "paper", *[f"v{i}" for i in range(8)]]
+    names = ["paper-3k", "scale", "paper", *[f"v{i}" for i in range(len(VARIANT_COLOURS))]]
     abouts = {"paper-3k": "a. baseline, short schedule", "paper": "a. baseline, long schedule"}
     summary = {"variants": {n: {"about": abouts.get(n, "f. a variant")} for n in names},
                "results": {n: {"letter": {}} for n in names}}
@@ -244,4 +244,5 @@ def test_baselines_are_black_then_grey_and_no_variant_borrows_their_colours():
     assert colours["paper-3k"] == BASELINE_COLOURS[0] and colours["paper"] == BASELINE_COLOURS[1]
     others = [colours[n] for n in names if n not in abouts]
     assert others[:len(VARIANT_COLOURS)] == list(VARIANT_COLOURS)  # plan order, none skipped
-    assert not set(others) & set(BASELINE_COLOURS)
+    assert others[-1] == VARIANT_COLOURS[0]  # past the palette it wraps (markers still differ)
+    assert not set(others) & set(BASELINE_COLOURS) and len(set(VARIANT_COLOURS)) == len(VARIANT_COLOURS)
