@@ -24,6 +24,8 @@ panel says how many seeds it draws.  A study with no member for a task is missin
 the ship folder of ``python -m training study training/studies/variants.json --collect``);
 until that study is collected it is missing input like any other.  "fig_breaks" draws the
 dilution.json of both studies' members (predicted against measured breaks; claim P-break).
+"fig_rescale" draws the same summary's rescale stage: the models trained without a query scale,
+as trained and with the scale switched on at inference (claims V-rescale, V-rescale-number).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from .frequency_figures import build_fig8, build_table1
 from .generalisation_figures import build_fig5b, build_fig5cd
 from .geometry_figures import build_fig4bc
 from .llm_heads_figure import build_llm_heads
+from .rescale_figure import build_fig_rescale
 from .loaders import ROOT, InputError, Inputs, MissingInput
 from .style import show_path
 from .theory_figures import build_fig4a, build_fig5a
@@ -68,6 +71,8 @@ FIGURES = {
     "fig_variants": (build_fig_variants, ("variants study: accuracy against length and by hop, median and min-max "
                                           "over seeds; variants_table.md (training/reference/variants/)")),
     "fig_breaks": (build_fig_breaks, "predicted vs measured length-generalisation breaks per model (dilution.json)"),
+    "fig_rescale": (build_fig_rescale, "variants trained without a query scale: as trained and with the scale switched "
+                                       "on at inference (variants study, rescale stage)"),
 }
 GROUPS = {"fig4": ("fig4a", "fig4bc"), "fig5": ("fig5a", "fig5b", "fig5cd")}
 PROG = "python -m figures"
@@ -88,7 +93,7 @@ def parse(argv) -> argparse.Namespace:
     parser.add_argument("--llm-heads", default=Inputs.llm_heads_dir,
                         help="folder with analysis_<task>.json of `training analyze --model` (head maps)")
     parser.add_argument("--variants", default=Inputs.variants_dir,
-                        help="variants study folder with summary.json (figure fig_variants, variants_table.md)")
+                        help="variants study folder with summary.json (fig_variants, variants_table.md, fig_rescale)")
     parser.add_argument("--figure5a", default=Inputs.figure5a, help="proofs_check Figure 5A JSON")
     parser.add_argument("--figure4a", default=Inputs.figure4a, help="constructions Figure 4A JSON")
     return parser.parse_args(argv)

@@ -116,7 +116,7 @@ def write_inputs(root: Path) -> dict:
     write_seeds(root / "seeds", SEED_FACTORS, lacking={("letter", 2): "analysis.json"})
     write_dilution_study(root / "seeds")  # fig_breaks reads the studies' dilution.json
     return {"--runs": root / "runs", "--seeds": root / "seeds", "--llm": llm, "--figure5a": figure5a,
-            "--figure4a": figure4a, "--variants": write_study(root / "variants")}
+            "--figure4a": figure4a, "--variants": write_study(root / "variants", rescale=True)}
 
 
 # Three seeds of a made-up study: every number of seed S is the shipped number times its factor

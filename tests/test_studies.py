@@ -27,6 +27,7 @@ def smoke_plan(tmp_path, **changes) -> Path:
         "analyze": {"n_inputs": 4, "discrepancy": False},
         "dilution": {"count": 4},
         "long": {"lengths": [60], "count": 4, "variants": ["tiny"]},
+        "rescale": {"lengths": [17, 40], "count": 8, "seed": 6},
     }
     plan.update(changes)
     path = tmp_path / "plan.json"
@@ -53,6 +54,12 @@ def study(*args, cwd=ROOT):
     ({"dilution": {"inputs": 3}}, "unknown key(s) inputs"),
     ({"long": {"variants": ["huge"]}}, "long.variants: unknown variant(s) huge"),
     ({"long": {"lengths": [20000, 3]}}, "long.lengths"),
+    ({"rescale": {"query_scale": "learned"}}, "rescale.query_scale: expected one of log, got 'learned'"),
+    ({"rescale": {"max_tokens": 5}}, "rescale.max_tokens"),
+    ({"variants": {"tiny": {"preset": "smoke"}, "scaled": {"preset": "smoke", "set": ["model.query_scale=log"]}},
+      "rescale": {"variants": ["tiny", "scaled"]}}, "rescale.variants: scaled already train(s) with a query scale"),
+    ({"variants": {"scaled": {"preset": "smoke", "set": ["model.query_scale=learned"]}}, "long": False},
+     "rescale: no variant of the plan is trained without a query scale"),
 ])
 def test_a_bad_plan_exits_2_before_any_work(tmp_path, change, message):
     result = study(smoke_plan(tmp_path, **change))
@@ -82,7 +89,7 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
     assert json.loads(first.stdout.splitlines()[-1])["done"] == 2
     member = tmp_path / "members" / "tiny" / "letter" / "seed-1"
     for name in ("train.json", "length_generalisation.json", "dilution.json", "analysis.json",
-                 "length_long.json", "run/model.safetensors"):
+                 "length_long.json", "length_rescaled.json", "run/model.safetensors"):
         assert (member / name).is_file(), name
     stamps = {p: p.stat().st_mtime_ns for p in member.rglob("*.json")}
 
@@ -126,6 +133,14 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
     assert result["long"]["lengths"] == [60]
     assert result["long"]["accuracy"][0]["values"] == {str(s): v["accuracy"][0] for s, v in long.items()}
     assert (tmp_path / "ship" / "tiny" / "letter" / "seed-1" / "length_long.json").is_file()
+    # the rescale stage: the same weights with the query scale switched on at inference
+    rescaled = {s: json.loads((tmp_path / "members" / "tiny" / "letter" / f"seed-{s}" / "length_rescaled.json")
+                              .read_text()) for s in (1, 2)}
+    assert all(v["inference_query_scale"] == "log" and v["lengths"] == [17, 40] and v["seed"] == 6
+               and v["n_per_length"] == [8, 8] for v in rescaled.values())
+    assert result["rescaled"]["accuracy"][1]["values"] == {str(s): v["accuracy"][1] for s, v in rescaled.items()}
+    assert set(result["rescaled_break"]["values"]) == {"1", "2"} and summary["rescale"]["query_scale"] == "log"
+    assert (tmp_path / "ship" / "tiny" / "letter" / "seed-2" / "length_rescaled.json").is_file()
     # the premise block compares every member's predicted break with its measured one
     breaks = {s: json.loads((tmp_path / "members" / "tiny" / "letter" / f"seed-{s}" / "dilution.json").read_text())
               ["breaks"] for s in (1, 2)}

@@ -13,7 +13,7 @@ import torch
 
 from theory.rope import rope_angles
 from training.model.checkpoints import load_model, save_weights
-from training.model.gptj import GPTJ, ModelConfig
+from training.model.gptj import GPTJ, ModelConfig, scale_queries_at_inference
 from training.model.layers import TRAINING_LENGTH, QueryScale
 from training.model.recipe import RecipeError, apply_overrides
 from training.model.presets import get_preset
@@ -87,6 +87,35 @@ def test_learned_query_scale_is_a_parameter_per_head_that_trains():
     logits = m(torch.randint(0, 40, (4, 17)), last_only=True)
     logits.sum().backward()
     assert weight.grad is not None and torch.all(weight.grad != 0)
+
+
+def test_a_scale_switched_on_at_inference_is_the_trained_scale_on_the_same_weights():
+    plain, trained = model(), model(query_scale="log")
+    trained.load_state_dict(plain.state_dict())  # the fixed scale has no parameters: same weights
+    x = torch.randint(0, 40, (3, 30), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        before = plain(x)
+        scale_queries_at_inference(plain)
+        after, reference = plain(x), trained(x)
+    assert torch.equal(after, reference) and not torch.allclose(after, before)
+    assert plain.config.query_scale == "none" and plain.inference_query_scale == "log"  # how it was trained, kept
+    with pytest.raises(ValueError, match="trained with query_scale='log'"):
+        scale_queries_at_inference(trained)
+    with pytest.raises(ValueError, match="must be one of log, got 'learned'"):
+        scale_queries_at_inference(model(), "learned")
+
+
+def test_evaluate_query_scale_is_refused_for_a_run_trained_with_a_scale(tmp_path, capsys):
+    from training.__main__ import main
+    from training.tasks.definitions import get_task, save_vocab
+
+    save_weights(tmp_path / "run", model(query_scale="log").float())
+    save_vocab(tmp_path / "run" / "vocab.json", get_task("letter"))
+    status = main(["evaluate", "--run", str(tmp_path / "run"), "--task", "letter", "--lengths", "17",
+                   "--query-scale", "log", "--json", str(tmp_path / "out.json")])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(lines) == 1 and "trained with query_scale=log" in lines[0], lines
+    assert not (tmp_path / "out.json").exists()
 
 
 def test_paper_model_is_unchanged_by_the_variant_code():

@@ -59,16 +59,19 @@ def long_accuracy(task: str, seed: int, hop: int = 0) -> float:
     return 0.5 + 0.1 * seed - 0.02 * hop + 0.01 * len(task)
 
 
-def write_study(root: Path, measured=TASKS, long: bool = False) -> Path:
+def write_study(root: Path, measured=TASKS, long: bool = False, rescale: bool = False) -> Path:
     """Members of 2 variants x 2 tasks x 3 seeds (length files only for ``measured`` tasks),
     collected into <root>/ship/summary.json by the study's collector; returns the ship folder.
-    With ``long``, the "paper" members also have a long stage at LONG tokens."""
+    With ``long``, the "paper" members also have a long stage at LONG tokens; with ``rescale``,
+    a rescale stage (the length grid, made-up accuracies a little above the grid's)."""
     plan = {"name": "variants-test", "about": "synthetic", "root": str(root / "members"), "ship": str(root / "ship"),
             "tasks": list(TASKS), "seeds": SEEDS, "analyze": False,
             "variants": {name: {"preset": "paper", "set": sets, "about": f"{'ae'[i]}. made-up variant {name}"}
                          for i, (name, sets) in enumerate(VARIANTS.items())}}
     if long:
         plan["long"] = {"lengths": [LONG], "count": 8, "variants": ["paper"]}
+    if rescale:
+        plan["rescale"] = {"lengths": LENGTHS, "variants": ["paper"]}
     root.mkdir(parents=True, exist_ok=True)
     (root / "plan.json").write_text(json.dumps(plan))
     for variant in VARIANTS:
@@ -76,6 +79,11 @@ def write_study(root: Path, measured=TASKS, long: bool = False) -> Path:
             for seed in SEEDS:
                 folder = root / "members" / variant / task / f"seed-{seed}"
                 write_member(folder, variant, task, seed, task in measured)
+                if rescale and variant == "paper" and task in measured:
+                    scaled = [min(1.0, accuracy(variant, task, seed, i) + 0.1) for i in range(len(LENGTHS))]
+                    (folder / "length_rescaled.json").write_text(json.dumps({
+                        "task": task, "lengths": LENGTHS, "n_per_length": [40] * len(LENGTHS), "accuracy": scaled,
+                        "per_hop": {"1": scaled}}))
                 if long and variant == "paper":
                     (folder / "length_long.json").write_text(json.dumps({
                         "task": task, "lengths": [LONG], "n_per_length": [8], "accuracy": [long_accuracy(task, seed)],

@@ -11,3 +11,4 @@ from . import llm_heads  # noqa: F401
 from . import llm_local  # noqa: F401
 from . import premise  # noqa: F401
 from . import variants  # noqa: F401
+from . import rescale  # noqa: F401

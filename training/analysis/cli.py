@@ -28,12 +28,15 @@ memory or time exceeds the limits below (``check_budget``), refused before any m
 or on one of the paper's fixed splits.
 
     python -m training evaluate --run RUN --task T --lengths 17,50,100,...,5000 --json FILE
-        [--count N] [--max-tokens B] [--seed S] [--device auto|cpu|cuda] [--threads K]
+        [--count N] [--max-tokens B] [--seed S] [--query-scale log] [--device auto|cpu|cuda] [--threads K]
     python -m training evaluate --run RUN --task T --split test --json FILE
 
 Each length n is the 17-token core plus n - 17 extra target-window symbols (Section 3.6);
-see training.analysis.evaluate.  JSON: {task, run, lengths, accuracy, per_hop {"1": [...], ..},
-n_per_length, ...}; with --split: {task, run, split, n, accuracy, per_hop {"1": ..}, loss}
+see training.analysis.evaluate.  ``--query-scale log`` evaluates a run trained without a query
+scale with the fixed scale log(i+1)/log(17) switched on, its weights unchanged
+(training.model.gptj.scale_queries_at_inference): a test of whether its break is softmax
+dilution.  JSON: {task, run, lengths, accuracy, per_hop {"1": [...], ..}, n_per_length,
+inference_query_scale (null or "log"), ...}; with --split: {task, run, split, n, accuracy, per_hop {"1": ..}, loss}
 (training.analysis.evaluate.split_accuracy).  Bad paths, a run of another task, bad values and a
 request over the memory or time limits below are one error line, exit status 2.
 """
@@ -44,6 +47,7 @@ import json
 
 from training.cli_common import UsageError, add_compute_options, prepare_json_output
 from training.model.checkpoints import RunError
+from training.model.gptj import INFERENCE_QUERY_SCALES
 from training.tasks.definitions import MAX_EXTRA_TARGET, TASKS, check_seed
 
 from .limits import add_device_option, check_budget, device_of, forward_memory, forward_work
@@ -211,6 +215,9 @@ def add_evaluate_parser(subparsers) -> None:
     parser.add_argument("--max-tokens", type=int, default=None, metavar="B",
                         help="cap the sequences of a length at B / length (at least 64); default: no cap")
     parser.add_argument("--seed", type=int, default=3, metavar="S", help="seed of the generated inputs (default 3)")
+    parser.add_argument("--query-scale", choices=INFERENCE_QUERY_SCALES, default=None,
+                        help="switch this query scale on at inference, for a run trained without one: "
+                             "does the break go away when only the temperature grows like log i?")
     add_device_option(parser)
     add_compute_options(parser)
     parser.set_defaults(handler=run_evaluate)
@@ -218,6 +225,7 @@ def add_evaluate_parser(subparsers) -> None:
 
 def run_evaluate(args) -> int:
     from training.model.checkpoints import load_model, write_json_atomic
+    from training.model.gptj import scale_queries_at_inference
 
     from .evaluate import length_generalisation, split_accuracy
 
@@ -230,6 +238,9 @@ def run_evaluate(args) -> int:
     device = device_of(args)
     out = prepare_json_output(args)
     config = _read_config(args.run, args.task)
+    if args.query_scale and config.query_scale != "none":
+        raise UsageError(f"--query-scale {args.query_scale}: {args.run} was trained with query_scale="
+                         f"{config.query_scale}; the option is for a run trained without one (query_scale=none)")
     if args.split:
         from training.tasks.datasets import check_cache_dir
 
@@ -240,16 +251,18 @@ def run_evaluate(args) -> int:
         model = load_model(args.run).to(device)
     except RunError as error:
         raise UsageError(str(error)) from None
+    if args.query_scale:
+        scale_queries_at_inference(model, args.query_scale)
     if args.split:
         result = split_accuracy(model, args.task, args.split, run=str(args.run), progress=not args.no_progress)
-        result["device"] = str(device)
+        result.update(device=str(device), inference_query_scale=args.query_scale)
         write_json_atomic(out, result)
         print(json.dumps({"json": str(out), "split": args.split, "n": result["n"], "accuracy": result["accuracy"],
                           "per_hop": result["per_hop"]}))
         return 0
     result = length_generalisation(model, args.task, lengths, count=args.count, seed=args.seed,
                                    max_tokens=args.max_tokens, run=str(args.run), progress=not args.no_progress)
-    result["device"] = str(device)
+    result.update(device=str(device), inference_query_scale=args.query_scale)
     write_json_atomic(out, result)
     print(json.dumps({"json": str(out), "lengths": result["lengths"],
                       "accuracy": [round(a, 4) for a in result["accuracy"]]}))

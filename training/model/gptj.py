@@ -43,7 +43,11 @@ import torch.nn.functional as F
 from .config import VARIANT_FIELDS, ModelConfig
 from .layers import Dropout, QueryScale, Rotary
 
-__all__ = ["ModelConfig", "GPTJ", "Internals", "gelu_new", "VARIANT_FIELDS"]
+__all__ = ["ModelConfig", "GPTJ", "Internals", "gelu_new", "VARIANT_FIELDS", "INFERENCE_QUERY_SCALES",
+           "scale_queries_at_inference"]
+
+# what ``scale_queries_at_inference`` can switch on: a learned scale has no trained weights to apply
+INFERENCE_QUERY_SCALES = ("log",)
 
 def gelu_new(x: torch.Tensor) -> torch.Tensor:
     """HF's ``gelu_new``: ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``.
@@ -243,3 +247,26 @@ class GPTJ(nn.Module):
         """
         block = self.transformer.h[layer]
         return block.attn.last_token_logits(block.ln_1(hidden))
+
+
+def scale_queries_at_inference(model: GPTJ, kind: str = "log") -> GPTJ:
+    """Switch the query scale ``kind`` on in every layer of ``model``, a model trained without
+    one, keeping every weight (in place; returns the model).
+
+    Why: it separates softmax dilution from everything else that breaks a model on long
+    inputs.  The trained attention is kept and only its inverse temperature grows like
+    log(i + 1) / log(17), which is 1 at the last position of a training input; if accuracy
+    then holds far past the training length, the break was dilution (Lemma F.1), not the
+    learned circuit.  ``model.config`` still says how the model was trained; the switched-on
+    scale is recorded as ``model.inference_query_scale``.
+    """
+    if kind not in INFERENCE_QUERY_SCALES:
+        raise ValueError(f"an inference-time query scale must be one of {', '.join(INFERENCE_QUERY_SCALES)}, "
+                         f"got {kind!r}")
+    if model.config.query_scale != "none":
+        raise ValueError(f"the model was trained with query_scale={model.config.query_scale!r}; an "
+                         f"inference-time scale is for a model trained without one")
+    for block in model.transformer.h:
+        block.attn.query_scale = QueryScale(kind, model.config.n_head).to(next(model.parameters()).device)
+    model.inference_query_scale = kind
+    return model

@@ -7,6 +7,9 @@ interval (``theory.statistics.mean_interval``: Student t over seeds, and why).  
 * ``length``: per total length, accuracy overall and by hop count (evaluate --lengths), and
   each seed's number of inputs per length (``n_per_length``)
 * ``long``: the same past the grid (the plan's ``long`` stage, its variants only)
+* ``rescaled``: the same for a variant trained without a query scale, evaluated with the scale
+  switched on at inference (the plan's ``rescale`` stage), and ``rescaled_break``: per seed,
+  where its accuracy over all hops first falls below 0.9 (None: never, up to its last length)
 * ``best_step``, ``best_validation_accuracy``       (the run's metrics.jsonl)
 * ``scores_at_best``: per layer, mean positional and symbolic score at the best checkpoint,
   and ``pure_from_step`` per layer for each purity threshold (analyze)
@@ -22,7 +25,7 @@ interval (``theory.statistics.mean_interval``: Student t over seeds, and why).  
 A member that lacks a stage contributes nothing to that metric (n says how many did).  Each
 member's small files are copied beside the summary, so the shipped folder alone redraws
 every figure: ``<ship>/<variant>/<task>/seed-<S>/{train,test_accuracy,length_generalisation,
-dilution,analysis,length_long}.json`` and ``metrics.jsonl``; weights are never copied (but see
+dilution,analysis,length_long,length_rescaled}.json`` and ``metrics.jsonl``; weights are never copied (but see
 ``ship_best``).
 """
 
@@ -34,7 +37,7 @@ from pathlib import Path
 from theory.files import atomic_write_bytes, atomic_write_json
 from theory.statistics import INTERVAL_METHOD, mean_interval
 from theory.variant_theory import variant_prediction
-from training.analysis.break_prediction import RULES, compare_breaks, hop_exponent, member_breaks
+from training.analysis.break_prediction import RULES, compare_breaks, hop_exponent, measured_break, member_breaks
 from training.analysis.dynamics import best_step, read_validation
 from training.analysis.measured_discrepancy import ALPH_SIZE
 from training.model.checkpoints import Metrics, write_json_atomic
@@ -46,7 +49,7 @@ from .runner import OUTPUTS, run_folder
 __all__ = ["member_results", "summarise", "theory_of", "collect"]
 
 SMALL_FILES = ("train.json", "test_accuracy.json", "length_generalisation.json", "dilution.json", "analysis.json",
-               "length_long.json")
+               "length_long.json", "length_rescaled.json")
 ACCURACY = (0.0, 1.0)
 
 
@@ -80,7 +83,7 @@ def member_results(plan: Plan, member: Member) -> dict:
     if test:
         out["test_accuracy"] = test["accuracy"]
         out["test_accuracy_by_hop"] = test["per_hop"]
-    for stage, key in (("lengths", "length"), ("long", "long")):
+    for stage, key in (("lengths", "length"), ("long", "long"), ("rescale", "rescaled")):
         lengths = _read(folder / OUTPUTS[stage])
         if lengths:
             out[key] = {"lengths": lengths["lengths"], "accuracy": lengths["accuracy"], "by_hop": lengths["per_hop"],
@@ -141,10 +144,13 @@ def summarise(results: dict) -> dict:
     if hops:
         out["test_accuracy_by_hop"] = {h: _stat({s: r["test_accuracy_by_hop"][h] for s, r in results.items()
                                                  if h in r.get("test_accuracy_by_hop", {})}, ACCURACY) for h in hops}
-    for key in ("length", "long"):
+    for key in ("length", "long", "rescaled"):
         with_lengths = {s: r[key] for s, r in results.items() if key in r}
         if with_lengths:
             out[key] = _length_block(with_lengths)
+    if "rescaled" in out:  # values only: a break may be censored (None)
+        out["rescaled_break"] = {"values": {s: measured_break(r["rescaled"]["lengths"], r["rescaled"]["accuracy"])
+                                            for s, r in results.items() if "rescaled" in r}}
     with_breaks = {s: r["breaks"] for s, r in results.items() if "breaks" in r}
     if with_breaks:  # lengths, some censored (None: beyond the last length): values only, no mean
         out["breaks"] = {"measured": {s: b["measured"] for s, b in with_breaks.items()},
@@ -194,6 +200,7 @@ def collect(plan: Plan) -> dict:
             summary[variant][task]["theory"] = theory_of(plan.recipes[variant], task, plan.evaluate["lengths"])
     document = {"plan": plan.name, "about": plan.about, "interval": INTERVAL_METHOD,
                 "variants": plan.variants, "evaluate": plan.evaluate, "analyze": plan.analyze, "long": plan.long,
+                "rescale": plan.rescale,
                 "members": members, "results": summary,
                 "premise": {rule: compare_breaks(breaks, rule) for rule in RULES} if breaks else None}
     if plan.ship_best:

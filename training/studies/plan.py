@@ -17,8 +17,12 @@
      "ship_best": true,                          optional (default false): --collect also ships the
                                                  weights of the best member per task (best-<task>/)
      "long": {"lengths": [20000], "count": 64,   optional (default false): a last stage that evaluates
-              "seed": 4, "variants": ["..."]}}   the listed variants (default all) at lengths past the
+              "seed": 4, "variants": ["..."]},   the listed variants (default all) at lengths past the
                                                  grid; slow, so only where the grid says it is worth it
+     "rescale": {"query_scale": "log",           optional (default false): evaluate the variants trained
+                 "lengths": [17, ...],           without a query scale (default: all of them) with the
+                 "count": 200, "max_tokens": .., fixed scale switched on at inference, weights unchanged
+                 "seed": 3, "variants": [".."]}} (evaluate --query-scale): is their break dilution?
 
 A member is one (variant, task, seed); its id ``<variant>/<task>/seed-<S>`` is also its folder
 below ``root``, so the same plan always puts a member in the same place (idempotent reruns,
@@ -45,21 +49,15 @@ from training.model.presets import PRESETS, Preset, get_preset
 from training.model.recipe import RecipeError, apply_overrides
 from training.tasks.definitions import TASKS
 
+from .plan_sections import (MAX_SEED, PlanError, analyze_section, check_keys, dilution_section, evaluate_section,
+                            int_list, long_section, no_duplicate_keys, require, rescale_section)
+
 __all__ = ["PlanError", "Member", "Plan", "load_plan", "GROUPS"]
 
 TOP_KEYS = {"name", "about", "root", "ship", "tasks", "seeds", "variants", "reuse", "evaluate", "analyze",
-            "dilution", "ship_best", "long"}
+            "dilution", "ship_best", "long", "rescale"}
 VARIANT_KEYS = {"preset", "set", "about", "tasks", "group"}
 GROUPS = ("model", "data")  # what a variant changes; the first is the default
-EVALUATE_KEYS = {"test_split", "lengths", "count", "max_tokens", "seed"}
-ANALYZE_KEYS = {"n_inputs", "discrepancy", "discrepancy_lengths", "discrepancy_count"}
-DILUTION_KEYS = {"count", "seed"}
-LONG_KEYS = {"lengths", "count", "seed", "variants"}
-MAX_SEED = 2**31 - 1
-
-
-class PlanError(ValueError):
-    """A bad plan; the message names the file, the key and what is allowed."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +87,7 @@ class Plan:
     dilution: dict | None = None  # softmax dilution and predicted breaks at the evaluate lengths
     ship_best: bool = False  # --collect also copies the weights of the best member per task
     long: dict | None = None  # {"lengths", "count", "seed", "variants"}: the evaluation past the grid
+    rescale: dict | None = None  # {"query_scale", "lengths", "count", "max_tokens", "seed", "variants"}
     recipes: dict = field(default_factory=dict)  # name -> the Preset its overrides make (checked once, kept)
 
     def members(self) -> list[Member]:
@@ -110,55 +109,27 @@ class Plan:
         return self.variants[variant].get("group", GROUPS[0])
 
 
-def _no_duplicate_keys(pairs):
-    keys = [k for k, _ in pairs]
-    repeated = sorted({k for k in keys if keys.count(k) > 1})
-    if repeated:
-        raise PlanError(f"duplicated key(s) {', '.join(map(repr, repeated))}")
-    return dict(pairs)
-
-
-def _require(cond: bool, where: str, message: str) -> None:
-    if not cond:
-        raise PlanError(f"{where}: {message}")
-
-
-def _int_list(value, where: str, low: int, high: int) -> list:
-    _require(isinstance(value, list) and value and all(isinstance(v, int) and not isinstance(v, bool)
-                                                        for v in value),
-             where, f"expected a non-empty list of integers, got {value!r}")
-    _require(all(low <= v <= high for v in value), where, f"values must be in [{low}, {high}], got {value}")
-    _require(len(set(value)) == len(value), where, f"duplicated member: {value} repeats a value")
-    return value
-
-
-def _check_keys(obj, allowed: set, where: str) -> None:
-    _require(isinstance(obj, dict), where, f"expected an object, got {type(obj).__name__}")
-    unknown = sorted(set(obj) - allowed)
-    _require(not unknown, where, f"unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
-
-
 def _variants(raw, where: str, tasks: list) -> tuple[dict, dict]:
     """(name -> checked spec, name -> the Preset the spec's overrides make)."""
-    _check_keys(raw, set(raw) if isinstance(raw, dict) else set(), where)
-    _require(bool(raw), where, "at least one variant is needed")
+    check_keys(raw, set(raw) if isinstance(raw, dict) else set(), where)
+    require(bool(raw), where, "at least one variant is needed")
     out, made = {}, {}
     for name, spec in raw.items():
         here = f"{where}.{name}"
-        _require(name.replace("-", "").replace("_", "").isalnum(), here, "a variant name is letters, digits, - and _")
-        _check_keys(spec, VARIANT_KEYS, here)
+        require(name.replace("-", "").replace("_", "").isalnum(), here, "a variant name is letters, digits, - and _")
+        check_keys(spec, VARIANT_KEYS, here)
         preset = spec.get("preset", "paper")
-        _require(preset in PRESETS, f"{here}.preset", f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+        require(preset in PRESETS, f"{here}.preset", f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
         sets = spec.get("set", [])
-        _require(isinstance(sets, list) and all(isinstance(s, str) for s in sets), f"{here}.set",
-                 "expected a list of KEY=VALUE strings")
+        require(isinstance(sets, list) and all(isinstance(s, str) for s in sets), f"{here}.set",
+                "expected a list of KEY=VALUE strings")
         try:
             made[name] = recipe = apply_overrides(get_preset(preset), sets)
         except RecipeError as error:
             raise PlanError(f"{here}.set: {error}") from None
         only = spec.get("tasks", tasks)
-        _require(isinstance(only, list) and only and all(t in tasks for t in only), f"{here}.tasks",
-                 f"expected a non-empty list of the plan's tasks ({', '.join(tasks)}), got {only!r}")
+        require(isinstance(only, list) and only and all(t in tasks for t in only), f"{here}.tasks",
+                f"expected a non-empty list of the plan's tasks ({', '.join(tasks)}), got {only!r}")
         out[name] = {"preset": preset, "set": list(sets), "about": spec.get("about", ""), "tasks": list(only)}
         if "group" in spec:
             out[name]["group"] = spec["group"]
@@ -167,8 +138,8 @@ def _variants(raw, where: str, tasks: list) -> tuple[dict, dict]:
     for name, spec in out.items():  # two names for one recipe would train the same member twice
         for task in spec["tasks"]:
             key = (spec["preset"], tuple(sorted(spec["set"])), task)
-            _require(key not in seen, f"{where}.{name}",
-                     f"duplicated member: the same recipe as {seen.get(key)!r} for task {task}")
+            require(key not in seen, f"{where}.{name}",
+                    f"duplicated member: the same recipe as {seen.get(key)!r} for task {task}")
             seen[key] = name
     return out, made
 
@@ -179,73 +150,17 @@ def _changes_data(recipe: Preset) -> bool:
 
 
 def _check_group(group, recipe: Preset, where: str) -> None:
-    _require(group in GROUPS, where, f"expected one of {', '.join(GROUPS)}, got {group!r}")
-    _require(group == "data" or not _changes_data(recipe), where,
-             'the variant changes the training data (data.extra_target_max > 0): mark it "group": "data" '
-             "so that it is reported apart from the model variants")
-
-
-def _evaluate(raw, where: str) -> dict:
-    _check_keys(raw, EVALUATE_KEYS, where)
-    out = {"test_split": raw.get("test_split", True), "count": raw.get("count", 400),
-           "max_tokens": raw.get("max_tokens"), "seed": raw.get("seed", 3)}
-    _require(isinstance(out["test_split"], bool), f"{where}.test_split", "expected true or false")
-    out["lengths"] = _int_list(raw.get("lengths", [17]), f"{where}.lengths", 17, 1_000_000)
-    _int_list([out["count"]], f"{where}.count", 1, 1_000_000)
-    _int_list([out["seed"]], f"{where}.seed", 0, MAX_SEED)
-    if out["max_tokens"] is not None:
-        _int_list([out["max_tokens"]], f"{where}.max_tokens", 17, 10**9)
-    return out
-
-
-def _analyze(raw, where: str) -> dict | None:
-    if raw is False:
-        return None
-    _check_keys(raw, ANALYZE_KEYS, where)
-    out = {"n_inputs": raw.get("n_inputs", 100), "discrepancy": raw.get("discrepancy", True),
-           "discrepancy_lengths": raw.get("discrepancy_lengths"), "discrepancy_count": raw.get("discrepancy_count")}
-    _int_list([out["n_inputs"]], f"{where}.n_inputs", 1, 10_000)
-    _require(isinstance(out["discrepancy"], bool), f"{where}.discrepancy", "expected true or false")
-    if out["discrepancy_lengths"] is not None:
-        _int_list(out["discrepancy_lengths"], f"{where}.discrepancy_lengths", 17, 1_000_000)
-    if out["discrepancy_count"] is not None:
-        _int_list([out["discrepancy_count"]], f"{where}.discrepancy_count", 1, 10_000)
-    return out
-
-
-def _dilution(raw, where: str) -> dict | None:
-    if raw is False:
-        return None
-    _check_keys(raw, DILUTION_KEYS, where)
-    out = {"count": raw.get("count", 32), "seed": raw.get("seed", 5)}
-    _int_list([out["count"]], f"{where}.count", 1, 10_000)
-    _int_list([out["seed"]], f"{where}.seed", 0, MAX_SEED)
-    return out
-
-
-def _long(raw, where: str, variants: dict) -> dict | None:
-    if raw is False:
-        return None
-    _check_keys(raw, LONG_KEYS, where)
-    out = {"lengths": raw.get("lengths", [20_000]), "count": raw.get("count", 64), "seed": raw.get("seed", 4),
-           "variants": raw.get("variants", list(variants))}
-    _int_list(out["lengths"], f"{where}.lengths", 17, 1_000_000)
-    _int_list([out["count"]], f"{where}.count", 1, 1_000_000)
-    _int_list([out["seed"]], f"{where}.seed", 0, MAX_SEED)
-    names = out["variants"]
-    _require(isinstance(names, list) and names and all(isinstance(n, str) for n in names), f"{where}.variants",
-             "expected a non-empty list of variant names")
-    unknown = [n for n in names if n not in variants]
-    _require(not unknown, f"{where}.variants", f"unknown variant(s) {', '.join(unknown)}; the plan has "
-             f"{', '.join(variants)}")
-    return out
+    require(group in GROUPS, where, f"expected one of {', '.join(GROUPS)}, got {group!r}")
+    require(group == "data" or not _changes_data(recipe), where,
+            'the variant changes the training data (data.extra_target_max > 0): mark it "group": "data" '
+            "so that it is reported apart from the model variants")
 
 
 def load_plan(path) -> Plan:
     """Read and check a plan; PlanError (one line, naming the file and key) on any mistake."""
     path = Path(path)
     try:
-        raw = json.loads(path.read_text(), object_pairs_hook=_no_duplicate_keys)
+        raw = json.loads(path.read_text(), object_pairs_hook=no_duplicate_keys)
     except OSError as error:
         raise PlanError(f"cannot read plan {path}: {error.strerror or error}") from None
     except json.JSONDecodeError as error:
@@ -253,33 +168,34 @@ def load_plan(path) -> Plan:
     except PlanError as error:
         raise PlanError(f"{path}: {error}") from None
     where = str(path)
-    _check_keys(raw, TOP_KEYS, where)
+    check_keys(raw, TOP_KEYS, where)
     missing = sorted({"name", "root", "tasks", "seeds", "variants"} - set(raw))
-    _require(not missing, where, f"missing key(s) {', '.join(missing)}")
+    require(not missing, where, f"missing key(s) {', '.join(missing)}")
     tasks = raw["tasks"]
-    _require(isinstance(tasks, list) and tasks, f"{where}.tasks", "expected a non-empty list")
+    require(isinstance(tasks, list) and tasks, f"{where}.tasks", "expected a non-empty list")
     for task in tasks:
-        _require(task in TASKS, f"{where}.tasks", f"unknown task {task!r}; known: {', '.join(TASKS)}")
-    _require(len(set(tasks)) == len(tasks), f"{where}.tasks", f"duplicated member: {tasks} repeats a task")
-    seeds = _int_list(raw["seeds"], f"{where}.seeds", 0, MAX_SEED)
+        require(task in TASKS, f"{where}.tasks", f"unknown task {task!r}; known: {', '.join(TASKS)}")
+    require(len(set(tasks)) == len(tasks), f"{where}.tasks", f"duplicated member: {tasks} repeats a task")
+    seeds = int_list(raw["seeds"], f"{where}.seeds", 0, MAX_SEED)
     for key in ("name", "root", "ship", "about"):
-        _require(isinstance(raw.get(key, ""), str), f"{where}.{key}", "expected a string")
+        require(isinstance(raw.get(key, ""), str), f"{where}.{key}", "expected a string")
     variants, recipes = _variants(raw["variants"], f"{where}.variants", list(tasks))
     plan = Plan(path=path, name=raw["name"], about=raw.get("about", ""), root=Path(raw["root"]),
                 ship=Path(raw.get("ship") or Path(raw["root"]) / "collected"), tasks=list(tasks), seeds=seeds,
                 variants=variants, recipes=recipes, reuse={},
-                evaluate=_evaluate(raw.get("evaluate", {}), f"{where}.evaluate"),
-                analyze=_analyze(raw.get("analyze", {}), f"{where}.analyze"),
-                dilution=_dilution(raw.get("dilution", False), f"{where}.dilution"),
+                evaluate=evaluate_section(raw.get("evaluate", {}), f"{where}.evaluate"),
+                analyze=analyze_section(raw.get("analyze", {}), f"{where}.analyze"),
+                dilution=dilution_section(raw.get("dilution", False), f"{where}.dilution"),
                 ship_best=raw.get("ship_best", False))
-    plan.long = _long(raw.get("long", False), f"{where}.long", plan.variants)
-    _require(isinstance(plan.ship_best, bool), f"{where}.ship_best", "expected true or false")
+    plan.long = long_section(raw.get("long", False), f"{where}.long", plan.variants)
+    plan.rescale = rescale_section(raw.get("rescale", False), f"{where}.rescale", plan.variants, recipes)
+    require(isinstance(plan.ship_best, bool), f"{where}.ship_best", "expected true or false")
     reuse = raw.get("reuse", {})
-    _check_keys(reuse, set(reuse) if isinstance(reuse, dict) else set(), f"{where}.reuse")
+    check_keys(reuse, set(reuse) if isinstance(reuse, dict) else set(), f"{where}.reuse")
     ids = {m.id for m in plan.members()}
     for member_id, run in reuse.items():
-        _require(member_id in ids, f"{where}.reuse", f"{member_id!r} is not a member of the plan")
-        _require(isinstance(run, str) and Path(run).is_dir(), f"{where}.reuse.{member_id}",
-                 f"{run!r} is not a run folder")
+        require(member_id in ids, f"{where}.reuse", f"{member_id!r} is not a member of the plan")
+        require(isinstance(run, str) and Path(run).is_dir(), f"{where}.reuse.{member_id}",
+                f"{run!r} is not a run folder")
         plan.reuse[member_id] = Path(run)
     return plan

@@ -7,6 +7,8 @@ exists (outputs are written atomically, so existing means complete):
     train    run/ (resumed from its last checkpoint when it has one) -> train.json
     test     test_accuracy.json          evaluate --split test            (if the plan asks)
     lengths  length_generalisation.json  evaluate --lengths ... (per hop count)
+    rescale  length_rescaled.json        evaluate --lengths ... --query-scale (the plan's rescale
+                                         variants: trained without a scale, scaled at inference)
     dilution dilution.json               dilution --accuracy length_generalisation.json (if asked)
     analyze  analysis.json               analyze (scores of every checkpoint, ...)
     long     length_long.json            evaluate --lengths (past the grid; listed variants only)
@@ -40,9 +42,10 @@ from .plan import Member, Plan
 
 __all__ = ["STAGES", "MemberFailed", "stage_commands", "run_member", "run_study", "list_commands"]
 
-STAGES = ("train", "test", "lengths", "dilution", "analyze", "long")
+STAGES = ("train", "test", "lengths", "rescale", "dilution", "analyze", "long")
 OUTPUTS = {"train": "train.json", "test": "test_accuracy.json", "lengths": "length_generalisation.json",
-           "dilution": "dilution.json", "analyze": "analysis.json", "long": "length_long.json"}
+           "rescale": "length_rescaled.json", "dilution": "dilution.json", "analyze": "analysis.json",
+           "long": "length_long.json"}
 
 
 class MemberFailed(RuntimeError):
@@ -79,10 +82,13 @@ def stage_commands(plan: Plan, member: Member, threads: int = 1) -> dict:
                          "--count", settings["count"], "--seed", settings["seed"], "--json", folder / OUTPUTS[stage],
                          *common)
 
-    lengths = evaluate(ev, "lengths")
-    if ev["max_tokens"] is not None:
-        lengths += ["--max-tokens", str(ev["max_tokens"])]
-    commands = {"train": train, "lengths": lengths}
+    def capped(settings: dict, stage: str) -> list:
+        argv = evaluate(settings, stage)
+        return argv + ["--max-tokens", str(settings["max_tokens"])] if settings["max_tokens"] is not None else argv
+
+    commands = {"train": train, "lengths": capped(ev, "lengths")}
+    if plan.rescale is not None and member.variant in plan.rescale["variants"]:
+        commands["rescale"] = capped(plan.rescale, "rescale") + ["--query-scale", plan.rescale["query_scale"]]
     if plan.long is not None and member.variant in plan.long["variants"]:
         commands["long"] = evaluate(plan.long, "long")
     if plan.dilution is not None:

@@ -1,0 +1,101 @@
+"""Figure "fig_rescale": is a model's break softmax dilution?  From the variants study's
+summary.json (its ``rescale`` stage; claims ``V-rescale`` and ``V-rescale-number``).
+
+One row per task with a rescaled model.  Left (A): accuracy over all hops against total input
+length of every variant trained without a query scale, as trained.  Right (B): the same models,
+weights unchanged, with the fixed scale log(i+1)/log(17) switched on at inference only
+(``training.model.gptj.scale_queries_at_inference``); the variants *trained* with that scale
+are drawn there too, dash-dotted, for comparison.  Each curve is the median over seeds with
+the min-max band (``bands``), in the colours of fig_variants.  Thin grey references: the
+training length 17, the paper's 850 and accuracy 0.9.
+
+An absent summary is a missing input; a summary without any rescaled block is missing its
+'rescaled' blocks (the stage has not run yet).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from matplotlib.lines import Line2D
+
+from . import bands, style
+from .generalisation_figures import PAPER_LETTER_ACCURACY, PAPER_LETTER_LENGTH
+from .loaders import Built, Inputs
+from .variants_figure import REFERENCE, TRAINING_LENGTH, looks, seed_curves, summary_tasks
+from .variants_table import length_block
+
+TRAINED_WITH_SCALE = "-."  # the line style of a variant trained with the fixed scale (panel B)
+FIXED_SCALE = "model.query_scale=log"
+
+
+def rescaled_variants(summary: dict, task: str) -> list[str]:
+    """The variants of ``task`` with a rescaled block, in the plan's order."""
+    return [name for name in looks(summary, task) if "rescaled" in summary["results"][name][task]]
+
+
+def trained_with_scale(summary: dict, task: str) -> list[str]:
+    """The variants of ``task`` trained with the fixed scale that the rescale stage switches on."""
+    return [name for name in looks(summary, task)
+            if FIXED_SCALE in summary["variants"].get(name, {}).get("set", [])
+            and length_block(summary, name, task, with_long=False)]
+
+
+def draw(ax, block: dict, colour, marker, linestyle: str, label: str) -> bands.Band:
+    spread = bands.band(seed_curves(block["accuracy"], block["lengths"]))
+    bands.draw_band(ax, spread, colour, label=label)
+    ax.lines[-1].set(linestyle=linestyle, marker=marker, markersize=4)
+    return spread
+
+
+def references(ax, longest: float) -> None:
+    for x in (TRAINING_LENGTH, PAPER_LETTER_LENGTH):
+        ax.axvline(x, **REFERENCE)
+    ax.axhline(PAPER_LETTER_ACCURACY, **REFERENCE)
+    ax.set(xscale="log", xlim=(TRAINING_LENGTH * 0.85, longest * 1.2), ylim=(-0.03, 1.03),
+           xlabel="Total input length (tokens)", ylabel="Accuracy, all hops")
+
+
+def task_row(left, right, summary: dict, task: str) -> None:
+    styles = looks(summary, task)
+    handles, longest = [], TRAINING_LENGTH
+    for name in rescaled_variants(summary, task):
+        label, colour, marker, _ = styles[name]
+        results = summary["results"][name][task]
+        if results.get("length"):
+            draw(left, results["length"], colour, marker, "-", label)
+        spread = draw(right, results["rescaled"], colour, marker, "-", label)
+        longest = max([longest, *spread.x])
+        handles.append(Line2D([], [], color=colour, marker=marker, markersize=4, lw=bands.MEDIAN_WIDTH,
+                              label=f"{label}, {bands.seeds_note(spread.seeds)}"))
+    for name in trained_with_scale(summary, task):
+        label, colour, marker, _ = styles[name]
+        spread = draw(right, length_block(summary, name, task, with_long=False), colour, marker, TRAINED_WITH_SCALE,
+                      label)
+        handles.append(Line2D([], [], color=colour, marker=marker, markersize=4, lw=bands.MEDIAN_WIDTH,
+                              linestyle=TRAINED_WITH_SCALE, label=f"{label}: trained with the scale (B), "
+                                                                  f"{bands.seeds_note(spread.seeds)}"))
+    name = style.TASK_TITLE.get(task, task)
+    for ax in (left, right):
+        references(ax, longest)
+    left.set_title(f"A. {name}: as trained (no query scale)")
+    right.set_title(f"B. {name}: the same weights, scale log(i+1)/log 17 at inference")
+    handles += [Line2D([], [], label=f"dotted: training length {TRAINING_LENGTH}, paper's {PAPER_LETTER_LENGTH}, "
+                                     f"accuracy {PAPER_LETTER_ACCURACY}", **REFERENCE)]
+    bands.legend_right(right, handles)
+
+
+def build_fig_rescale(inputs: Inputs, out: Path) -> Built:
+    """fig_rescale.png/.pdf from the variants study's summary.json."""
+    summary = inputs.variants_summary()
+    tasks = [task for task in summary_tasks(summary) if rescaled_variants(summary, task)]
+    if not tasks:
+        raise inputs.variants_missing("rescaled")
+    fig = style.new_figure(17.0, 5.0 * len(tasks))
+    grid = fig.add_gridspec(len(tasks), 2)
+    for row, task in enumerate(tasks):
+        task_row(fig.add_subplot(grid[row, 0]), fig.add_subplot(grid[row, 1]), summary, task)
+    fig.suptitle("Is the break softmax dilution? Models trained without a query scale, evaluated as trained (A) and "
+                 "with the scale switched on at inference only (B)\nline / marker: median over seeds; band: min–max "
+                 "over seeds", fontsize=12)
+    return Built(style.save(fig, out, "fig_rescale"), [])

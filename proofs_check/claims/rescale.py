@@ -1,0 +1,116 @@
+"""Is the break of a model trained without a query scale softmax dilution?  Decided on the
+variants study's ``rescale`` stage (``training/reference/variants/summary.json``): each model
+trained without a scale is evaluated again with the fixed scale log(i+1)/log(17) switched on
+at inference only, its weights unchanged (``training.model.gptj.scale_queries_at_inference``).
+
+* ``V-rescale``: on the letter task every such model keeps accuracy over all hops >= 0.9 at
+  every length of the rescale grid (up to 5,000).  Lemma F.1 says a symbolic head whose gap
+  does not decay fails only by dilution, which the growing temperature undoes.
+* ``V-rescale-number``: on the number task the same scale leaves each model's break within a
+  factor 2 of its break without it.  Its first layers are positional, and a positional head's
+  gap decays with n whatever its temperature (Theorem 3.2, corrected): the scale cures
+  dilution, not that decay.
+
+Status rules, written down before any rescaled result was collected (2026-12-02; only two
+letter models had been tried by hand: ``paper-3k`` seed 0 at 17-5,000 and seed 1 at 17, 200
+and 850, all >= 0.995), and applied to every model the stage measured, not to a chosen few:
+verified when at least ``MIN_MODELS`` models qualify and every one satisfies the statement;
+refuted as soon as one does not; undecided with fewer models.  A model that never learned
+the task (its own accuracy below 0.9 at the training length) is left out and named, as in
+the premise claims.  The measured break is ``break_prediction.measured_break`` (the first
+length where accuracy over all hops falls below 0.9, None if never), the same on both grids.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from proofs_check.registry import Outcome, claim
+from training.analysis.break_prediction import THRESHOLD, measured_break
+from training.tasks.vocab import SEQ_LEN
+
+ROOT = Path(__file__).resolve().parents[2]
+SUMMARY = ROOT / "training" / "reference" / "variants" / "summary.json"
+MIN_MODELS = 3
+FACTOR = 2.0
+
+
+def curves(block: dict) -> dict:
+    """{seed: accuracy over all hops per length} of a collected length block."""
+    seeds = {s for cell in block["accuracy"] for s in cell["values"]}
+    return {s: [cell["values"].get(s) for cell in block["accuracy"]] for s in sorted(seeds, key=int)}
+
+
+def rescaled_models(summary: dict, task: str) -> dict:
+    """{member id: {"plain": (lengths, accuracies), "rescaled": (lengths, accuracies)}} of every
+    model of ``task`` that has both an own and a rescaled length curve."""
+    out = {}
+    for variant, tasks in summary.get("results", {}).items():
+        result = tasks.get(task, {})
+        if "rescaled" not in result or "length" not in result:
+            continue
+        plain, scaled = curves(result["length"]), curves(result["rescaled"])
+        for seed in sorted(set(plain) & set(scaled), key=int):
+            out[f"{variant}/{task}/seed-{seed}"] = {"plain": (result["length"]["lengths"], plain[seed]),
+                                                    "rescaled": (result["rescaled"]["lengths"], scaled[seed])}
+    return out
+
+
+def _learned(curve) -> bool:
+    lengths, accuracy = curve
+    return SEQ_LEN in lengths and accuracy[lengths.index(SEQ_LEN)] is not None and \
+        accuracy[lengths.index(SEQ_LEN)] >= THRESHOLD
+
+
+def decide(models: dict, holds, what: str) -> Outcome:
+    """The rule of both claims (module doc); ``holds(model) -> (bool, evidence row)``."""
+    unlearned = sorted(m for m, c in models.items() if not _learned(c["plain"]))
+    rows = {m: holds(c) for m, c in models.items() if m not in unlearned}
+    failing = {m: row for m, (ok, row) in rows.items() if not ok}
+    evidence = {"models": {m: row for m, (_, row) in rows.items()}, "left_out_never_learned": unlearned}
+    if failing:
+        return Outcome("refuted", f"{what}: {len(failing)} of {len(rows)} models do not ({', '.join(sorted(failing))})",
+                       counterexample=failing, evidence=evidence)
+    if len(rows) < MIN_MODELS:
+        return Outcome("undecided", f"{what}: {len(rows)} model(s) measured (< {MIN_MODELS})", evidence=evidence)
+    return Outcome("verified", f"{what}: all {len(rows)} models", evidence=evidence)
+
+
+def holds_everywhere(model: dict) -> tuple[bool, dict]:
+    lengths, accuracy = model["rescaled"]
+    lowest = min(a for a in accuracy if a is not None)
+    row = {"lowest": round(lowest, 4), "at": lengths[accuracy.index(lowest)],
+           "break_without": measured_break(*model["plain"]), "break_with": measured_break(lengths, accuracy)}
+    return lowest >= THRESHOLD, row
+
+
+def break_within_factor(model: dict) -> tuple[bool, dict]:
+    plain, scaled = measured_break(*model["plain"]), measured_break(*model["rescaled"])
+    row = {"break_without": plain, "break_with": scaled}
+    if plain is None or scaled is None:  # censored on one side: no ratio, and not "within"
+        return plain is None and scaled is None, row
+    row["ratio"] = round(scaled / plain, 3)
+    return 1 / FACTOR <= scaled / plain <= FACTOR, row
+
+
+def _decide(task: str, holds, what: str, path: Path = SUMMARY) -> Outcome:
+    if not path.is_file():
+        return Outcome("undecided", f"no variants study shipped ({path} is absent): run "
+                                    "python -m training study training/studies/variants.json --collect")
+    return decide(rescaled_models(json.loads(path.read_text()), task), holds, what)
+
+
+@claim("V-rescale", "A letter model trained without a query scale, evaluated with the fixed scale log(i+1)/log(17) "
+       "switched on at inference only (weights unchanged), keeps accuracy over all hops >= 0.9 at every length up to "
+       "5,000: its break is softmax dilution", "issue 15 (not a claim of the paper; its Lemma F.1 applied)",
+       recorded="undecided")
+def inference_scale_removes_the_letter_break(options):
+    return _decide("letter", holds_everywhere, "letter models >= 0.9 at every length with the scale at inference")
+
+
+@claim("V-rescale-number", "On the number task the same inference-time scale leaves each model's break within a "
+       "factor 2 of its break without it: the scale cures dilution, not the decay of a positional head's gap",
+       "issue 15 (not a claim of the paper; its Theorem 3.2, corrected, applied)", recorded="undecided")
+def inference_scale_leaves_the_number_break(options):
+    return _decide("number", break_within_factor, "number models' break within a factor 2 with the scale at inference")

@@ -1,0 +1,77 @@
+"""figures fig_rescale: the models trained without a query scale, as trained and with the
+scale switched on at inference, drawn from a variants summary.json.
+
+The summary is made by the study's own collector over made-up member files in the schema of
+``training evaluate`` (plotting code only, never shown as results); the expected medians are
+computed here from those files."""
+
+import json
+import statistics
+from pathlib import Path
+
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+
+from figures.__main__ import FIGURES  # noqa: E402
+from figures.loaders import Inputs, MissingInput  # noqa: E402
+from figures.rescale_figure import TRAINED_WITH_SCALE, build_fig_rescale  # noqa: E402
+from training.studies.collect import collect  # noqa: E402
+from training.studies.plan import load_plan  # noqa: E402
+
+LENGTHS = [17, 100, 850]
+SEEDS = [0, 1, 2]
+
+
+def curve(seed: int, slope: float) -> list:
+    return [max(0.0, 1.0 - slope * i + 0.03 * seed) if i else 1.0 for i in range(len(LENGTHS))]
+
+
+def lengths_file(path: Path, accuracy: list) -> None:
+    path.write_text(json.dumps({"task": "letter", "lengths": LENGTHS, "n_per_length": [8] * len(LENGTHS),
+                                "accuracy": accuracy, "per_hop": {"1": accuracy}}))
+
+
+def write_study(root: Path, rescale: bool = True) -> Path:
+    variants = {"plain": {"preset": "paper", "set": [], "about": "a. made up"},
+                "scaled": {"preset": "paper", "set": ["model.query_scale=log"], "about": "f. made up"}}
+    plan = {"name": "rescale-test", "root": str(root / "members"), "ship": str(root / "ship"), "tasks": ["letter"],
+            "seeds": SEEDS, "analyze": False, "variants": variants}
+    if rescale:
+        plan["rescale"] = {"lengths": LENGTHS}
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "plan.json").write_text(json.dumps(plan))
+    for seed in SEEDS:
+        for variant, slope in (("plain", 0.4), ("scaled", 0.01)):
+            folder = root / "members" / variant / "letter" / f"seed-{seed}"
+            folder.mkdir(parents=True)
+            lengths_file(folder / "length_generalisation.json", curve(seed, slope))
+            if rescale and variant == "plain":
+                lengths_file(folder / "length_rescaled.json", curve(seed, 0.05))
+    collect(load_plan(root / "plan.json"))
+    return root / "ship"
+
+
+def lines_of(ax) -> dict:
+    return {line.get_label(): line for line in ax.lines if not line.get_label().startswith("_")}
+
+
+def test_panels_draw_the_medians_of_the_files(tmp_path, kept):
+    assert FIGURES["fig_rescale"][0] is build_fig_rescale
+    build_fig_rescale(Inputs(variants_dir=write_study(tmp_path)), tmp_path / "out")
+    fig = kept["fig_rescale"]
+    left, right = (next(ax for ax in fig.axes if ax.get_title().startswith(t)) for t in ("A.", "B."))
+    trained, rescaled = lines_of(left), lines_of(right)
+    assert set(trained) == {"plain (a)"}  # a variant trained with the scale is not a rescaled model
+    assert set(rescaled) == {"plain (a)", "scaled (f)"}
+    for line, slope in ((trained["plain (a)"], 0.4), (rescaled["plain (a)"], 0.05), (rescaled["scaled (f)"], 0.01)):
+        medians = [statistics.median(curve(s, slope)[i] for s in SEEDS) for i in range(len(LENGTHS))]
+        assert list(line.get_xdata()) == LENGTHS and list(line.get_ydata()) == pytest.approx(medians)
+    assert rescaled["scaled (f)"].get_linestyle() == TRAINED_WITH_SCALE
+    assert rescaled["plain (a)"].get_color() == trained["plain (a)"].get_color()
+
+
+def test_a_summary_without_the_stage_is_missing_input(tmp_path):
+    with pytest.raises(MissingInput):
+        build_fig_rescale(Inputs(variants_dir=write_study(tmp_path, rescale=False)), tmp_path / "out")
