@@ -25,7 +25,7 @@ SMALL = dict(vocab_size=40, n_layer=3, n_head=2, n_embd=32, rotary_dim=16, n_inn
 
 def model(**variant) -> GPTJ:
     torch.manual_seed(0)
-    return GPTJ(ModelConfig(**SMALL, **variant)).double().eval()
+    return GPTJ(ModelConfig(**{**SMALL, **variant})).double().eval()
 
 
 def swap_logits(m: GPTJ, layer: int, a: int, b: int):
@@ -105,17 +105,29 @@ def test_a_scale_switched_on_at_inference_is_the_trained_scale_on_the_same_weigh
         scale_queries_at_inference(model(), "learned")
 
 
-def test_evaluate_query_scale_is_refused_for_a_run_trained_with_a_scale(tmp_path, capsys):
-    from training.__main__ import main
+def letter_run(folder, **variant):
     from training.tasks.definitions import get_task, save_vocab
 
-    save_weights(tmp_path / "run", model(query_scale="log").float())
-    save_vocab(tmp_path / "run" / "vocab.json", get_task("letter"))
-    status = main(["evaluate", "--run", str(tmp_path / "run"), "--task", "letter", "--lengths", "17",
-                   "--query-scale", "log", "--json", str(tmp_path / "out.json")])
+    save_weights(folder, model(**{**variant, "vocab_size": 128}).float())  # the letter task's vocabulary
+    save_vocab(folder / "vocab.json", get_task("letter"))
+    return folder
+
+
+@pytest.mark.parametrize("command", [["evaluate", "--count", "4"], ["dilution", "--count", "2"]])
+def test_query_scale_at_inference_from_the_command_line(tmp_path, capsys, command):
+    from training.__main__ import main
+
+    def run(folder, out):
+        return main([*command, "--run", str(folder), "--task", "letter", "--lengths", "17,30", "--query-scale", "log",
+                     "--json", str(out), "--no-progress"])
+
+    assert run(letter_run(tmp_path / "plain"), tmp_path / "plain.json") == 0
+    assert json.loads((tmp_path / "plain.json").read_text())["inference_query_scale"] == "log"
+    capsys.readouterr()
+    status = run(letter_run(tmp_path / "scaled", query_scale="log"), tmp_path / "scaled.json")
     lines = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(lines) == 1 and "trained with query_scale=log" in lines[0], lines
-    assert not (tmp_path / "out.json").exists()
+    assert not (tmp_path / "scaled.json").exists()
 
 
 def test_paper_model_is_unchanged_by_the_variant_code():

@@ -86,6 +86,13 @@ def _read_config(run, task):
         raise UsageError(str(error)) from None
 
 
+def _check_query_scale(args, config) -> None:
+    """Refuse --query-scale for a run that was trained with a scale (it already has one)."""
+    if args.query_scale and config.query_scale != "none":
+        raise UsageError(f"--query-scale {args.query_scale}: {args.run} was trained with query_scale="
+                         f"{config.query_scale}; the option is for a run trained without one (query_scale=none)")
+
+
 def check_evaluation_size(config, lengths, count: int, max_tokens) -> None:
     """Refuse (UsageError) a length-generalisation request over the limits."""
     from .evaluate import BATCH_TOKENS, MIN_COUNT, batch_size_for, sequences_for
@@ -238,9 +245,7 @@ def run_evaluate(args) -> int:
     device = device_of(args)
     out = prepare_json_output(args)
     config = _read_config(args.run, args.task)
-    if args.query_scale and config.query_scale != "none":
-        raise UsageError(f"--query-scale {args.query_scale}: {args.run} was trained with query_scale="
-                         f"{config.query_scale}; the option is for a run trained without one (query_scale=none)")
+    _check_query_scale(args, config)
     if args.split:
         from training.tasks.datasets import check_cache_dir
 

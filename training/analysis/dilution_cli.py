@@ -3,10 +3,13 @@ every length (``training.analysis.dilution``), and with ``--accuracy`` the predi
 the measured break length (``training.analysis.break_prediction``).
 
     python -m training dilution --run RUN --task T --json FILE [--lengths 17,25,...,5000]
-        [--count N] [--seed S] [--accuracy LENGTH_JSON] [--device auto|cpu|cuda] [--threads K] [--no-progress]
+        [--count N] [--seed S] [--accuracy LENGTH_JSON] [--query-scale log] [--device auto|cpu|cuda]
+        [--threads K] [--no-progress]
 
 ``--accuracy`` names the run's ``evaluate --lengths`` JSON; it must start at the same length.
-JSON: {task, run, variant, dilution {lengths, count, seed, layers [{layer, gap {q0, q0.1, q0.25,
+``--query-scale log`` measures a run trained without a query scale with the fixed scale switched
+on at inference (as ``evaluate --query-scale``): how much of the dilution the scale undoes.
+JSON: {task, run, variant, inference_query_scale, dilution {lengths, count, seed, layers [{layer, gap {q0, q0.1, q0.25,
 q0.5, mean}, top_weight {...}}]}, breaks (with --accuracy)}.  Works for every RoPE variant:
 the logits come from the model's own forward pass.  Bad values are one error line, exit 2.
 """
@@ -17,9 +20,10 @@ import json
 
 from training.cli_common import UsageError, add_compute_options, prepare_json_output
 from training.model.checkpoints import RunError
+from training.model.gptj import INFERENCE_QUERY_SCALES
 from training.tasks.definitions import TASKS
 
-from .cli import _check_seed, _lengths, _read_config
+from .cli import _check_query_scale, _check_seed, _lengths, _read_config
 from .limits import add_device_option, check_budget, device_of, forward_memory, forward_work
 
 DESCRIPTION = "softmax dilution per layer and length of a run, and the break length it predicts"
@@ -35,6 +39,8 @@ def add_dilution_parser(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=None, metavar="S", help="seed of the inputs (default 5)")
     parser.add_argument("--accuracy", default=None, metavar="FILE",
                         help="the run's length-generalisation JSON: add predicted and measured breaks")
+    parser.add_argument("--query-scale", choices=INFERENCE_QUERY_SCALES, default=None,
+                        help="switch this query scale on at inference, for a run trained without one")
     add_device_option(parser)
     add_compute_options(parser)
     parser.set_defaults(handler=run_dilution)
@@ -55,6 +61,7 @@ def _read_accuracy(path, lengths) -> dict:
 
 def run_dilution(args) -> int:
     from training.model.checkpoints import load_model, write_json_atomic
+    from training.model.gptj import scale_queries_at_inference
     from training.tasks.definitions import get_task
 
     from .adapters import OurGPTJAdapter
@@ -71,6 +78,7 @@ def run_dilution(args) -> int:
     device = device_of(args)
     out = prepare_json_output(args)
     config = _read_config(args.run, args.task)
+    _check_query_scale(args, config)
     memory = max(forward_memory(config, min(count, batch_rows(n, TOKEN_BUDGET)) * n, internals=True) for n in lengths)
     check_budget(f"dilution at lengths up to {max(lengths):,} ({count} inputs per length)", memory,
                  sum(forward_work(config, n, count) for n in lengths), "lower --lengths or --count")
@@ -78,10 +86,12 @@ def run_dilution(args) -> int:
         model = load_model(args.run).to(device)
     except RunError as error:
         raise UsageError(str(error)) from None
+    if args.query_scale:
+        scale_queries_at_inference(model, args.query_scale)
     profile = dilution_profile(OurGPTJAdapter(model), get_task(args.task), lengths, count,
                                DEFAULT_SEED if args.seed is None else args.seed, progress=not args.no_progress)
     result = {"task": args.task, "run": str(args.run), "variant": model.config.variant(), "device": str(device),
-              "dilution": profile}
+              "inference_query_scale": args.query_scale, "dilution": profile}
     if accuracy is not None:
         result["breaks"] = member_breaks(profile, accuracy)
     write_json_atomic(out, result)
