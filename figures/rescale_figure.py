@@ -2,7 +2,7 @@
 summary.json (its ``rescale`` stage; claims ``V-rescale`` and ``V-rescale-number``).
 
 One row per task with a rescaled model.  Left (A): accuracy over all hops against total input
-length of every variant trained without a query scale, as trained.  Right (B): the same models,
+length of every variant trained without a query scale, as trained (the seeds that B draws).  Right (B): the same models,
 weights unchanged, with the fixed scale log(i+1)/log(17) switched on at inference only
 (``training.model.gptj.scale_queries_at_inference``); the variants *trained* with that scale
 are drawn there too, dash-dotted, for comparison.  Each curve is the median over seeds with
@@ -41,8 +41,10 @@ def trained_with_scale(summary: dict, task: str) -> list[str]:
             and length_block(summary, name, task, with_long=False)]
 
 
-def draw(ax, block: dict, colour, marker, linestyle: str, label: str) -> bands.Band:
-    spread = bands.band(seed_curves(block["accuracy"], block["lengths"]))
+def draw(ax, block: dict, colour, marker, linestyle: str, label: str, seeds=None) -> bands.Band:
+    """The median and min-max band of ``block``'s seeds (only ``seeds`` where given)."""
+    curves = seed_curves(block["accuracy"], block["lengths"])
+    spread = bands.band({seed: c for seed, c in curves.items() if seeds is None or seed in seeds})
     bands.draw_band(ax, spread, colour, label=label)
     ax.lines[-1].set(linestyle=linestyle, marker=marker, markersize=4)
     return spread
@@ -62,9 +64,9 @@ def task_row(left, right, summary: dict, task: str) -> None:
     for name in rescaled_variants(summary, task):
         label, colour, marker, _ = styles[name]
         results = summary["results"][name][task]
-        if results.get("length"):
-            draw(left, results["length"], colour, marker, "-", label)
         spread = draw(right, results["rescaled"], colour, marker, "-", label)
+        if results.get("length"):  # the same seeds as trained, so the two panels compare like for like
+            draw(left, results["length"], colour, marker, "-", label, seeds=spread.seeds)
         longest = max([longest, *spread.x])
         handles.append(Line2D([], [], color=colour, marker=marker, markersize=4, lw=bands.MEDIAN_WIDTH,
                               label=f"{label}, {bands.seeds_note(spread.seeds)}"))

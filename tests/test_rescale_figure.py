@@ -21,7 +21,8 @@ from training.studies.collect import collect  # noqa: E402
 from training.studies.plan import load_plan  # noqa: E402
 
 LENGTHS = [17, 100, 850]
-SEEDS = [0, 1, 2]
+SEEDS = [0, 1, 2, 3]
+RESCALED = [0, 1, 2]  # seed 3 of "plain" has no rescaled file yet: panel A leaves it out too
 
 
 def curve(seed: int, slope: float) -> list:
@@ -47,7 +48,7 @@ def write_study(root: Path, rescale: bool = True) -> Path:
             folder = root / "members" / variant / "letter" / f"seed-{seed}"
             folder.mkdir(parents=True)
             lengths_file(folder / "length_generalisation.json", curve(seed, slope))
-            if rescale and variant == "plain":
+            if rescale and variant == "plain" and seed in RESCALED:
                 lengths_file(folder / "length_rescaled.json", curve(seed, 0.05))
     collect(load_plan(root / "plan.json"))
     return root / "ship"
@@ -65,8 +66,9 @@ def test_panels_draw_the_medians_of_the_files(tmp_path, kept):
     trained, rescaled = lines_of(left), lines_of(right)
     assert set(trained) == {"plain (a)"}  # a variant trained with the scale is not a rescaled model
     assert set(rescaled) == {"plain (a)", "scaled (f)"}
-    for line, slope in ((trained["plain (a)"], 0.4), (rescaled["plain (a)"], 0.05), (rescaled["scaled (f)"], 0.01)):
-        medians = [statistics.median(curve(s, slope)[i] for s in SEEDS) for i in range(len(LENGTHS))]
+    for line, slope, seeds in ((trained["plain (a)"], 0.4, RESCALED), (rescaled["plain (a)"], 0.05, RESCALED),
+                               (rescaled["scaled (f)"], 0.01, SEEDS)):
+        medians = [statistics.median(curve(s, slope)[i] for s in seeds) for i in range(len(LENGTHS))]
         assert list(line.get_xdata()) == LENGTHS and list(line.get_ydata()) == pytest.approx(medians)
     assert rescaled["scaled (f)"].get_linestyle() == TRAINED_WITH_SCALE
     assert rescaled["plain (a)"].get_color() == trained["plain (a)"].get_color()

@@ -30,7 +30,8 @@ and any machine that shares the folder can run it).  ``reuse`` names members who
 already exist in a run folder (its weights and JSON are taken, not retrained).  Relative
 paths are relative to the working directory.  Two plans may share a ``root``: a member id
 then names one member of both (the runner refuses a folder whose recorded recipe differs).
-Every mistake raises PlanError naming the key.
+Every mistake raises PlanError naming the key (the section readers and the checks they share
+are in ``training.studies.plan_sections``).
 
 A variant's ``group`` says what it changes, so results are reported per group: ``"data"`` for
 one that changes the training data rather than the model (``data.extra_target_max``) -- such a
