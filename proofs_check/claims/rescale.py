@@ -63,11 +63,13 @@ def _learned(curve) -> bool:
         accuracy[lengths.index(SEQ_LEN)] >= THRESHOLD
 
 
-def decide(models: dict, holds, what: str) -> Outcome:
-    """The rule of both claims (module doc); ``holds(model) -> (bool, evidence row)``."""
+def decide(models: dict, holds, what: str, detail=lambda rows: "") -> Outcome:
+    """The rule of both claims (module doc); ``holds(model) -> (bool, evidence row)``;
+    ``detail(rows)`` adds a short range of the rows' numbers to the summary line."""
     unlearned = sorted(m for m, c in models.items() if not _learned(c["plain"]))
     rows = {m: holds(c) for m, c in models.items() if m not in unlearned}
     failing = {m: row for m, (ok, row) in rows.items() if not ok}
+    what += detail([row for _, row in rows.values()]) if rows else ""
     evidence = {"models": {m: row for m, (_, row) in rows.items()}, "left_out_never_learned": unlearned}
     if failing:
         return Outcome("refuted", f"{what}: {len(failing)} of {len(rows)} models do not ({', '.join(sorted(failing))})",
@@ -75,6 +77,16 @@ def decide(models: dict, holds, what: str) -> Outcome:
     if len(rows) < MIN_MODELS:
         return Outcome("undecided", f"{what}: {len(rows)} model(s) measured (< {MIN_MODELS})", evidence=evidence)
     return Outcome("verified", f"{what}: all {len(rows)} models", evidence=evidence)
+
+
+def lowest_range(rows: list) -> str:
+    lowest = [r["lowest"] for r in rows]
+    return f" (lowest accuracy over the lengths {min(lowest):.3f}-{max(lowest):.3f})"
+
+
+def ratio_range(rows: list) -> str:
+    ratios = [r["ratio"] for r in rows if "ratio" in r]
+    return f" (break with / without the scale {min(ratios):.2f}-{max(ratios):.2f})" if ratios else ""
 
 
 def holds_everywhere(model: dict) -> tuple[bool, dict]:
@@ -94,11 +106,11 @@ def break_within_factor(model: dict) -> tuple[bool, dict]:
     return 1 / FACTOR <= scaled / plain <= FACTOR, row
 
 
-def _decide(task: str, holds, what: str, path: Path = SUMMARY) -> Outcome:
+def _decide(task: str, holds, what: str, path: Path = SUMMARY, detail=lambda rows: "") -> Outcome:
     if not path.is_file():
         return Outcome("undecided", f"no variants study shipped ({path} is absent): run "
                                     "python -m training study training/studies/variants.json --collect")
-    return decide(rescaled_models(json.loads(path.read_text()), task), holds, what)
+    return decide(rescaled_models(json.loads(path.read_text()), task), holds, what, detail)
 
 
 @claim("V-rescale", "A letter model trained without a query scale, evaluated with the fixed scale log(i+1)/log(17) "
@@ -106,11 +118,13 @@ def _decide(task: str, holds, what: str, path: Path = SUMMARY) -> Outcome:
        "5,000: its break is softmax dilution", "issue 15 (not a claim of the paper; its Lemma F.1 applied)",
        recorded="undecided")
 def inference_scale_removes_the_letter_break(options):
-    return _decide("letter", holds_everywhere, "letter models >= 0.9 at every length with the scale at inference")
+    return _decide("letter", holds_everywhere, "letter models >= 0.9 at every length with the scale at inference",
+                   detail=lowest_range)
 
 
 @claim("V-rescale-number", "On the number task the same inference-time scale leaves each model's break within a "
        "factor 2 of its break without it: the scale cures dilution, not the decay of a positional head's gap",
        "issue 15 (not a claim of the paper; its Theorem 3.2, corrected, applied)", recorded="undecided")
 def inference_scale_leaves_the_number_break(options):
-    return _decide("number", break_within_factor, "number models' break within a factor 2 with the scale at inference")
+    return _decide("number", break_within_factor, "number models' break within a factor 2 with the scale at inference",
+                   detail=ratio_range)
