@@ -113,6 +113,7 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
 
     collected = study(plan, "--collect")
     assert collected.returncode == 0, collected.stderr
+    assert json.loads(collected.stdout)["complete"] == 2  # every stage of both members has its output
     assert json.loads(old.read_text())["breaks"] == fresh["breaks"]
     assert (member / "dilution.json").stat().st_mtime_ns == untouched  # already current: not rewritten
     summary = json.loads((tmp_path / "ship" / "summary.json").read_text())
@@ -152,6 +153,11 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
     assert summary["premise"]["lemma"]["n"] == 2 and summary["premise"]["lemma"]["members"] == [
         "tiny/letter/seed-1", "tiny/letter/seed-2"]
     assert not list((tmp_path / "ship").rglob("*.safetensors"))
+
+    # a member missing one stage (here the last, rescale's output) is not complete
+    (member / "length_rescaled.json").unlink()
+    assert json.loads(study(plan, "--collect").stdout)["complete"] == 1
+    study(plan, "--member", "tiny/letter/seed-1", "--no-progress")
 
     # ship_best: the best member's run folder, weights included, beside the summary
     best_plan = tmp_path / "best.json"

@@ -6,7 +6,8 @@ and analysed (scores over training); every stage is idempotent and resumable.
     python -m training study PLAN [--jobs N] [--threads K]   run every unfinished member
     python -m training study PLAN --list                     one shell command per member
     python -m training study PLAN --member ID                one member (what --list prints)
-    python -m training study PLAN --collect                  summary.json with intervals
+    python -m training study PLAN --collect                  summary.json with intervals; prints how
+                                                             many members have every stage done
 
 Plans: ``training/studies/*.json`` (format in ``training.studies.plan``).  A bad plan, an
 unknown member or ``--jobs 0`` exits 2 before anything runs; a failed member exits 1 after
@@ -42,7 +43,7 @@ def run_study_command(args) -> int:
 
     from .collect import collect
     from .plan import PlanError, load_plan
-    from .runner import list_commands, run_study
+    from .runner import list_commands, member_finished, run_study
 
     if args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
@@ -61,9 +62,9 @@ def run_study_command(args) -> int:
             document = collect(plan)
         except RunError as error:  # a member's metrics.jsonl damaged in the middle
             raise UsageError(str(error)) from None
-        counts = {m: len(info["stages"]) for m, info in document["members"].items()}
-        print(json.dumps({"summary": str(plan.ship / "summary.json"), "members": len(counts),
-                          "complete": sum(1 for c in counts.values() if c >= 3)}))
+        finished = [m.id for m in plan.members() if member_finished(plan, m)]
+        print(json.dumps({"summary": str(plan.ship / "summary.json"), "members": len(document["members"]),
+                          "complete": len(finished)}))
         return 0
     outcome = run_study(plan, members, jobs=args.jobs, threads=args.threads, progress=not args.no_progress)
     failed = {m: o for m, o in outcome.items() if o.startswith("failed")}

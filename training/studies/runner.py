@@ -40,7 +40,7 @@ from training.model.runlock import LockHeld, RunLock
 
 from .plan import Member, Plan
 
-__all__ = ["STAGES", "MemberFailed", "stage_commands", "run_member", "run_study", "list_commands"]
+__all__ = ["STAGES", "MemberFailed", "stage_commands", "member_finished", "run_member", "run_study", "list_commands"]
 
 STAGES = ("train", "test", "lengths", "rescale", "dilution", "analyze", "long")
 OUTPUTS = {"train": "train.json", "test": "test_accuracy.json", "lengths": "length_generalisation.json",
@@ -109,6 +109,13 @@ def stage_commands(plan: Plan, member: Member, threads: int = 1) -> dict:
         commands["test"] = _training("evaluate", "--run", run, "--task", task, "--split", "test",
                                      "--json", folder / OUTPUTS["test"], *common)
     return {stage: commands[stage] for stage in STAGES if stage in commands}
+
+
+def member_finished(plan: Plan, member: Member) -> bool:
+    """Whether every stage the plan gives ``member`` has its output (a stage added to the plan
+    later makes a member unfinished again until it has run)."""
+    folder = plan.folder(member)
+    return all((folder / OUTPUTS[stage]).is_file() for stage in stage_commands(plan, member))
 
 
 def _reuse_results(plan: Plan, member: Member) -> None:
