@@ -131,7 +131,8 @@ def _num(x) -> str:
 # mass reading does not rank them (rho -0.58, 5 of 10 within a factor 2).  Still refuted with
 # the first 9 variant members added (19 in all): lemma 0 of 19, mass rho +0.24, 9 of 19; and with
 # 25 members: lemma 0 of 25, mass rho +0.19, 12 of 25; with 33: lemma 0 of 33, mass rho
-# -0.04, 13 of 33; and with 36: lemma 0 of 36, mass rho +0.02, 15 of 36.
+# -0.04, 13 of 33; with 36: lemma 0 of 36, mass rho +0.02, 15 of 36; and with 38: lemma 0 of 38,
+# mass rho -0.01, 16 of 38.
 def discrepancy_predicts_break(options):
     return decide(shipped_breaks())
 
@@ -144,7 +145,7 @@ def discrepancy_predicts_break(options):
 # task seeds 0-1, NoPE from layers 0 and 4, p-RoPE): 5 of 6 within a factor 2, but Spearman rho
 # -0.03.  The letter breaks (87-105) are all predicted 0.62-0.72x early, which keeps the factor 2
 # but not their order, and the log-scale number model of seed 1 breaks at 54 where it predicts none.
-# Still refuted on 14 held-out members: 11 of 14 within a factor 2, rho +0.25; and on 17: 14 of
-# 17, rho +0.33.
+# Still refuted on 14 held-out members: 11 of 14 within a factor 2, rho +0.25; on 17: 14 of 17,
+# rho +0.33; and on 19: 15 of 19, rho +0.24.
 def relative_reading_predicts_break(options):
     return decide_held_out(shipped_breaks())

@@ -117,8 +117,8 @@ def _decide(task: str, holds, what: str, path: Path = SUMMARY, detail=lambda row
        "switched on at inference only (weights unchanged), keeps accuracy over all hops >= 0.9 at every length up to "
        "5,000: its break is softmax dilution", "issue 15 (not a claim of the paper; its Lemma F.1 applied)",
        recorded="verified")
-# recorded verified on the first 15 models measured (2026-12-02): the paper's RoPE on 3,000 and
-# 6,000 steps, NoPE in every layer (3 seeds each), NoPE from layer 4, p-RoPE and base 500,000
+# recorded verified on the first 16 models measured (2026-12-02): the paper's RoPE on 3,000 and
+# 6,000 steps, NoPE in every layer, NoPE from layer 4 (3 seeds each), p-RoPE and base 500,000
 # (2 seeds each).  As trained they break at 87-200 tokens; with the scale none breaks, the lowest
 # accuracy over 17-5,000 being 0.953-1.000 (the worst at 5,000, 64 inputs there; the errors are
 # mostly 4-hop inputs, 13-16 of 16 right there).
