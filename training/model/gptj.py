@@ -267,6 +267,6 @@ def scale_queries_at_inference(model: GPTJ, kind: str = "log") -> GPTJ:
         raise ValueError(f"the model was trained with query_scale={model.config.query_scale!r}; an "
                          f"inference-time scale is for a model trained without one")
     for block in model.transformer.h:
-        block.attn.query_scale = QueryScale(kind, model.config.n_head).to(next(model.parameters()).device)
+        block.attn.query_scale = QueryScale(kind, model.config.n_head)  # the fixed form holds no tensor
     model.inference_query_scale = kind
     return model

@@ -78,17 +78,16 @@ def stage_commands(plan: Plan, member: Member, threads: int = 1) -> dict:
     ev, an = plan.evaluate, plan.analyze
 
     def evaluate(settings: dict, stage: str) -> list:
-        return _training("evaluate", "--run", run, "--task", task, "--lengths", ",".join(map(str, settings["lengths"])),
+        argv = _training("evaluate", "--run", run, "--task", task, "--lengths", ",".join(map(str, settings["lengths"])),
                          "--count", settings["count"], "--seed", settings["seed"], "--json", folder / OUTPUTS[stage],
                          *common)
+        if settings.get("max_tokens") is not None:  # the long stage has no cap
+            argv += ["--max-tokens", str(settings["max_tokens"])]
+        return argv
 
-    def capped(settings: dict, stage: str) -> list:
-        argv = evaluate(settings, stage)
-        return argv + ["--max-tokens", str(settings["max_tokens"])] if settings["max_tokens"] is not None else argv
-
-    commands = {"train": train, "lengths": capped(ev, "lengths")}
+    commands = {"train": train, "lengths": evaluate(ev, "lengths")}
     if plan.rescale is not None and member.variant in plan.rescale["variants"]:
-        commands["rescale"] = capped(plan.rescale, "rescale") + ["--query-scale", plan.rescale["query_scale"]]
+        commands["rescale"] = evaluate(plan.rescale, "rescale") + ["--query-scale", plan.rescale["query_scale"]]
     if plan.long is not None and member.variant in plan.long["variants"]:
         commands["long"] = evaluate(plan.long, "long")
     if plan.dilution is not None:
