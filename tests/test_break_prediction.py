@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from proofs_check.claims.premise import MIN_MEMBERS, decide, decide_held_out
+from proofs_check.claims.premise import MIN_MEMBERS, decide, decide_held_out, shipped_breaks
 from theory.variant_theory import logit_growth, retrieval_horizon, variant_angles, variant_prediction
 from training.analysis.break_prediction import (RELATIVE_DROP, RULES, SEEN_BY_RELATIVE, SPREAD_RATIO, compare_breaks,
                                                 crossing, hop_exponent, layer_margins, measured_break, member_breaks,
@@ -130,6 +130,32 @@ def test_the_premise_claims_status_rule():
     ranked_but_far = {f"m{i}": _member(100.0 * (i + 1), 300.0 * (i + 1)) for i in range(MIN_MEMBERS)}
     outcome = decide(ranked_but_far)  # rho 1 but every prediction a factor 3 early
     assert outcome.status == "refuted" and outcome.evidence["comparisons"]["lemma"]["within_factor_2"] == 0
+
+
+def test_the_rescaled_premise_is_judged_on_the_mass_reading():
+    # the letter models with the scale: measured never (censored); the number ones break near 55
+    def member(lemma, mass, measured):
+        return {"predicted": {"lemma": {"break": lemma}, "mass": {"break": mass}, "relative": {"break": None}},
+                "measured": measured, "last_length": 5000}
+    letter = {f"l{i}": member(17.0, None, None) for i in range(4)}
+    number = {f"n{i}": member(17.0, 40.0 + i, 55.0 + i) for i in range(3)}
+    outcome = decide({**letter, **number}, reading="mass")
+    assert outcome.status == "verified" and outcome.summary.startswith("7 members; mass: rho +")
+    assert outcome.evidence["comparisons"]["lemma"]["within_factor_2"] == 0  # 17 is over a factor 3 below 55
+    assert decide({**letter, **number}).status == "refuted"  # the lemma reading on the same members
+    early = {m: member(17.0, 100.0, None) for m in letter}  # predicted to break, never does
+    assert decide({**early, **number}, reading="mass").status == "refuted"
+    all_censored = {f"l{i}": member(17.0, None, None) for i in range(MIN_MEMBERS)}  # rho undefined
+    assert decide(all_censored, reading="mass").status == "undecided"
+
+
+def test_the_rescaled_claim_reads_its_own_files(tmp_path):
+    folder = tmp_path / "paper-3k" / "letter" / "seed-0"
+    folder.mkdir(parents=True)
+    (folder / "dilution.json").write_text(json.dumps({"breaks": _member(10.0, 20.0)}))
+    (folder / "dilution_rescaled.json").write_text(json.dumps({"breaks": _member(None, None)}))
+    assert shipped_breaks([tmp_path], "dilution_rescaled.json") == {"paper-3k/letter/seed-0": _member(None, None)}
+    assert shipped_breaks([tmp_path])["paper-3k/letter/seed-0"]["measured"] == 20.0
 
 
 def test_the_relative_reading_is_judged_on_held_out_members_only():

@@ -27,7 +27,7 @@ def smoke_plan(tmp_path, **changes) -> Path:
         "analyze": {"n_inputs": 4, "discrepancy": False},
         "dilution": {"count": 4},
         "long": {"lengths": [60], "count": 4, "variants": ["tiny"]},
-        "rescale": {"lengths": [17, 40], "count": 8, "seed": 6},
+        "rescale": {"lengths": [17, 40], "count": 8, "seed": 6, "dilution": True},
     }
     plan.update(changes)
     path = tmp_path / "plan.json"
@@ -56,6 +56,8 @@ def study(*args, cwd=ROOT):
     ({"long": {"lengths": [20000, 3]}}, "long.lengths"),
     ({"rescale": {"query_scale": "learned"}}, "rescale.query_scale: expected one of log, got 'learned'"),
     ({"rescale": {"max_tokens": 5}}, "rescale.max_tokens"),
+    ({"rescale": {"dilution": 1}}, "rescale.dilution: expected true or false"),
+    ({"dilution": False}, "rescale.dilution: true needs the plan's dilution section"),
     ({"variants": {"tiny": {"preset": "smoke"}, "scaled": {"preset": "smoke", "set": ["model.query_scale=log"]}},
       "rescale": {"variants": ["tiny", "scaled"]}}, "rescale.variants: scaled already train(s) with a query scale"),
     ({"variants": {"scaled": {"preset": "smoke", "set": ["model.query_scale=learned"]}}, "long": False},
@@ -89,7 +91,7 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
     assert json.loads(first.stdout.splitlines()[-1])["done"] == 2
     member = tmp_path / "members" / "tiny" / "letter" / "seed-1"
     for name in ("train.json", "length_generalisation.json", "dilution.json", "analysis.json",
-                 "length_long.json", "length_rescaled.json", "run/model.safetensors"):
+                 "length_long.json", "length_rescaled.json", "dilution_rescaled.json", "run/model.safetensors"):
         assert (member / name).is_file(), name
     stamps = {p: p.stat().st_mtime_ns for p in member.rglob("*.json")}
 
@@ -142,6 +144,14 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
     assert result["rescaled"]["accuracy"][1]["values"] == {str(s): v["accuracy"][1] for s, v in rescaled.items()}
     assert set(result["rescaled_break"]["values"]) == {"1", "2"} and summary["rescale"]["query_scale"] == "log"
     assert (tmp_path / "ship" / "tiny" / "letter" / "seed-2" / "length_rescaled.json").is_file()
+    # its dilution stage: the scale on, at the rescale lengths, breaks against the rescaled accuracy
+    scaled = {s: json.loads((tmp_path / "members" / "tiny" / "letter" / f"seed-{s}" / "dilution_rescaled.json")
+                            .read_text()) for s in (1, 2)}
+    assert all(v["inference_query_scale"] == "log" and v["dilution"]["lengths"] == [17, 40] for v in scaled.values())
+    assert result["rescaled_breaks"]["measured"] == {str(s): v["breaks"]["measured"] for s, v in scaled.items()}
+    assert result["rescaled_breaks"]["measured"] == result["rescaled_break"]["values"]  # one rule, two routes
+    assert summary["premise_rescaled"]["mass"]["n"] == 2
+    assert (tmp_path / "ship" / "tiny" / "letter" / "seed-1" / "dilution_rescaled.json").is_file()
     # the premise block compares every member's predicted break with its measured one
     breaks = {s: json.loads((tmp_path / "members" / "tiny" / "letter" / f"seed-{s}" / "dilution.json").read_text())
               ["breaks"] for s in (1, 2)}
@@ -154,7 +164,7 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
         "tiny/letter/seed-1", "tiny/letter/seed-2"]
     assert not list((tmp_path / "ship").rglob("*.safetensors"))
 
-    # a member missing one stage (here the last, rescale's output) is not complete
+    # a member missing one stage (here rescale's output) is not complete
     (member / "length_rescaled.json").unlink()
     assert json.loads(study(plan, "--collect").stdout)["complete"] == 1
     study(plan, "--member", "tiny/letter/seed-1", "--no-progress")

@@ -23,6 +23,19 @@ step) is reported beside it as evidence.
 at the 19 members of ``break_prediction.SEEN_BY_RELATIVE``.  It is judged only on the
 members outside that set, with the same thresholds; a rank correlation that cannot be
 computed there (every break censored on one side) leaves it undecided, not refuted.
+
+``P-break-rescaled`` tests the premise under an intervention: the same models with the
+query scale log(i+1)/log(17) switched on at inference (the variants study's
+``rescale_dilution`` stage, ``dilution_rescaled.json``: dilution measured with the scale,
+breaks measured on the rescaled accuracy).  The scale moves the letter breaks past 5,000 and
+leaves the number breaks where they were (``V-rescale``, ``V-rescale-number``); a reading that
+explains the break should move with it.  Judged on the ``mass`` reading, the condition of
+Lemma F.1's proof before its worst-case step, because the ``lemma`` reading is decided before
+any measurement: the scale is 1 at the training length, where that reading finds no path
+layer in any shipped model, so it predicts the training length again.  ``lemma`` and
+``relative`` are reported beside it.  Same thresholds as P-break; an undefined rank
+correlation leaves it undecided.  Rule registered 2026-12-02, before any rescaled dilution
+had been measured (the commit that adds it runs none).
 """
 
 from __future__ import annotations
@@ -41,16 +54,20 @@ RHO, WITHIN_SHARE, REFUTE_SHARE = 0.5, 0.8, 0.5
 RULE = (f"lemma reading; verified when >= {MIN_MEMBERS} members, Spearman rho >= {RHO} and >= {WITHIN_SHARE:.0%} "
         f"within a factor 2; refuted when >= {MIN_MEMBERS} members and rho < {RHO} or < {REFUTE_SHARE:.0%} within a "
         f"factor 2; else undecided")
+RESCALED_RULE = (f"mass reading, models with the query scale switched on at inference; verified when >= "
+                 f"{MIN_MEMBERS} members, rho >= {RHO} and >= {WITHIN_SHARE:.0%} within a factor 2; refuted when >= "
+                 f"{MIN_MEMBERS} and < {REFUTE_SHARE:.0%} within a factor 2 or rho < {RHO}; else undecided (also when "
+                 f"rho is undefined)")
 RELATIVE_RULE = (f"relative reading, members outside SEEN_BY_RELATIVE only; verified when >= {MIN_MEMBERS} of them, "
                  f"rho >= {RHO} and >= {WITHIN_SHARE:.0%} within a factor 2; refuted when >= {MIN_MEMBERS} and "
                  f"< {REFUTE_SHARE:.0%} within a factor 2 or rho < {RHO}; else undecided (also when rho is undefined)")
 
 
-def shipped_breaks(studies=STUDIES) -> dict:
-    """{member id: breaks block} of every shipped dilution.json (first study wins a shared id)."""
+def shipped_breaks(studies=STUDIES, name: str = "dilution.json") -> dict:
+    """{member id: breaks block} of every shipped ``name`` (first study wins a shared id)."""
     found = {}
     for study in studies:
-        for path in sorted(Path(study).glob("*/*/seed-*/dilution.json")):
+        for path in sorted(Path(study).glob(f"*/*/seed-*/{name}")):
             member = "/".join(path.parent.relative_to(study).parts)
             try:
                 breaks = json.loads(path.read_text())["breaks"]
@@ -67,22 +84,24 @@ def unsolved(members: dict) -> list[str]:
     return sorted(m for m, b in members.items() if b["measured"] is not None and b["measured"] <= SEQ_LEN)
 
 
-def decide(members: dict) -> Outcome:
+def decide(members: dict, reading: str = "lemma", rule: str = RULE) -> Outcome:
+    """P-break's rule on ``reading`` (``P-break-rescaled`` judges the mass reading); every reading
+    is in the evidence."""
     excluded = unsolved(members)
     members = {m: b for m, b in members.items() if m not in excluded}
     comparisons = {rule: compare_breaks(members, rule) for rule in RULES} if len(members) >= 3 else {}
     table = {m: {"measured": b["measured"], **{r: b["predicted"][r]["break"] for r in RULES}}
              for m, b in sorted(members.items())}
-    evidence = {"rule": RULE, "members": table, "comparisons": comparisons, "unsolved_left_out": excluded}
+    evidence = {"rule": rule, "members": table, "comparisons": comparisons, "unsolved_left_out": excluded}
     if len(members) < MIN_MEMBERS:
         return Outcome("undecided", f"{len(members)} members ship breaks (< {MIN_MEMBERS}): run the dilution stage "
                                     f"of the studies", evidence)
-    lemma = comparisons["lemma"]
-    rho, within, n = lemma["spearman_rho"], lemma["within_factor_2"], lemma["n"]
-    status = _status(rho, within, n, undefined_rho_refutes=True)
-    mass = comparisons["mass"]
-    summary = (f"{n} members; lemma: rho {_num(rho)}, {within}/{n} within a factor 2; mass: rho "
-               f"{_num(mass['spearman_rho'])}, {mass['within_factor_2']}/{n} within a factor 2"
+    judged = comparisons[reading]
+    rho, within, n = judged["spearman_rho"], judged["within_factor_2"], judged["n"]
+    status = _status(rho, within, n, undefined_rho_refutes=reading == "lemma")
+    shown = [reading] + [r for r in ("lemma", "mass") if r != reading]
+    summary = (f"{n} members; " + "; ".join(f"{r}: rho {_num(comparisons[r]['spearman_rho'])}, "
+                                            f"{comparisons[r]['within_factor_2']}/{n} within a factor 2" for r in shown)
                + _left_out(excluded))
     return Outcome(status, summary, evidence)
 
@@ -149,3 +168,12 @@ def discrepancy_predicts_break(options):
 # rho +0.33; and on 19: 15 of 19, rho +0.24.
 def relative_reading_predicts_break(options):
     return decide_held_out(shipped_breaks())
+
+
+@claim("P-break-rescaled", "The premise under an intervention: with the query scale switched on at inference, the "
+       "break that Lemma F.1's condition (mass reading) predicts from the rescaled model's measured attention matches, "
+       "within a factor 2 and by rank, the break its accuracy shows (letter: none to 5,000; number: as before)",
+       "issue 15 (goal 3); rule registered 2026-12-02 before the rescaled dilution was measured", recorded="undecided")
+# recorded undecided when registered: no rescale_dilution stage had run.
+def premise_follows_the_intervention(options):
+    return decide(shipped_breaks(name="dilution_rescaled.json"), reading="mass", rule=RESCALED_RULE)

@@ -17,7 +17,9 @@ interval (``theory.statistics.mean_interval``: Student t over seeds, and why).  
   softmax dilution (dilution; ``training.analysis.break_prediction``), and over every member of
   the study the rank correlation of predicted with measured (``premise``); recomputed at
   collect from the member's dilution and length files (``refresh_breaks``), so every reading
-  of ``break_prediction.RULES`` covers members measured before it was added
+  of ``break_prediction.RULES`` covers members measured before it was added; ``rescaled_breaks``:
+  the same from the dilution stage run with the inference-time scale (``rescale_dilution``)
+  against the rescaled accuracy, and ``premise_rescaled`` its comparison over the study
 * ``theory``: what the discrepancy theory predicts for the variant's model at the evaluate
   lengths (``theory.variant_theory.variant_prediction``: per layer the slowest angle, the
   retrieval horizon and the logit growth of a symbolic head), computed, not measured
@@ -25,8 +27,8 @@ interval (``theory.statistics.mean_interval``: Student t over seeds, and why).  
 A member that lacks a stage contributes nothing to that metric (n says how many did).  Each
 member's small files are copied beside the summary, so the shipped folder alone redraws
 every figure: ``<ship>/<variant>/<task>/seed-<S>/{train,test_accuracy,length_generalisation,
-dilution,analysis,length_long,length_rescaled}.json`` and ``metrics.jsonl``; weights are never copied (but see
-``ship_best``).
+dilution,dilution_rescaled,analysis,length_long,length_rescaled}.json`` and ``metrics.jsonl``;
+weights are never copied (but see ``ship_best``).
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ from .runner import OUTPUTS, run_folder
 __all__ = ["member_results", "summarise", "theory_of", "collect"]
 
 SMALL_FILES = ("train.json", "test_accuracy.json", "length_generalisation.json", "dilution.json", "analysis.json",
-               "length_long.json", "length_rescaled.json")
+               "length_long.json", "length_rescaled.json", "dilution_rescaled.json")
+# (dilution stage, the accuracy stage its breaks are measured against, member_results key)
+BREAK_SOURCES = (("dilution", "lengths", "breaks"), ("rescale_dilution", "rescale", "rescaled_breaks"))
 ACCURACY = (0.0, 1.0)
 
 
@@ -62,17 +66,17 @@ def _metrics_file(plan: Plan, member: Member) -> Path:
     return own if own.is_file() else run_folder(plan, member) / "metrics.jsonl"
 
 
-def refresh_breaks(folder: Path) -> None:
-    """Recompute the ``breaks`` block of ``folder``'s dilution.json from its own dilution block
-    and length_generalisation.json, so a member measured before a reading was added
+def refresh_breaks(folder: Path, dilution_stage: str = "dilution", lengths_stage: str = "lengths") -> None:
+    """Recompute the ``breaks`` block of ``folder``'s dilution file from its own dilution block
+    and its accuracy file (``BREAK_SOURCES``), so a member measured before a reading was added
     (``break_prediction.RULES``) carries every reading; rewritten (atomically) only if changed.
     Derived numbers only: no model is run."""
-    dilution, lengths = _read(folder / OUTPUTS["dilution"]), _read(folder / OUTPUTS["lengths"])
+    dilution, lengths = _read(folder / OUTPUTS[dilution_stage]), _read(folder / OUTPUTS[lengths_stage])
     if not dilution or not lengths or "breaks" not in dilution:  # a dilution run without --accuracy has none
         return
     breaks = member_breaks(dilution["dilution"], lengths)
-    if json.loads(json.dumps(breaks)) != dilution["breaks"]:
-        write_json_atomic(folder / OUTPUTS["dilution"], {**dilution, "breaks": breaks})  # as the dilution stage writes it
+    if json.loads(json.dumps(breaks)) != dilution["breaks"]:  # written as the dilution stage writes it
+        write_json_atomic(folder / OUTPUTS[dilution_stage], {**dilution, "breaks": breaks})
 
 
 def member_results(plan: Plan, member: Member) -> dict:
@@ -95,9 +99,10 @@ def member_results(plan: Plan, member: Member) -> dict:
         out["best_step"] = step
         out["best_validation_accuracy"] = next(v["overall"] for v in validation if v["step"] == step)
         out["device"] = Metrics(metrics).settings().get("device")
-    dilution = _read(folder / OUTPUTS["dilution"])
-    if dilution and "breaks" in dilution:
-        out["breaks"] = dilution["breaks"]
+    for stage, _, key in BREAK_SOURCES:
+        dilution = _read(folder / OUTPUTS[stage])
+        if dilution and "breaks" in dilution:
+            out[key] = dilution["breaks"]
     analysis = _read(folder / OUTPUTS["analyze"])
     if analysis:
         at = analysis["steps"].index(analysis["best_step"]) if analysis["best_step"] in analysis["steps"] else -1
@@ -151,16 +156,17 @@ def summarise(results: dict) -> dict:
     if "rescaled" in out:  # values only: a break may be censored (None)
         out["rescaled_break"] = {"values": {s: measured_break(r["rescaled"]["lengths"], r["rescaled"]["accuracy"])
                                             for s, r in results.items() if "rescaled" in r}}
-    with_breaks = {s: r["breaks"] for s, r in results.items() if "breaks" in r}
-    if with_breaks:  # lengths, some censored (None: beyond the last length): values only, no mean
-        out["breaks"] = {"measured": {s: b["measured"] for s, b in with_breaks.items()},
-                         "measured_per_hop": {s: b["measured_per_hop"] for s, b in with_breaks.items()},
-                         **{f"predicted_{rule}": {s: b["predicted"][rule]["break"] for s, b in with_breaks.items()}
-                            for rule in RULES}}
-        exponents = {s: hop_exponent(b["measured_per_hop"]) for s, b in with_breaks.items()}
-        exponents = {s: a for s, a in exponents.items() if a is not None}
-        if exponents:  # break(k hops) ~ k^-alpha, per seed (break_prediction.hop_exponent)
-            out["hop_exponent"] = _stat(exponents)
+    for _, _, key in BREAK_SOURCES:
+        with_breaks = {s: r[key] for s, r in results.items() if key in r}
+        if with_breaks:  # lengths, some censored (None: beyond the last length): values only, no mean
+            out[key] = {"measured": {s: b["measured"] for s, b in with_breaks.items()},
+                        "measured_per_hop": {s: b["measured_per_hop"] for s, b in with_breaks.items()},
+                        **{f"predicted_{rule}": {s: b["predicted"][rule]["break"] for s, b in with_breaks.items()}
+                           for rule in RULES}}
+    exponents = {s: hop_exponent(r["breaks"]["measured_per_hop"]) for s, r in results.items() if "breaks" in r}
+    exponents = {s: a for s, a in exponents.items() if a is not None}
+    if exponents:  # break(k hops) ~ k^-alpha, per seed, as trained (break_prediction.hop_exponent)
+        out["hop_exponent"] = _stat(exponents)
     with_scores = {s: r["scores_at_best"] for s, r in results.items() if "scores_at_best" in r}
     if with_scores:
         out["scores_at_best"] = {kind: [_stat(c, ACCURACY) for c in _columns({s: v[kind] for s, v in
@@ -181,20 +187,22 @@ def theory_of(recipe, task: str, lengths) -> dict:
 
 def collect(plan: Plan) -> dict:
     """Write ``<ship>/summary.json`` and copy each member's small files beside it."""
-    members, summary, breaks = {}, {}, {}
+    members, summary, breaks = {}, {}, {key: {} for _, _, key in BREAK_SOURCES}
     for variant, spec in plan.variants.items():
         for task in spec["tasks"]:
             per_seed = {}
             for seed in plan.seeds:
                 member = Member(variant, task, seed)
-                refresh_breaks(plan.folder(member))
+                for dilution_stage, lengths_stage, _ in BREAK_SOURCES:
+                    refresh_breaks(plan.folder(member), dilution_stage, lengths_stage)
                 result = member_results(plan, member)
                 members[member.id] = {"stages": result["stages"], "device": result.get("device"),
                                       "reused_from": str(plan.reuse[member.id]) if member.id in plan.reuse else None}
                 if len(result) > 1:
                     per_seed[str(seed)] = result
-                if "breaks" in result:
-                    breaks[member.id] = result["breaks"]
+                for key, found in breaks.items():
+                    if key in result:
+                        found[member.id] = result[key]
                 _ship_member(plan, member)
             summary.setdefault(variant, {})[task] = summarise(per_seed)
             summary[variant][task]["theory"] = theory_of(plan.recipes[variant], task, plan.evaluate["lengths"])
@@ -202,7 +210,8 @@ def collect(plan: Plan) -> dict:
                 "variants": plan.variants, "evaluate": plan.evaluate, "analyze": plan.analyze, "long": plan.long,
                 "rescale": plan.rescale,
                 "members": members, "results": summary,
-                "premise": {rule: compare_breaks(breaks, rule) for rule in RULES} if breaks else None}
+                **{name: {rule: compare_breaks(breaks[key], rule) for rule in RULES} if breaks[key] else None
+                   for name, key in (("premise", "breaks"), ("premise_rescaled", "rescaled_breaks"))}}
     if plan.ship_best:
         document["best"] = {task: _ship_best(plan, summary, task) for task in plan.tasks}
     atomic_write_json(plan.ship / "summary.json", document, indent=1)

@@ -22,7 +22,9 @@
      "rescale": {"query_scale": "log",           optional (default false): evaluate the variants trained
                  "lengths": [17, ...],           without a query scale (default: all of them) with the
                  "count": 200, "max_tokens": .., fixed scale switched on at inference, weights unchanged
-                 "seed": 3, "variants": [".."]}} (evaluate --query-scale): is their break dilution?
+                 "seed": 3, "variants": [".."], (evaluate --query-scale): is their break dilution?
+                 "dilution": true}}              optional (default false): also the dilution stage with
+                                                 the scale on, at the rescale lengths (dilution's inputs)
 
 A member is one (variant, task, seed); its id ``<variant>/<task>/seed-<S>`` is also its folder
 below ``root``, so the same plan always puts a member in the same place (idempotent reruns,
@@ -88,7 +90,7 @@ class Plan:
     dilution: dict | None = None  # softmax dilution and predicted breaks at the evaluate lengths
     ship_best: bool = False  # --collect also copies the weights of the best member per task
     long: dict | None = None  # {"lengths", "count", "seed", "variants"}: the evaluation past the grid
-    rescale: dict | None = None  # {"query_scale", "lengths", "count", "max_tokens", "seed", "variants"}
+    rescale: dict | None = None  # {"query_scale", "lengths", "count", "max_tokens", "seed", "variants", "dilution"}
     recipes: dict = field(default_factory=dict)  # name -> the Preset its overrides make (checked once, kept)
 
     def members(self) -> list[Member]:
@@ -190,6 +192,8 @@ def load_plan(path) -> Plan:
                 ship_best=raw.get("ship_best", False))
     plan.long = long_section(raw.get("long", False), f"{where}.long", plan.variants)
     plan.rescale = rescale_section(raw.get("rescale", False), f"{where}.rescale", plan.variants, recipes)
+    require(not (plan.rescale and plan.rescale["dilution"]) or plan.dilution is not None, f"{where}.rescale.dilution",
+            "true needs the plan's dilution section (it gives the inputs), which is false or absent")
     require(isinstance(plan.ship_best, bool), f"{where}.ship_best", "expected true or false")
     reuse = raw.get("reuse", {})
     check_keys(reuse, set(reuse) if isinstance(reuse, dict) else set(), f"{where}.reuse")

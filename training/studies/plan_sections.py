@@ -15,7 +15,7 @@ EVALUATE_KEYS = {"test_split", "lengths", "count", "max_tokens", "seed"}
 ANALYZE_KEYS = {"n_inputs", "discrepancy", "discrepancy_lengths", "discrepancy_count"}
 DILUTION_KEYS = {"count", "seed"}
 LONG_KEYS = {"lengths", "count", "seed", "variants"}
-RESCALE_KEYS = LONG_KEYS | {"query_scale", "max_tokens"}
+RESCALE_KEYS = LONG_KEYS | {"query_scale", "max_tokens", "dilution"}
 MAX_SEED = 2**31 - 1
 
 
@@ -102,14 +102,18 @@ def long_section(raw, where: str, variants: dict) -> dict | None:
 
 
 def rescale_section(raw, where: str, variants: dict, recipes: dict) -> dict | None:
-    """The inference-time query scale stage: only variants trained without a scale qualify."""
+    """The inference-time query scale stage: only variants trained without a scale qualify.
+    ``dilution: true`` adds the dilution stage with the same scale (the plan's dilution section
+    gives its inputs; ``plan.py`` checks that there is one)."""
     if raw is False:
         return None
     check_keys(raw, RESCALE_KEYS, where)
     unscaled = [name for name in variants if recipes[name].model.get("query_scale", "none") == "none"]
     require(bool(unscaled), where, "no variant of the plan is trained without a query scale")
     out = {"query_scale": raw.get("query_scale", "log"), "lengths": raw.get("lengths", [17]),
-           "count": raw.get("count", 200), "max_tokens": raw.get("max_tokens"), "seed": raw.get("seed", 3)}
+           "count": raw.get("count", 200), "max_tokens": raw.get("max_tokens"), "seed": raw.get("seed", 3),
+           "dilution": raw.get("dilution", False)}
+    require(isinstance(out["dilution"], bool), f"{where}.dilution", "expected true or false")
     require(out["query_scale"] in INFERENCE_QUERY_SCALES, f"{where}.query_scale",
             f"expected one of {', '.join(INFERENCE_QUERY_SCALES)}, got {out['query_scale']!r}")
     int_list(out["lengths"], f"{where}.lengths", 17, 1_000_000)

@@ -10,6 +10,8 @@ exists (outputs are written atomically, so existing means complete):
     rescale  length_rescaled.json        evaluate --lengths ... --query-scale (the plan's rescale
                                          variants: trained without a scale, scaled at inference)
     dilution dilution.json               dilution --accuracy length_generalisation.json (if asked)
+    rescale_dilution  dilution_rescaled.json   dilution --query-scale --accuracy length_rescaled.json
+                                         (the rescale variants, if the rescale section asks)
     analyze  analysis.json               analyze (scores of every checkpoint, ...)
     long     length_long.json            evaluate --lengths (past the grid; listed variants only)
 
@@ -42,10 +44,10 @@ from .plan import Member, Plan
 
 __all__ = ["STAGES", "MemberFailed", "stage_commands", "member_finished", "run_member", "run_study", "list_commands"]
 
-STAGES = ("train", "test", "lengths", "rescale", "dilution", "analyze", "long")
+STAGES = ("train", "test", "lengths", "rescale", "dilution", "rescale_dilution", "analyze", "long")
 OUTPUTS = {"train": "train.json", "test": "test_accuracy.json", "lengths": "length_generalisation.json",
-           "rescale": "length_rescaled.json", "dilution": "dilution.json", "analyze": "analysis.json",
-           "long": "length_long.json"}
+           "rescale": "length_rescaled.json", "dilution": "dilution.json", "rescale_dilution": "dilution_rescaled.json",
+           "analyze": "analysis.json", "long": "length_long.json"}
 
 
 class MemberFailed(RuntimeError):
@@ -85,16 +87,22 @@ def stage_commands(plan: Plan, member: Member, threads: int = 1) -> dict:
             argv += ["--max-tokens", str(settings["max_tokens"])]
         return argv
 
+    def dilution(lengths, stage: str, accuracy_stage: str) -> list:
+        return _training("dilution", "--run", run, "--task", task, "--json", folder / OUTPUTS[stage],
+                         "--lengths", ",".join(map(str, lengths)), "--count", plan.dilution["count"],
+                         "--seed", plan.dilution["seed"], "--accuracy", folder / OUTPUTS[accuracy_stage], *common)
+
     commands = {"train": train, "lengths": evaluate(ev, "lengths")}
-    if plan.rescale is not None and member.variant in plan.rescale["variants"]:
-        commands["rescale"] = evaluate(plan.rescale, "rescale") + ["--query-scale", plan.rescale["query_scale"]]
+    rescale = plan.rescale if plan.rescale is not None and member.variant in plan.rescale["variants"] else None
+    if rescale:
+        commands["rescale"] = evaluate(rescale, "rescale") + ["--query-scale", rescale["query_scale"]]
     if plan.long is not None and member.variant in plan.long["variants"]:
         commands["long"] = evaluate(plan.long, "long")
     if plan.dilution is not None:
-        commands["dilution"] = _training("dilution", "--run", run, "--task", task, "--json", folder / OUTPUTS["dilution"],
-                                         "--lengths", ",".join(map(str, ev["lengths"])),
-                                         "--count", plan.dilution["count"], "--seed", plan.dilution["seed"],
-                                         "--accuracy", folder / OUTPUTS["lengths"], *common)
+        commands["dilution"] = dilution(ev["lengths"], "dilution", "lengths")
+        if rescale and rescale["dilution"]:
+            commands["rescale_dilution"] = (dilution(rescale["lengths"], "rescale_dilution", "rescale")
+                                            + ["--query-scale", rescale["query_scale"]])
     if an is not None:
         commands["analyze"] = analyze = _training("analyze", "--run", run, "--task", task, "--json",
                                                   folder / OUTPUTS["analyze"], "--n-inputs", an["n_inputs"], *common)
