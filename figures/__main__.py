@@ -36,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from theory.cli import OneLineParser
+from theory.cli import OneLineParser, interrupted
 from theory.files import check_output_dir
 
 from .breaks_figure import build_fig_breaks
@@ -143,8 +143,7 @@ def main(argv=None) -> int:
     try:
         return build_all(names, inputs, out, explicit=bool(args.names))
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+        return interrupted(PROG)
 
 
 def build_all(names: list[str], inputs: Inputs, out: Path, explicit: bool) -> int:

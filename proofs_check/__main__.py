@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from theory.cli import OneLineParser, UsageError
+from theory.cli import OneLineParser, UsageError, interrupted
 from theory.files import OutputError, check_output_file
 
 from . import claims  # noqa: F401  (registers the checks)
@@ -106,8 +106,7 @@ def main(argv=None) -> int:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+        return interrupted(PROG)
 
 
 if __name__ == "__main__":

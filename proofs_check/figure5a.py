@@ -20,7 +20,7 @@ import sys
 import flint
 import numpy as np
 
-from theory.cli import OneLineParser
+from theory.cli import OneLineParser, interrupted
 from theory.discrepancy_index import index_discrepancy, index_L
 from theory.discrepancy_retrieval import (bound_stated, in_regime, inf_lower_bound, n0_max, retrieval_closed_form,
                                           retrieval_general)
@@ -149,8 +149,7 @@ def main(argv=None) -> int:
     except OSError as error:  # the disk filled up, the folder went away
         parser.error(f"--out: cannot write {args.out}: {error.strerror or error}")
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+        return interrupted(PROG)
     print(f"wrote {args.out}")
     return 0
 

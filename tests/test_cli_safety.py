@@ -181,7 +181,7 @@ def test_figure5a_n_max_accepts_an_integer_written_as_a_power_of_ten():
 
 # -- class 13: Ctrl-C is one line and exit status 130 ----------------------------------------------
 
-@pytest.mark.parametrize("command", ["figures", "figure5a"])
+@pytest.mark.parametrize("command", ["figures", "figure5a", "training"])
 def test_interrupt_is_one_line_and_status_130(command, tmp_path, monkeypatch, capsys):
     def interrupted(*_args, **_kwargs):
         raise KeyboardInterrupt
@@ -189,6 +189,9 @@ def test_interrupt_is_one_line_and_status_130(command, tmp_path, monkeypatch, ca
     if command == "figures":
         monkeypatch.setitem(figures_main.FIGURES, "fig4a", (interrupted, ""))
         main, argv = figures_main.main, ["fig4a", "--out", str(tmp_path)]
+    elif command == "training":  # the dispatcher, for every subcommand
+        monkeypatch.setattr(importlib.import_module("training.tasks.cli"), "run", interrupted)
+        main, argv = training_main, ["data", "--task", "letter", "--count", "1", "--seed", "0"]
     else:
         monkeypatch.setattr(figure5a, "build", interrupted)
         main, argv = figure5a.main, ["--out", str(tmp_path / "f.json")]

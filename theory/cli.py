@@ -9,8 +9,11 @@ Standard library only.
 from __future__ import annotations
 
 import argparse
+import sys
 
-__all__ = ["UsageError", "OneLineParser"]
+__all__ = ["UsageError", "OneLineParser", "INTERRUPTED", "interrupted"]
+
+INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a process ended by Ctrl-C
 
 
 class UsageError(Exception):
@@ -22,3 +25,10 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def interrupted(prog: str, detail: str = "") -> int:
+    """Ctrl-C in any command: one line on stderr (``detail`` says what was kept), no traceback;
+    returns the exit status to give."""
+    print(f"{prog}: interrupted{detail}", file=sys.stderr)
+    return INTERRUPTED

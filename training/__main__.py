@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import sys
 
+from theory.cli import interrupted
+
 from .analysis import cli as analysis_cli
 from .analysis import dilution_cli
 from .cli_common import OneLineParser, OutputError, UsageError, report_usage_error
@@ -44,8 +46,7 @@ def main(argv=None) -> int:
     except (UsageError, OutputError) as error:
         return report_usage_error(prog, error)
     except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return 130  # 128 + SIGINT, what a shell reports for a process ended by Ctrl-C
+        return interrupted(prog)
 
 
 if __name__ == "__main__":

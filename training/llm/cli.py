@@ -27,6 +27,7 @@ import math
 import os
 import sys
 
+from theory.cli import interrupted
 from theory.files import check_output_file
 from training.cli_common import UsageError
 
@@ -234,8 +235,7 @@ def run(args) -> int:
         print(f"{PROG}: error: {fatal}{kept}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted{kept}", file=sys.stderr)
-        return 130
+        return interrupted(PROG, kept)
     except OSError as failed:  # e.g. the disk filled while the replies file was rewritten
         print(f"{PROG}: error: {failed}{kept}", file=sys.stderr)
         return 1
