@@ -9,6 +9,13 @@ are drawn there too, dash-dotted, for comparison.  Each curve is the median over
 the min-max band (``bands``), in the colours of fig_variants.  Thin grey references: the
 training length 17, the paper's 850 and accuracy 0.9.
 
+C, the mechanism: the top key's softmax weight on the answer path (fig_breaks' panel C: the
+0.1-quantile input, the lowest of the mass reading's path layers) against length, as trained
+(solid, each member's ``dilution.json``) and with the scale (dashed, ``dilution_rescaled.json``
+of the ``rescale_dilution`` stage), per variant, beside the mass reading's threshold.  Claim
+``P-break-rescaled`` judges whether that reading predicts the rescaled break.  A task without
+any rescaled dilution file gets a note in C instead.
+
 An absent summary is a missing input; a summary without any rescaled block is missing its
 'rescaled' blocks (the stage has not run yet).
 """
@@ -20,13 +27,15 @@ from pathlib import Path
 from matplotlib.lines import Line2D
 
 from . import bands, style
+from .breaks_figure import MASS_THRESHOLD, QUANTILE, SPREAD_RATIO, Member, path_weight
 from .generalisation_figures import PAPER_LETTER_ACCURACY, PAPER_LETTER_LENGTH
-from .loaders import Built, Inputs
+from .loaders import Built, Inputs, read_json
 from .variants_figure import REFERENCE, TRAINING_LENGTH, looks, seed_curves, summary_tasks
 from .variants_table import length_block
 
 TRAINED_WITH_SCALE = "-."  # the line style of a variant trained with the fixed scale (panel B)
 FIXED_SCALE = "model.query_scale=log"
+DILUTION_FILES = {"-": "dilution.json", "--": "dilution_rescaled.json"}  # C: as trained, with the scale
 
 
 def rescaled_variants(summary: dict, task: str) -> list[str]:
@@ -56,6 +65,46 @@ def references(ax, longest: float) -> None:
     ax.axhline(PAPER_LETTER_ACCURACY, **REFERENCE)
     ax.set(xscale="log", xlim=(TRAINING_LENGTH * 0.85, longest * 1.2), ylim=(-0.03, 1.03),
            xlabel="Total input length (tokens)", ylabel="Accuracy, all hops")
+
+
+def weight_curves(folder: Path, variant: str, task: str, name: str) -> dict:
+    """{seed: (lengths, path top-key weight)} of every seed of ``variant`` that ships ``name``."""
+    curves = {}
+    for path in sorted((Path(folder) / variant / task).glob(f"seed-*/{name}")):
+        seed = path.parent.name.removeprefix("seed-")
+        if seed.isdecimal():
+            data = read_json(path, "study", task, ("dilution", "breaks"))
+            member = Member(f"{variant}/{task}/seed-{seed}", "variants", variant, task, int(seed), data["dilution"],
+                            data["breaks"])
+            curves[int(seed)] = (data["dilution"]["lengths"], path_weight(member))
+    return curves
+
+
+def weight_panel(ax, summary: dict, task: str, folder: Path) -> None:
+    """C (module doc): per rescaled variant, as trained (solid) and with the scale (dashed)."""
+    styles, handles = looks(summary, task), []
+    for name in rescaled_variants(summary, task):
+        label, colour, marker, _ = styles[name]
+        scaled = weight_curves(folder, name, task, DILUTION_FILES["--"])
+        if not scaled:
+            continue
+        for linestyle, file in DILUTION_FILES.items():  # the same seeds in both, like for like
+            curves = {seed: c for seed, c in weight_curves(folder, name, task, file).items() if seed in scaled}
+            bands.draw_band(ax, bands.band(curves), colour)
+            ax.lines[-1].set(linestyle=linestyle, marker=marker, markersize=3)
+        handles.append(Line2D([], [], color=colour, marker=marker, markersize=4, lw=bands.MEDIAN_WIDTH,
+                              label=f"{label}, {bands.seeds_note(scaled)}"))
+    if not handles:
+        style.placeholder(ax, "no dilution_rescaled.json yet: run the study's rescale_dilution stage")
+        return
+    ax.axhline(MASS_THRESHOLD, color="0.3", linestyle=":", lw=1.0)
+    ax.set(xscale="log", ylim=(0, 1.03), xlabel="Total input length (tokens)",
+           ylabel=f"Top-key weight, lowest path layer ({QUANTILE:g} quantile)")
+    handles += [Line2D([], [], color="0.3", lw=bands.MEDIAN_WIDTH, label="solid: as trained"),
+                Line2D([], [], color="0.3", lw=bands.MEDIAN_WIDTH, linestyle="--", label="dashed: scale at inference"),
+                Line2D([], [], color="0.3", lw=1.0, linestyle=":",
+                       label=f"mass reading's threshold 1 − 1/r = {MASS_THRESHOLD:g} (r = {SPREAD_RATIO:g})")]
+    bands.legend_right(ax, handles)
 
 
 def task_row(left, right, summary: dict, task: str) -> None:
@@ -93,11 +142,13 @@ def build_fig_rescale(inputs: Inputs, out: Path) -> Built:
     tasks = [task for task in summary_tasks(summary) if rescaled_variants(summary, task)]
     if not tasks:
         raise inputs.variants_missing("rescaled")
-    fig = style.new_figure(17.0, 5.0 * len(tasks))
-    grid = fig.add_gridspec(len(tasks), 2)
+    fig = style.new_figure(26.0, 5.0 * len(tasks))
+    grid = fig.add_gridspec(len(tasks), 3)
     for row, task in enumerate(tasks):
         task_row(fig.add_subplot(grid[row, 0]), fig.add_subplot(grid[row, 1]), summary, task)
+        weight_panel(ax := fig.add_subplot(grid[row, 2]), summary, task, Path(inputs.variants_dir))
+        ax.set_title(f"C. {style.TASK_TITLE.get(task, task)}: top-key weight on the answer path, as trained and scaled")
     fig.suptitle("Is the break softmax dilution? Models trained without a query scale, evaluated as trained (A) and "
-                 "with the scale switched on at inference only (B)\nline / marker: median over seeds; band: min–max "
-                 "over seeds", fontsize=12)
+                 "with the scale switched on at inference only (B); the attention weight behind it (C)\n"
+                 "line / marker: median over seeds; band: min–max over seeds", fontsize=12)
     return Built(style.save(fig, out, "fig_rescale"), [])

@@ -34,6 +34,20 @@ def lengths_file(path: Path, accuracy: list) -> None:
                                 "accuracy": accuracy, "per_hop": {"1": accuracy}}))
 
 
+def weights(seed: int, slope: float) -> list:
+    """Made-up top-key weights of the answer-path layer (layer 1) at LENGTHS."""
+    return [0.95 - slope * i - 0.02 * seed for i in range(len(LENGTHS))]
+
+
+def dilution_file(path: Path, path_weights: list) -> None:
+    """A dilution JSON whose layer 0 is off the mass reading's path (top weight < 1/2 at 17)."""
+    def layer(index, top):
+        return {"layer": index, "gap": {"q0.1": [1.0] * len(LENGTHS)}, "top_weight": {"q0.1": top}}
+    path.write_text(json.dumps({"dilution": {"lengths": LENGTHS, "layers": [layer(0, [0.3] * len(LENGTHS)),
+                                                                            layer(1, path_weights)]},
+                                "breaks": {}}))
+
+
 def write_study(root: Path, rescale: bool = True) -> Path:
     variants = {"plain": {"preset": "paper", "set": [], "about": "a. made up"},
                 "scaled": {"preset": "paper", "set": ["model.query_scale=log"], "about": "f. made up"}}
@@ -50,6 +64,9 @@ def write_study(root: Path, rescale: bool = True) -> Path:
             lengths_file(folder / "length_generalisation.json", curve(seed, slope))
             if rescale and variant == "plain" and seed in RESCALED:
                 lengths_file(folder / "length_rescaled.json", curve(seed, 0.05))
+                dilution_file(folder / "dilution.json", weights(seed, 0.3))
+                if seed != 2:  # seed 2 has no rescaled dilution yet: panel C leaves it out of both curves
+                    dilution_file(folder / "dilution_rescaled.json", weights(seed, 0.02))
     collect(load_plan(root / "plan.json"))
     return root / "ship"
 
@@ -72,6 +89,14 @@ def test_panels_draw_the_medians_of_the_files(tmp_path, kept):
         assert list(line.get_xdata()) == LENGTHS and list(line.get_ydata()) == pytest.approx(medians)
     assert rescaled["scaled (f)"].get_linestyle() == TRAINED_WITH_SCALE
     assert rescaled["plain (a)"].get_color() == trained["plain (a)"].get_color()
+    # C: the path layer's top weight, as trained (solid) and scaled (dashed), over the same seeds
+    mechanism = next(ax for ax in fig.axes if ax.get_title().startswith("C."))
+    medians = [line for line in mechanism.lines if len(line.get_xdata()) == len(LENGTHS)]
+    assert [line.get_linestyle() for line in medians] == ["-", "--"]
+    for line, slope in zip(medians, (0.3, 0.02)):
+        expected = [statistics.median(weights(s, slope)[i] for s in (0, 1)) for i in range(len(LENGTHS))]
+        assert list(line.get_ydata()) == pytest.approx(expected)
+        assert line.get_color() == trained["plain (a)"].get_color()
 
 
 def test_a_summary_without_the_stage_is_missing_input(tmp_path):
