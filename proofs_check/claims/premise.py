@@ -84,7 +84,7 @@ def unsolved(members: dict) -> list[str]:
     return sorted(m for m, b in members.items() if b["measured"] is not None and b["measured"] <= SEQ_LEN)
 
 
-def decide(members: dict, reading: str = "lemma", rule: str = RULE) -> Outcome:
+def decide(members: dict, reading: str = "lemma", rule_text: str = RULE) -> Outcome:
     """P-break's rule on ``reading`` (``P-break-rescaled`` judges the mass reading); every reading
     is in the evidence."""
     excluded = unsolved(members)
@@ -92,7 +92,7 @@ def decide(members: dict, reading: str = "lemma", rule: str = RULE) -> Outcome:
     comparisons = {rule: compare_breaks(members, rule) for rule in RULES} if len(members) >= 3 else {}
     table = {m: {"measured": b["measured"], **{r: b["predicted"][r]["break"] for r in RULES}}
              for m, b in sorted(members.items())}
-    evidence = {"rule": rule, "members": table, "comparisons": comparisons, "unsolved_left_out": excluded}
+    evidence = {"rule": rule_text, "members": table, "comparisons": comparisons, "unsolved_left_out": excluded}
     if len(members) < MIN_MEMBERS:
         return Outcome("undecided", f"{len(members)} members ship breaks (< {MIN_MEMBERS}): run the dilution stage "
                                     f"of the studies", evidence)
@@ -176,4 +176,4 @@ def relative_reading_predicts_break(options):
        "issue 15 (goal 3); rule registered 2026-12-02 before the rescaled dilution was measured", recorded="undecided")
 # recorded undecided when registered: no rescale_dilution stage had run.
 def premise_follows_the_intervention(options):
-    return decide(shipped_breaks(name="dilution_rescaled.json"), reading="mass", rule=RESCALED_RULE)
+    return decide(shipped_breaks(name="dilution_rescaled.json"), reading="mass", rule_text=RESCALED_RULE)
