@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import sys
 
-from theory.cli import interrupted
-
 from .analysis import cli as analysis_cli
 from .analysis import dilution_cli
-from .cli_common import OneLineParser, OutputError, UsageError, report_usage_error
+from .cli_common import OneLineParser, OutputError, UsageError, interrupted, report_usage_error
 from .llm import cli as llm_cli
 from .model import cli as model_cli
 from .studies import cli as studies_cli

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from theory.cli import OneLineParser, UsageError  # noqa: F401  (the rooms' cli modules take them from here)
+# the rooms' cli modules and the dispatcher (which may import only this module and the rooms) take these from here
+from theory.cli import OneLineParser, UsageError, interrupted  # noqa: F401
 from theory.files import OutputError, check_output_file
 
 

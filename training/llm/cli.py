@@ -27,9 +27,8 @@ import math
 import os
 import sys
 
-from theory.cli import interrupted
 from theory.files import check_output_file
-from training.cli_common import UsageError
+from training.cli_common import UsageError, interrupted
 
 from .backends import BackendError, HFBackend, OpenAIBackend
 from .decoding import AUTO_NEW_TOKENS, decoding_defaults
