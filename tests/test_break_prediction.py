@@ -147,6 +147,7 @@ def test_the_rescaled_premise_is_judged_on_the_mass_reading():
     assert decide({**early, **number}, reading="mass").status == "refuted"
     all_censored = {f"l{i}": member(17.0, None, None) for i in range(MIN_MEMBERS)}  # rho undefined
     assert decide(all_censored, reading="mass").status == "undecided"
+    assert "run the rescale_dilution stage" in decide(number, reading="mass", stage="rescale_dilution").summary
 
 
 def test_the_rescaled_claim_reads_its_own_files(tmp_path):

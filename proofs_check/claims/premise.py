@@ -84,9 +84,9 @@ def unsolved(members: dict) -> list[str]:
     return sorted(m for m, b in members.items() if b["measured"] is not None and b["measured"] <= SEQ_LEN)
 
 
-def decide(members: dict, reading: str = "lemma", rule_text: str = RULE) -> Outcome:
+def decide(members: dict, reading: str = "lemma", rule_text: str = RULE, stage: str = "dilution") -> Outcome:
     """P-break's rule on ``reading`` (``P-break-rescaled`` judges the mass reading); every reading
-    is in the evidence."""
+    is in the evidence; ``stage`` names the study stage that makes the members' files."""
     excluded = unsolved(members)
     members = {m: b for m, b in members.items() if m not in excluded}
     comparisons = {rule: compare_breaks(members, rule) for rule in RULES} if len(members) >= 3 else {}
@@ -94,7 +94,7 @@ def decide(members: dict, reading: str = "lemma", rule_text: str = RULE) -> Outc
              for m, b in sorted(members.items())}
     evidence = {"rule": rule_text, "members": table, "comparisons": comparisons, "unsolved_left_out": excluded}
     if len(members) < MIN_MEMBERS:
-        return Outcome("undecided", f"{len(members)} members ship breaks (< {MIN_MEMBERS}): run the dilution stage "
+        return Outcome("undecided", f"{len(members)} members ship breaks (< {MIN_MEMBERS}): run the {stage} stage "
                                     f"of the studies", evidence)
     judged = comparisons[reading]
     rho, within, n = judged["spearman_rho"], judged["within_factor_2"], judged["n"]
@@ -183,4 +183,5 @@ def relative_reading_predicts_break(options):
 # their answers stay >= 0.953).  At 20 models (before base 500,000 seed 2) it read verified, 16 of
 # 20: the status was not recorded until every model of the grid that has the stage was in.
 def premise_follows_the_intervention(options):
-    return decide(shipped_breaks(name="dilution_rescaled.json"), reading="mass", rule_text=RESCALED_RULE)
+    return decide(shipped_breaks(name="dilution_rescaled.json"), reading="mass", rule_text=RESCALED_RULE,
+                  stage="rescale_dilution")
