@@ -85,11 +85,12 @@ def study_folders(inputs: Inputs) -> dict:
     return {"seeds": Path(inputs.seeds_dir), "variants": Path(inputs.variants_dir)}
 
 
-def load_members(inputs: Inputs) -> dict[str, Member]:
-    """Every shipped dilution.json, each member id once; none at all: MissingInput."""
+def load_members(inputs: Inputs, name: str = "dilution.json") -> dict[str, Member]:
+    """Every shipped dilution file ``name`` (``dilution_rescaled.json``: measured with the query
+    scale at inference), each member id once; none at all: MissingInput."""
     found = {}
     for study, folder in study_folders(inputs).items():
-        for path in sorted(folder.glob("*/*/seed-*/dilution.json")) if folder.is_dir() else []:
+        for path in sorted(folder.glob(f"*/*/seed-*/{name}")) if folder.is_dir() else []:
             variant, task, seed = path.parent.relative_to(folder).parts
             member = f"{variant}/{task}/{seed}"
             if member in found or not seed.removeprefix("seed-").isdecimal():
@@ -98,7 +99,7 @@ def load_members(inputs: Inputs) -> dict[str, Member]:
             found[member] = Member(member, study, variant, task, int(seed.removeprefix("seed-")),
                                    data["dilution"], data["breaks"])
     if not found:
-        items = [(folder / "*" / "*" / "seed-*" / "dilution.json", COMMANDS[study], "")
+        items = [(folder / "*" / "*" / "seed-*" / name, COMMANDS[study], "")
                  for study, folder in study_folders(inputs).items()]
         raise MissingInput(*items[0][:2], more=items[1:])
     return found

@@ -11,8 +11,9 @@ training length 17, the paper's 850 and accuracy 0.9.
 
 C, the mechanism: the top key's softmax weight on the answer path (fig_breaks' panel C: the
 0.1-quantile input, the lowest of the mass reading's path layers) against length, as trained
-(solid, each member's ``dilution.json``) and with the scale (dashed, ``dilution_rescaled.json``
-of the ``rescale_dilution`` stage), per variant, beside the mass reading's threshold.  Claim
+(solid, ``dilution.json``) and with the scale (dashed, ``dilution_rescaled.json`` of the
+``rescale_dilution`` stage), both read by fig_breaks' loader, per variant, beside the mass
+reading's threshold.  Claim
 ``P-break-rescaled`` judges whether that reading predicts the rescaled break.  A task without
 any rescaled dilution file gets a note in C instead.
 
@@ -27,9 +28,9 @@ from pathlib import Path
 from matplotlib.lines import Line2D
 
 from . import bands, style
-from .breaks_figure import MASS_THRESHOLD, QUANTILE, SPREAD_RATIO, Member, path_weight
+from .breaks_figure import MASS_THRESHOLD, QUANTILE, SPREAD_RATIO, load_members, path_weight
 from .generalisation_figures import PAPER_LETTER_ACCURACY, PAPER_LETTER_LENGTH
-from .loaders import Built, Inputs, read_json
+from .loaders import Built, Inputs, MissingInput
 from .variants_figure import REFERENCE, TRAINING_LENGTH, looks, seed_curves, summary_tasks
 from .variants_table import length_block
 
@@ -67,29 +68,30 @@ def references(ax, longest: float) -> None:
            xlabel="Total input length (tokens)", ylabel="Accuracy, all hops")
 
 
-def weight_curves(folder: Path, variant: str, task: str, name: str) -> dict:
-    """{seed: (lengths, path top-key weight)} of every seed of ``variant`` that ships ``name``."""
-    curves = {}
-    for path in sorted((Path(folder) / variant / task).glob(f"seed-*/{name}")):
-        seed = path.parent.name.removeprefix("seed-")
-        if seed.isdecimal():
-            data = read_json(path, "study", task, ("dilution", "breaks"))
-            member = Member(f"{variant}/{task}/seed-{seed}", "variants", variant, task, int(seed), data["dilution"],
-                            data["breaks"])
-            curves[int(seed)] = (data["dilution"]["lengths"], path_weight(member))
-    return curves
+def path_weights(inputs: Inputs, name: str) -> dict:
+    """{(variant, task): {seed: (lengths, path top-key weight)}} of every shipped dilution file
+    ``name`` (fig_breaks' loader and path rule); {} when there is none."""
+    try:
+        members = load_members(inputs, name)
+    except MissingInput:
+        return {}
+    out: dict = {}
+    for m in members.values():
+        out.setdefault((m.variant, m.task), {})[m.seed] = (m.dilution["lengths"], path_weight(m))
+    return out
 
 
-def weight_panel(ax, summary: dict, task: str, folder: Path) -> None:
-    """C (module doc): per rescaled variant, as trained (solid) and with the scale (dashed)."""
+def weight_panel(ax, summary: dict, task: str, weights: dict) -> None:
+    """C (module doc): per rescaled variant, as trained (solid) and with the scale (dashed);
+    ``weights``: {line style: path_weights of its file}."""
     styles, handles = looks(summary, task), []
     for name in rescaled_variants(summary, task):
         label, colour, marker, _ = styles[name]
-        scaled = weight_curves(folder, name, task, DILUTION_FILES["--"])
+        scaled = weights["--"].get((name, task), {})
         if not scaled:
             continue
-        for linestyle, file in DILUTION_FILES.items():  # the same seeds in both, like for like
-            curves = {seed: c for seed, c in weight_curves(folder, name, task, file).items() if seed in scaled}
+        for linestyle, found in weights.items():  # the same seeds in both, like for like
+            curves = {seed: c for seed, c in found.get((name, task), {}).items() if seed in scaled}
             bands.draw_band(ax, bands.band(curves), colour)
             ax.lines[-1].set(linestyle=linestyle, marker=marker, markersize=3)
         handles.append(Line2D([], [], color=colour, marker=marker, markersize=4, lw=bands.MEDIAN_WIDTH,
@@ -142,11 +144,12 @@ def build_fig_rescale(inputs: Inputs, out: Path) -> Built:
     tasks = [task for task in summary_tasks(summary) if rescaled_variants(summary, task)]
     if not tasks:
         raise inputs.variants_missing("rescaled")
+    weights = {linestyle: path_weights(inputs, name) for linestyle, name in DILUTION_FILES.items()}  # read once
     fig = style.new_figure(26.0, 5.0 * len(tasks))
     grid = fig.add_gridspec(len(tasks), 3)
     for row, task in enumerate(tasks):
         task_row(fig.add_subplot(grid[row, 0]), fig.add_subplot(grid[row, 1]), summary, task)
-        weight_panel(ax := fig.add_subplot(grid[row, 2]), summary, task, Path(inputs.variants_dir))
+        weight_panel(ax := fig.add_subplot(grid[row, 2]), summary, task, weights)
         ax.set_title(f"C. {style.TASK_TITLE.get(task, task)}: top-key weight on the answer path, as trained and scaled")
     fig.suptitle("Is the break softmax dilution? Models trained without a query scale, evaluated as trained (A) and "
                  "with the scale switched on at inference only (B); the attention weight behind it (C)\n"
