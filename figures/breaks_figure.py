@@ -18,6 +18,11 @@ weight at the rule's quantile (the 0.1 input) on the member's answer-path layers
 reading (layer 0 when it has none), the lowest of them at each length: median over a variant's
 seeds with the min-max band, beside the mass reading's threshold 1 - 1/r.
 
+A model below 0.9 already at its first length (17 tokens, the training length) never learned
+the task there: its "break" says nothing about length, so it is left out of A and B, as the
+premise claims leave it out, and named in the title; C keeps it (its attention weights are
+measured all the same).
+
 A break of None is censored (no break up to the last length measured): it is drawn in a hatched
 strip past that length, at the right (measured) or top (predicted) edge.  No dilution.json in
 either study is a missing input.
@@ -103,6 +108,12 @@ def load_members(inputs: Inputs, name: str = "dilution.json") -> dict[str, Membe
                  for study, folder in study_folders(inputs).items()]
         raise MissingInput(*items[0][:2], more=items[1:])
     return found
+
+
+def never_learned(m: Member) -> bool:
+    """Below THRESHOLD at the first length measured (mirror of break_prediction.never_learned,
+    whose training length is the dilution grid's first length)."""
+    return m.breaks["measured"] is not None and m.breaks["measured"] <= m.dilution["lengths"][0]
 
 
 def variant_specs(inputs: Inputs) -> dict:
@@ -225,15 +236,17 @@ def legend(ax, colours: dict, tasks: list, last_lengths: list) -> None:
 
 def build_fig_breaks(inputs: Inputs, out: Path) -> Built:
     """fig_breaks.png/.pdf from the shipped dilution.json files of both studies."""
-    members = load_members(inputs)
-    colours = looks(members, variant_specs(inputs))
+    everyone = load_members(inputs)
+    colours = looks(everyone, variant_specs(inputs))
+    members = {k: m for k, m in everyone.items() if not never_learned(m)}  # A and B: models that learned at 17
+    left_out = sorted(set(everyone) - set(members))
     values = [v for m in members.values() for v in (m.breaks["measured"], *m.breaks["measured_per_hop"].values(),
                                                     *(p["break"] for p in m.breaks["predicted"].values()))]
-    last_lengths = [m.breaks["last_length"] for m in members.values()]
+    last_lengths = [m.breaks["last_length"] for m in everyone.values()]
     top = max(last_lengths)
     floor = min([v for v in values if v is not None] + [top]) / 1.4
-    tasks = [t for t in style.TASKS if any(m.task == t for m in members.values())]
-    tasks += sorted({m.task for m in members.values()} - set(tasks))
+    tasks = [t for t in style.TASKS if any(m.task == t for m in everyone.values())]
+    tasks += sorted({m.task for m in everyone.values()} - set(tasks))
     fig = style.new_figure(21, 12.5)
     grid = fig.add_gridspec(2, 6)
     for col, rule in enumerate(RULE_LOOK):
@@ -245,11 +258,14 @@ def build_fig_breaks(inputs: Inputs, out: Path) -> Built:
     legend(ax, colours, tasks, last_lengths)  # beside A3, the last panel of the row
     hop_panel(ax := fig.add_subplot(grid[1, 0:3]), members, colours, floor, top)
     ax.set_title("B. Measured break per hop count, one line per model: it compounds over hops")
-    weight_panel(ax := fig.add_subplot(grid[1, 3:6]), members, colours)
+    weight_panel(ax := fig.add_subplot(grid[1, 3:6]), everyone, colours)
     ax.set_title("C. Letter task: top-key weight on the mass reading's path layers, against length")
-    studies = {s: sum(m.study == s for m in members.values()) for s in study_folders(inputs)}
-    fig.suptitle(f"Does discrepancy predict where length generalisation breaks?  {len(members)} trained models "
-                 f"({studies['seeds']} from the seed study, {studies['variants']} more from the variants study)\n"
+    studies = {s: sum(m.study == s for m in everyone.values()) for s in study_folders(inputs)}
+    unlearned = (f"; left out of A and B, below {THRESHOLD:g} already at the training length: {', '.join(left_out)}"
+                 if left_out else "")
+    fig.suptitle(f"Does discrepancy predict where length generalisation breaks?  {len(everyone)} trained models "
+                 f"({studies['seeds']} from the seed study, {studies['variants']} more from the variants study"
+                 f"{unlearned})\n"
                  f"break: first length where accuracy falls below {THRESHOLD:g} (measured) or where Lemma F.1's "
                  f"condition fails on the answer-path layers (predicted, at the {QUANTILE:g} input, r = "
                  f"{SPREAD_RATIO:g})", fontsize=11)

@@ -15,8 +15,9 @@ import pytest
 
 from proofs_check.claims.premise import MIN_MEMBERS, decide, decide_held_out, shipped_breaks
 from theory.variant_theory import logit_growth, retrieval_horizon, variant_angles, variant_prediction
-from training.analysis.break_prediction import (RELATIVE_DROP, RULES, SEEN_BY_RELATIVE, SPREAD_RATIO, compare_breaks,
-                                                crossing, hop_exponent, layer_margins, measured_break, member_breaks,
+from training.analysis.break_prediction import (RELATIVE_DROP, RULES, SEEN_BY_RELATIVE, SPREAD_RATIO,
+                                                break_after_learning, compare_breaks, crossing, hop_exponent,
+                                                layer_margins, measured_break, member_breaks, never_learned,
                                                 predicted_break)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,6 +80,21 @@ def test_measured_break_per_hop_and_overall():
     assert result["measured_per_hop"]["1"] is None and result["measured"] == result["measured_per_hop"]["2"]
 
 
+def test_break_after_learning_starts_where_accuracy_first_reaches_the_threshold():
+    # below 0.9 at 17, right from 25, falls below between 50 and 100: the extra-window shape
+    late = [0.85, 0.95, 0.95, 0.5, 0.3]
+    assert measured_break(LENGTHS, late) == 17.0  # the claims' rule: never learned at the training length
+    after = break_after_learning(LENGTHS, late)
+    assert after["learned_at"] == 25.0
+    assert after["break"] == pytest.approx(measured_break(LENGTHS[1:], late[1:]))
+    assert 50 < after["break"] < 100
+    right = [1.0, 0.95, 0.85, 0.3, 0.1]  # right at 17: the same break as the claims'
+    assert break_after_learning(LENGTHS, right) == {"learned_at": 17.0, "break": measured_break(LENGTHS, right)}
+    assert break_after_learning(LENGTHS, [0.5, 0.95, 0.95, 0.95, 0.95]) == {"learned_at": 25.0, "break": None}
+    assert break_after_learning(LENGTHS, [0.5, None, 0.2, 0.1, 0.0]) == {"learned_at": None, "break": None}
+    assert never_learned({"a": {"measured": 17.0}, "b": {"measured": 40.0}, "c": {"measured": None}}, 17) == ["a"]
+
+
 def test_relative_reading_breaks_where_the_top_weight_halves_on_the_mass_path():
     halving = [0.8, 0.6, 0.5, 0.3, 0.2]  # 0.4 = half of 0.8, crossed between 50 (0.5) and 100 (0.3)
     margins = layer_margins(_layer([9.0] * 5, halving), LENGTHS, "relative")
@@ -104,6 +120,9 @@ def test_hop_exponent_is_the_power_law_of_break_against_hop_count():
     assert hop_exponent({"1": None, "2": 300.0, "3": 150.0, "4": 90.0}) == pytest.approx(
         -np.polyfit(np.log([2, 3, 4]), np.log([300, 150, 90]), 1)[0])  # a censored hop count is left out
     assert hop_exponent({"1": None, "2": None, "3": 150.0, "4": 90.0}) is None  # two points fit any line
+    # a hop below the threshold at the training length never learned it: no length break
+    assert hop_exponent({"1": 17.0, "2": 300.0, "3": 150.0, "4": 90.0}, 17) == pytest.approx(
+        hop_exponent({"1": None, "2": 300.0, "3": 150.0, "4": 90.0}))
 
 
 def test_rank_correlation_and_factor_2_with_censored_members():

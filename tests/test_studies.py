@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from theory.statistics import mean_interval
-from training.analysis.break_prediction import hop_exponent
+from training.analysis.break_prediction import break_after_learning, hop_exponent
 from training.model.runlock import RunLock
 from training.studies.plan import PlanError, load_plan
 
@@ -150,18 +150,31 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
     assert all(v["inference_query_scale"] == "log" and v["dilution"]["lengths"] == [17, 40] for v in scaled.values())
     assert result["rescaled_breaks"]["measured"] == {str(s): v["breaks"]["measured"] for s, v in scaled.items()}
     assert result["rescaled_breaks"]["measured"] == result["rescaled_break"]["values"]  # one rule, two routes
-    assert summary["premise_rescaled"]["mass"]["n"] == 2
+    unlearned = [f"tiny/letter/seed-{s}" for s, v in scaled.items() if v["breaks"]["measured"] == 17]
+    assert summary["premise_rescaled"]["left_out_never_learned"] == unlearned  # below 0.9 at 17: named, not judged
+    assert summary["premise_rescaled"]["mass"]["n"] == 2 - len(unlearned)
     assert (tmp_path / "ship" / "tiny" / "letter" / "seed-1" / "dilution_rescaled.json").is_file()
     # the premise block compares every member's predicted break with its measured one
     breaks = {s: json.loads((tmp_path / "members" / "tiny" / "letter" / f"seed-{s}" / "dilution.json").read_text())
               ["breaks"] for s in (1, 2)}
     assert result["breaks"]["measured"] == {str(s): b["measured"] for s, b in breaks.items()}
     assert result["breaks"]["measured_per_hop"] == {str(s): b["measured_per_hop"] for s, b in breaks.items()}
-    exponents = {str(s): hop_exponent(b["measured_per_hop"]) for s, b in breaks.items()}
+    exponents = {str(s): hop_exponent(b["measured_per_hop"], 17) for s, b in breaks.items()}
     assert result.get("hop_exponent", {}).get("values") == ({s: a for s, a in exponents.items() if a is not None}
                                                             or None)
-    assert summary["premise"]["lemma"]["n"] == 2 and summary["premise"]["lemma"]["members"] == [
-        "tiny/letter/seed-1", "tiny/letter/seed-2"]
+    unlearned = [f"tiny/letter/seed-{s}" for s, b in breaks.items() if b["measured"] == 17]
+    assert summary["premise"]["left_out_never_learned"] == unlearned
+    assert summary["premise"]["lemma"]["members"] == [f"tiny/letter/seed-{s}" for s in (1, 2)
+                                                      if f"tiny/letter/seed-{s}" not in unlearned]
+    # descriptive break after learning: equals the measured break for a seed right at 17
+    lengths = {s: json.loads((tmp_path / "members" / "tiny" / "letter" / f"seed-{s}" / "length_generalisation.json")
+                             .read_text()) for s in (1, 2)}
+    for s, v in lengths.items():
+        after = result["break_after_learning"][str(s)]
+        assert after["all"] == break_after_learning(v["lengths"], v["accuracy"])
+        assert set(after["per_hop"]) == set(v["per_hop"])
+        if v["accuracy"][0] >= 0.9:
+            assert after["all"]["break"] == breaks[s]["measured"]
     assert not list((tmp_path / "ship").rglob("*.safetensors"))
 
     # a member missing one stage (here rescale's output) is not complete

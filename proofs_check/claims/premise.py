@@ -44,7 +44,7 @@ import json
 from pathlib import Path
 
 from proofs_check.registry import Outcome, claim
-from training.analysis.break_prediction import RULES, SEEN_BY_RELATIVE, compare_breaks
+from training.analysis.break_prediction import RULES, SEEN_BY_RELATIVE, compare_breaks, never_learned
 from training.tasks.vocab import SEQ_LEN
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,10 +78,9 @@ def shipped_breaks(studies=STUDIES, name: str = "dilution.json") -> dict:
 
 
 def unsolved(members: dict) -> list[str]:
-    """The members whose accuracy is already below 0.9 at the training length (measured break
-    there): they never learned the task, so no break of theirs tests a length rule (a model that
-    attends nowhere would "predict" them exactly).  Left out of both claims, and named."""
-    return sorted(m for m, b in members.items() if b["measured"] is not None and b["measured"] <= SEQ_LEN)
+    """The members below 0.9 already at the training length, left out of every premise claim
+    and named (``break_prediction.never_learned``)."""
+    return never_learned(members, SEQ_LEN)
 
 
 def decide(members: dict, reading: str = "lemma", rule_text: str = RULE, stage: str = "dilution") -> Outcome:

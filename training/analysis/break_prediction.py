@@ -30,6 +30,14 @@ break of its path layers, since a multi-hop answer needs every hop.  No path lay
 condition fails at the training length already, and the prediction is that length.  Measured
 break: where accuracy (all hops, or one hop count) first falls below ``THRESHOLD``,
 interpolated the same way.  A break beyond the last length measured is ``None`` (censored).
+
+A model below ``THRESHOLD`` already at the training length never learned the task there
+(``never_learned``): its measured break is the training length, which says nothing about
+length, so the premise claims and ``collect``'s comparison leave it out and name it (rule of
+2026-12-01).  Data variants trained on longer inputs can be such a model yet be right at longer
+lengths; for them ``break_after_learning`` reports, descriptively and judged by no claim, where
+accuracy first reaches ``THRESHOLD`` and where it first falls below it after that (rule written
+2026-12-02, after the first such model, extra-window seed 0, and before its other seeds).
 """
 
 from __future__ import annotations
@@ -39,7 +47,8 @@ import math
 import numpy as np
 
 __all__ = ["SPREAD_RATIO", "QUANTILE", "THRESHOLD", "RULES", "RELATIVE_DROP", "SEEN_BY_RELATIVE", "crossing",
-           "layer_margins", "predicted_break", "measured_break", "member_breaks", "compare_breaks", "hop_exponent"]
+           "layer_margins", "predicted_break", "measured_break", "break_after_learning", "never_learned", "member_breaks",
+           "compare_breaks", "hop_exponent"]
 
 SPREAD_RATIO = 2.0
 QUANTILE = 0.1
@@ -109,6 +118,27 @@ def measured_break(lengths, accuracy, threshold: float = THRESHOLD) -> float | N
     return crossing([n for n, _ in kept], [a - threshold + 1e-12 for _, a in kept])
 
 
+def break_after_learning(lengths, accuracy, threshold: float = THRESHOLD) -> dict:
+    """Descriptive (module doc): ``learned_at``, the first length where ``accuracy`` is at least
+    ``threshold`` (None: never), and ``break``, the first length after it where accuracy falls
+    below (``measured_break`` on the rest of the grid; None: censored, or never learned).  Equals
+    ``measured_break`` for a model at least ``threshold`` at the first length."""
+    kept = [(n, a) for n, a in zip(lengths, accuracy) if a is not None]
+    start = next((i for i, (_, a) in enumerate(kept) if a >= threshold), None)
+    if start is None:
+        return {"learned_at": None, "break": None}
+    rest = kept[start:]
+    return {"learned_at": float(rest[0][0]), "break": measured_break([n for n, _ in rest], [a for _, a in rest],
+                                                                     threshold)}
+
+
+def never_learned(members: dict, training_length: int) -> list[str]:
+    """The members ({id: member_breaks(...)}) whose accuracy is already below the threshold at
+    ``training_length`` (measured break there): no break of theirs tests a length rule (a model
+    that attends nowhere would "predict" them exactly), so they are left out, and named."""
+    return sorted(m for m, b in members.items() if b["measured"] is not None and b["measured"] <= training_length)
+
+
 def member_breaks(dilution: dict, generalisation: dict) -> dict:
     """Predicted breaks (both rules) and measured breaks (all hops and per hop count) of one model."""
     if [int(n) for n in dilution["lengths"]][0] != int(generalisation["lengths"][0]):
@@ -123,12 +153,14 @@ def member_breaks(dilution: dict, generalisation: dict) -> dict:
     }
 
 
-def hop_exponent(measured_per_hop: dict) -> float | None:
+def hop_exponent(measured_per_hop: dict, training_length: int = 0) -> float | None:
     """alpha in break(k hops) ~ k^-alpha: minus the least-squares slope of ln(break) on ln(k) over
-    the hop counts whose break was measured (not censored); None with fewer than 3 of them.
+    the hop counts whose break was measured (not censored) past ``training_length`` (a hop below
+    the threshold there never learned it: no length break); None with fewer than 3 of them.
     Descriptive: how fast each extra hop pulls the break in (alpha 1: the k-hop break is the
     1-hop break over k)."""
-    points = [(math.log(int(k)), math.log(b)) for k, b in measured_per_hop.items() if b is not None]
+    points = [(math.log(int(k)), math.log(b)) for k, b in measured_per_hop.items()
+              if b is not None and b > training_length]
     if len(points) < 3:
         return None
     x, y = np.array(points).T

@@ -19,7 +19,12 @@ interval (``theory.statistics.mean_interval``: Student t over seeds, and why).  
   collect from the member's dilution and length files (``refresh_breaks``), so every reading
   of ``break_prediction.RULES`` covers members measured before it was added; ``rescaled_breaks``:
   the same from the dilution stage run with the inference-time scale (``rescale_dilution``)
-  against the rescaled accuracy, and ``premise_rescaled`` its comparison over the study
+  against the rescaled accuracy, and ``premise_rescaled`` its comparison over the study; both
+  comparisons leave out (and name) a member below 0.9 already at the training length
+  (``break_prediction.never_learned``), and the hop exponent leaves out a hop count below 0.9
+  there; ``break_after_learning``: per seed, overall and per hop count, the first length where
+  accuracy reaches 0.9 and the first after it where it falls below (descriptive, for a model
+  trained on longer inputs that is not yet right at 17; no claim reads it)
 * ``theory``: what the discrepancy theory predicts for the variant's model at the evaluate
   lengths (``theory.variant_theory.variant_prediction``: per layer the slowest angle, the
   retrieval horizon and the logit growth of a symbolic head), computed, not measured
@@ -39,11 +44,13 @@ from pathlib import Path
 from theory.files import atomic_write_bytes, atomic_write_json
 from theory.statistics import INTERVAL_METHOD, mean_interval
 from theory.variant_theory import variant_prediction
-from training.analysis.break_prediction import RULES, compare_breaks, hop_exponent, measured_break, member_breaks
+from training.analysis.break_prediction import (RULES, break_after_learning, compare_breaks, hop_exponent,
+                                                measured_break, member_breaks, never_learned)
 from training.analysis.dynamics import best_step, read_validation
 from training.analysis.measured_discrepancy import ALPH_SIZE
 from training.model.checkpoints import Metrics, write_json_atomic
 from training.model.gptj import ModelConfig
+from training.tasks.vocab import SEQ_LEN
 
 from .plan import Member, Plan
 from .runner import OUTPUTS, run_folder
@@ -163,7 +170,12 @@ def summarise(results: dict) -> dict:
                         "measured_per_hop": {s: b["measured_per_hop"] for s, b in with_breaks.items()},
                         **{f"predicted_{rule}": {s: b["predicted"][rule]["break"] for s, b in with_breaks.items()}
                            for rule in RULES}}
-    exponents = {s: hop_exponent(r["breaks"]["measured_per_hop"]) for s, r in results.items() if "breaks" in r}
+    with_length = {s: r["length"] for s, r in results.items() if "length" in r}
+    if with_length:  # descriptive, for a model not yet right at the training length (break_prediction doc)
+        out["break_after_learning"] = {s: {"all": break_after_learning(v["lengths"], v["accuracy"]), "per_hop": {
+            h: break_after_learning(v["lengths"], a) for h, a in v["by_hop"].items()}} for s, v in with_length.items()}
+    exponents = {s: hop_exponent(r["breaks"]["measured_per_hop"], SEQ_LEN)
+                 for s, r in results.items() if "breaks" in r}
     exponents = {s: a for s, a in exponents.items() if a is not None}
     if exponents:  # break(k hops) ~ k^-alpha, per seed, as trained (break_prediction.hop_exponent)
         out["hop_exponent"] = _stat(exponents)
@@ -210,12 +222,22 @@ def collect(plan: Plan) -> dict:
                 "variants": plan.variants, "evaluate": plan.evaluate, "analyze": plan.analyze, "long": plan.long,
                 "rescale": plan.rescale,
                 "members": members, "results": summary,
-                **{name: {rule: compare_breaks(breaks[key], rule) for rule in RULES} if breaks[key] else None
-                   for name, key in (("premise", "breaks"), ("premise_rescaled", "rescaled_breaks"))}}
+                **{name: premise(breaks[key]) for name, key in (("premise", "breaks"), ("premise_rescaled",
+                                                                                    "rescaled_breaks"))}}
     if plan.ship_best:
         document["best"] = {task: _ship_best(plan, summary, task) for task in plan.tasks}
     atomic_write_json(plan.ship / "summary.json", document, indent=1)
     return document
+
+
+def premise(breaks: dict) -> dict | None:
+    """Every reading's comparison over the members that learned the task at the training length
+    (the others are named: ``break_prediction.never_learned``); None without any member."""
+    if not breaks:
+        return None
+    left_out = never_learned(breaks, SEQ_LEN)
+    kept = {m: b for m, b in breaks.items() if m not in left_out}
+    return {**{rule: compare_breaks(kept, rule) for rule in RULES}, "left_out_never_learned": left_out}
 
 
 RUN_FILES = ("config.json", "model.safetensors", "vocab.json", "recipe.json", "metrics.jsonl")
