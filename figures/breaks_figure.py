@@ -19,9 +19,9 @@ reading (layer 0 when it has none), the lowest of them at each length: median ov
 seeds with the min-max band, beside the mass reading's threshold 1 - 1/r.
 
 A model below 0.9 already at its first length (17 tokens, the training length) never learned
-the task there: its "break" says nothing about length, so it is left out of A and B, as the
-premise claims leave it out, and named in the title; C keeps it (its attention weights are
-measured all the same).
+the task there: its "break" says nothing about length, and its answer path, chosen at that
+length, is no path.  It is left out of every panel, as the premise claims leave it out, and
+named in the title.
 
 A break of None is censored (no break up to the last length measured): it is drawn in a hatched
 strip past that length, at the right (measured) or top (predicted) edge.  No dilution.json in
@@ -238,7 +238,7 @@ def build_fig_breaks(inputs: Inputs, out: Path) -> Built:
     """fig_breaks.png/.pdf from the shipped dilution.json files of both studies."""
     everyone = load_members(inputs)
     colours = looks(everyone, variant_specs(inputs))
-    members = {k: m for k, m in everyone.items() if not never_learned(m)}  # A and B: models that learned at 17
+    members = {k: m for k, m in everyone.items() if not never_learned(m)}  # the models that learned at 17
     left_out = sorted(set(everyone) - set(members))
     values = [v for m in members.values() for v in (m.breaks["measured"], *m.breaks["measured_per_hop"].values(),
                                                     *(p["break"] for p in m.breaks["predicted"].values()))]
@@ -258,10 +258,10 @@ def build_fig_breaks(inputs: Inputs, out: Path) -> Built:
     legend(ax, colours, tasks, last_lengths)  # beside A3, the last panel of the row
     hop_panel(ax := fig.add_subplot(grid[1, 0:3]), members, colours, floor, top)
     ax.set_title("B. Measured break per hop count, one line per model: it compounds over hops")
-    weight_panel(ax := fig.add_subplot(grid[1, 3:6]), everyone, colours)
+    weight_panel(ax := fig.add_subplot(grid[1, 3:6]), members, colours)
     ax.set_title("C. Letter task: top-key weight on the mass reading's path layers, against length")
     studies = {s: sum(m.study == s for m in everyone.values()) for s in study_folders(inputs)}
-    unlearned = (f"; left out of A and B, below {THRESHOLD:g} already at the training length: {', '.join(left_out)}"
+    unlearned = (f"; left out, below {THRESHOLD:g} already at the training length: {', '.join(left_out)}"
                  if left_out else "")
     fig.suptitle(f"Does discrepancy predict where length generalisation breaks?  {len(everyone)} trained models "
                  f"({studies['seeds']} from the seed study, {studies['variants']} more from the variants study"

@@ -13,7 +13,8 @@ C, the mechanism: the top key's softmax weight on the answer path (fig_breaks' p
 0.1-quantile input, the lowest of the mass reading's path layers) against length, as trained
 (solid, ``dilution.json``) and with the scale (dashed, ``dilution_rescaled.json`` of the
 ``rescale_dilution`` stage), both read by fig_breaks' loader, per variant, beside the mass
-reading's threshold.  Claim
+reading's threshold; a model below 0.9 at the training length is left out of C, as in
+fig_breaks (its path, chosen there, is no path).  Claim
 ``P-break-rescaled`` judges whether that reading predicts the rescaled break.  A task without
 any rescaled dilution file gets a note in C instead.
 
@@ -28,7 +29,7 @@ from pathlib import Path
 from matplotlib.lines import Line2D
 
 from . import bands, style
-from .breaks_figure import MASS_THRESHOLD, QUANTILE, SPREAD_RATIO, load_members, path_weight
+from .breaks_figure import MASS_THRESHOLD, QUANTILE, SPREAD_RATIO, load_members, never_learned, path_weight
 from .generalisation_figures import PAPER_LETTER_ACCURACY, PAPER_LETTER_LENGTH
 from .loaders import Built, Inputs, MissingInput
 from .variants_figure import REFERENCE, TRAINING_LENGTH, looks, seed_curves, summary_tasks
@@ -70,13 +71,15 @@ def references(ax, longest: float) -> None:
 
 def path_weights(inputs: Inputs, name: str) -> dict:
     """{(variant, task): {seed: (lengths, path top-key weight)}} of every shipped dilution file
-    ``name`` (fig_breaks' loader and path rule); {} when there is none."""
+    ``name`` (fig_breaks' loader, path rule and never_learned); {} when there is none."""
     try:
         members = load_members(inputs, name)
     except MissingInput:
         return {}
     out: dict = {}
     for m in members.values():
+        if never_learned(m):
+            continue
         out.setdefault((m.variant, m.task), {})[m.seed] = (m.dilution["lengths"], path_weight(m))
     return out
 

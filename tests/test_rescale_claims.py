@@ -50,6 +50,7 @@ def test_a_model_that_never_learned_is_left_out_and_named():
     models = rescaled_models(summary("letter", plain, {s: [1.0] * 5 for s in plain}), "letter")
     outcome = decide(models, holds_everywhere, "x")
     assert outcome.status == "verified" and outcome.evidence["left_out_never_learned"] == ["paper/letter/seed-3"]
+    assert outcome.summary.endswith("; 1 never learned, left out (paper/letter/seed-3)")
 
 
 @pytest.mark.parametrize("plain, rescaled, ok", [

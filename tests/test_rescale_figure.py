@@ -16,7 +16,7 @@ matplotlib.use("Agg")
 
 from figures.__main__ import FIGURES  # noqa: E402
 from figures.loaders import Inputs, MissingInput  # noqa: E402
-from figures.rescale_figure import TRAINED_WITH_SCALE, build_fig_rescale  # noqa: E402
+from figures.rescale_figure import TRAINED_WITH_SCALE, build_fig_rescale, path_weights  # noqa: E402
 from training.studies.collect import collect  # noqa: E402
 from training.studies.plan import load_plan  # noqa: E402
 
@@ -102,3 +102,12 @@ def test_panels_draw_the_medians_of_the_files(tmp_path, kept):
 def test_a_summary_without_the_stage_is_missing_input(tmp_path):
     with pytest.raises(MissingInput):
         build_fig_rescale(Inputs(variants_dir=write_study(tmp_path, rescale=False)), tmp_path / "out")
+
+
+def test_a_model_below_the_threshold_at_the_training_length_has_no_path_to_draw(tmp_path):
+    ship = write_study(tmp_path)
+    shipped = ship / "plain" / "letter" / "seed-1" / "dilution.json"
+    data = json.loads(shipped.read_text())
+    assert path_weights(Inputs(variants_dir=ship), "dilution.json")[("plain", "letter")].keys() == {0, 1, 2}
+    shipped.write_text(json.dumps({**data, "breaks": {**data["breaks"], "measured": 17.0}}))  # below 0.9 at 17
+    assert path_weights(Inputs(variants_dir=ship), "dilution.json")[("plain", "letter")].keys() == {0, 2}

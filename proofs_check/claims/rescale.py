@@ -71,12 +71,13 @@ def decide(models: dict, holds, what: str, detail=lambda rows: "") -> Outcome:
     failing = {m: row for m, (ok, row) in rows.items() if not ok}
     what += detail([row for _, row in rows.values()]) if rows else ""
     evidence = {"models": {m: row for m, (_, row) in rows.items()}, "left_out_never_learned": unlearned}
+    named = f"; {len(unlearned)} never learned, left out ({', '.join(unlearned)})" if unlearned else ""
     if failing:
-        return Outcome("refuted", f"{what}: {len(failing)} of {len(rows)} models do not ({', '.join(sorted(failing))})",
-                       counterexample=failing, evidence=evidence)
+        return Outcome("refuted", f"{what}: {len(failing)} of {len(rows)} models do not ({', '.join(sorted(failing))})"
+                       f"{named}", counterexample=failing, evidence=evidence)
     if len(rows) < MIN_MODELS:
-        return Outcome("undecided", f"{what}: {len(rows)} model(s) measured (< {MIN_MODELS})", evidence=evidence)
-    return Outcome("verified", f"{what}: all {len(rows)} models", evidence=evidence)
+        return Outcome("undecided", f"{what}: {len(rows)} model(s) measured (< {MIN_MODELS}){named}", evidence=evidence)
+    return Outcome("verified", f"{what}: all {len(rows)} models{named}", evidence=evidence)
 
 
 def lowest_range(rows: list) -> str:
