@@ -13,6 +13,7 @@ import pytest
 from theory.statistics import mean_interval
 from training.analysis.break_prediction import break_after_learning, hop_exponent
 from training.model.runlock import RunLock
+from training.studies.collect import best_member
 from training.studies.plan import PlanError, load_plan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -192,6 +193,19 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
     assert chosen["member"] == f"tiny/letter/seed-{max(last, key=lambda s: (last[s], -s))}"
     for name in ("config.json", "model.safetensors", "vocab.json"):
         assert (tmp_path / "ship" / "best-letter" / name).is_file()
+
+
+def test_the_best_member_ignores_float32_noise_and_keeps_the_first_listed_on_a_tie():
+    def cell(values):
+        return {"length": {"accuracy": [{"n": len(values), "mean": sum(values.values()) / len(values),
+                                         "values": values}]}}
+    summary = {"first": {"letter": cell({"0": 1.0, "1": 0.98, "2": 1.0})},
+               "second": {"letter": cell({"0": 1.0, "1": 0.9799999952316284, "2": 1.0})},  # 98/100 via float32
+               "worse": {"letter": cell({"0": 0.97, "1": 0.99, "2": 0.98})}}
+    assert best_member(summary, "letter")[1:] == ("first", "0")
+    summary["second"]["letter"] = cell({"0": 1.0, "1": 0.99, "2": 1.0})  # one more input right
+    assert best_member(summary, "letter")[1:] == ("second", "0")
+    assert best_member(summary, "number") is None
 
 
 def test_a_member_held_by_another_study_is_skipped_not_run_twice(tmp_path):

@@ -243,11 +243,16 @@ def premise(breaks: dict) -> dict | None:
 RUN_FILES = ("config.json", "model.safetensors", "vocab.json", "recipe.json", "metrics.jsonl")
 
 
-def _ship_best(plan: Plan, summary: dict, task: str) -> dict | None:
-    """Copy the run of ``task``'s best member to ``<ship>/best-<task>/`` (an ``evaluate --run``
-    folder): the variant with the highest mean accuracy at the longest evaluated length (the
-    first listed on a tie), and its seed with the highest accuracy there.  None (nothing
-    copied) while no member of the task has that length."""
+# Accuracies reach the summary through float32 (e.g. 0.9799999952 for 98/100): two means that
+# differ only there are the same counts, so the choice of the best compares them rounded.
+CHOICE_DIGITS = 6
+
+
+def best_member(summary: dict, task: str) -> tuple | None:
+    """(mean, variant, seed) of ``task``'s best member: the variant with the highest mean accuracy
+    at the longest evaluated length (the first listed on a tie, to ``CHOICE_DIGITS``), and its
+    seed with the highest accuracy there (the first listed on a tie); None while no member of the
+    task has that length."""
     scored = []
     for variant, tasks in summary.items():
         cells = tasks.get(task, {}).get("length", {}).get("accuracy")
@@ -255,8 +260,18 @@ def _ship_best(plan: Plan, summary: dict, task: str) -> dict | None:
             scored.append((cells[-1]["mean"], variant, cells[-1]["values"]))
     if not scored:
         return None
-    mean, variant, values = max(scored, key=lambda row: row[0])  # max keeps the first of equal means
-    seed = max(values, key=lambda s: values[s])
+    mean, variant, values = max(scored, key=lambda row: round(row[0], CHOICE_DIGITS))  # max keeps the first
+    return mean, variant, max(values, key=lambda s: round(values[s], CHOICE_DIGITS))
+
+
+def _ship_best(plan: Plan, summary: dict, task: str) -> dict | None:
+    """Copy the run of ``task``'s best member (``best_member``) to ``<ship>/best-<task>/`` (an
+    ``evaluate --run`` folder); None (nothing copied) while there is none."""
+    best = best_member(summary, task)
+    if best is None:
+        return None
+    mean, variant, seed = best
+    values = summary[variant][task]["length"]["accuracy"][-1]["values"]
     run = run_folder(plan, Member(variant, task, int(seed)))
     target = plan.ship / f"best-{task}"
     for name in RUN_FILES:
@@ -264,7 +279,8 @@ def _ship_best(plan: Plan, summary: dict, task: str) -> dict | None:
             atomic_write_bytes(target / name, (run / name).read_bytes())
     choice = {"member": Member(variant, task, int(seed)).id, "length": plan.evaluate["lengths"][-1],
               "accuracy": values[seed], "variant_mean": mean,
-              "rule": "highest mean accuracy over seeds at the longest length, then that variant's best seed"}
+              "rule": f"highest mean accuracy over seeds at the longest length, then that variant's best seed "
+                      f"(compared to {CHOICE_DIGITS} digits; the first listed on a tie)"}
     atomic_write_json(target / "best.json", choice, indent=1)
     return choice
 
