@@ -111,6 +111,17 @@ def test_mirrored_constants_match_the_rule():
     assert set(breaks_figure.RULE_LOOK) == set(break_prediction.RULES)
 
 
+def test_never_learned_mirrors_the_rule():
+    from training.tasks.vocab import SEQ_LEN
+    for measured in (17.0, 17.5, 40.0, None):
+        m = breaks_figure.Member("v/letter/seed-0", "variants", "v", "letter", 0, {"lengths": LENGTHS},
+                                 {"measured": measured})
+        assert breaks_figure.never_learned(m) == bool(break_prediction.never_learned({"x": {"measured": measured}},
+                                                                                      SEQ_LEN))
+    from training.analysis.measured_discrepancy import DEFAULT_LENGTHS
+    assert DEFAULT_LENGTHS[0] == SEQ_LEN  # the figure reads the training length off the grid's start
+
+
 def test_registered():
     assert FIGURES["fig_breaks"][0] is build_fig_breaks
 
