@@ -12,3 +12,4 @@ from . import llm_local  # noqa: F401
 from . import premise  # noqa: F401
 from . import variants  # noqa: F401
 from . import rescale  # noqa: F401
+from . import window  # noqa: F401
