@@ -35,9 +35,10 @@ A model below ``THRESHOLD`` already at the training length never learned the tas
 (``never_learned``): its measured break is the training length, which says nothing about
 length, so the premise claims and ``collect``'s comparison leave it out and name it (rule of
 2026-12-01).  Data variants trained on longer inputs can be such a model yet be right at longer
-lengths; for them ``break_after_learning`` reports, descriptively and judged by no claim, where
-accuracy first reaches ``THRESHOLD`` and where it first falls below it after that (rule written
-2026-12-02, after the first such model, extra-window seed 0, and before its other seeds).
+lengths; for them ``break_after_learning`` reports where accuracy first reaches ``THRESHOLD``
+and where it first falls below it after that (rule written 2026-12-02, after the first such
+model, extra-window seed 0, and before its other seeds).  No premise claim reads it; claim
+``V-window`` (``proofs_check.claims.window``) judges the extra window on it.
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ import math
 import numpy as np
 
 __all__ = ["SPREAD_RATIO", "QUANTILE", "THRESHOLD", "RULES", "RELATIVE_DROP", "SEEN_BY_RELATIVE", "crossing",
-           "layer_margins", "predicted_break", "measured_break", "break_after_learning", "never_learned", "member_breaks",
-           "compare_breaks", "hop_exponent"]
+           "layer_margins", "predicted_break", "measured_break", "break_after_learning", "never_learned",
+           "member_breaks", "compare_breaks", "hop_exponent"]
 
 SPREAD_RATIO = 2.0
 QUANTILE = 0.1

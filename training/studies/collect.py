@@ -23,8 +23,8 @@ interval (``theory.statistics.mean_interval``: Student t over seeds, and why).  
   comparisons leave out (and name) a member below 0.9 already at the training length
   (``break_prediction.never_learned``), and the hop exponent leaves out a hop count below 0.9
   there; ``break_after_learning``: per seed, overall and per hop count, the first length where
-  accuracy reaches 0.9 and the first after it where it falls below (descriptive, for a model
-  trained on longer inputs that is not yet right at 17; no claim reads it)
+  accuracy reaches 0.9 and the first after it where it falls below (for a model trained on
+  longer inputs that is not yet right at 17; read by claim V-window, by no premise claim)
 * ``theory``: what the discrepancy theory predicts for the variant's model at the evaluate
   lengths (``theory.variant_theory.variant_prediction``: per layer the slowest angle, the
   retrieval horizon and the logit growth of a symbolic head), computed, not measured
