@@ -117,13 +117,22 @@ def _decide(task: str, holds, what: str, path: Path = SUMMARY, detail=lambda row
 @claim("V-rescale", "A letter model trained without a query scale, evaluated with the fixed scale log(i+1)/log(17) "
        "switched on at inference only (weights unchanged), keeps accuracy over all hops >= 0.9 at every length up to "
        "5,000: its break is softmax dilution", "issue 15 (not a claim of the paper; its Lemma F.1 applied)",
-       recorded="verified")
+       recorded="refuted")
 # recorded verified on the first 16 models measured (2026-12-02): the paper's RoPE on 3,000 and
 # 6,000 steps, NoPE in every layer, NoPE from layer 4 (3 seeds each), p-RoPE and base 500,000
 # (2 seeds each).  As trained they break at 87-200 tokens; with the scale none breaks, the lowest
 # accuracy over 17-5,000 being 0.953-1.000 (the worst at 5,000, 64 inputs there; the errors are
 # mostly 4-hop inputs, 13-16 of 16 right there).  Still verified on 18 (the third seeds of p-RoPE
 # and base 500,000 added; 6 variants x 3 seeds): lowest 0.953-1.000, none breaks.
+# Recorded refuted on 19 (2026-12-02, the extra window's seed 1 added; its seeds 0 and 2 are
+# below 0.9 at 17 as trained and left out), and the refutation is an artefact of the code, not
+# of the model: seed 1 with the scale scores 180 of 200 at 17 tokens, exactly 0.9, which the
+# rule counts as holding; the accuracy reaches the file through float32 as 0.8999999762, and
+# the comparison reads that as below.  From 25 to 5,000 that model scores 0.995-1.000.  The
+# same float32 reading sits in measured_break (13 stored accuracies equal 0.9 to 1e-7, among
+# them the paper letter seeds 1 and 4, whose breaks at exactly 200 tokens come from it).  Not
+# fixed yet: the fix moves shipped breaks in both studies and has to be re-collected and
+# re-read as a whole.
 def inference_scale_removes_the_letter_break(options):
     return _decide("letter", holds_everywhere, "letter models >= 0.9 at every length with the scale at inference",
                    detail=lowest_range)
