@@ -202,9 +202,9 @@ def test_the_best_member_ignores_float32_noise_and_keeps_the_first_listed_on_a_t
     summary = {"first": {"letter": cell({"0": 1.0, "1": 0.98, "2": 1.0})},
                "second": {"letter": cell({"0": 1.0, "1": 0.9799999952316284, "2": 1.0})},  # 98/100 via float32
                "worse": {"letter": cell({"0": 0.97, "1": 0.99, "2": 0.98})}}
-    assert best_member(summary, "letter")[1:] == ("first", "0")
+    assert best_member(summary, "letter")[1:] == ("first", "0", 1.0)
     summary["second"]["letter"] = cell({"0": 1.0, "1": 0.99, "2": 1.0})  # one more input right
-    assert best_member(summary, "letter")[1:] == ("second", "0")
+    assert best_member(summary, "letter")[1:] == ("second", "0", 1.0)
     assert best_member(summary, "number") is None
 
 

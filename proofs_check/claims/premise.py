@@ -77,16 +77,10 @@ def shipped_breaks(studies=STUDIES, name: str = "dilution.json") -> dict:
     return found
 
 
-def unsolved(members: dict) -> list[str]:
-    """The members below 0.9 already at the training length, left out of every premise claim
-    and named (``break_prediction.never_learned``)."""
-    return never_learned(members, SEQ_LEN)
-
-
 def decide(members: dict, reading: str = "lemma", rule_text: str = RULE, stage: str = "dilution") -> Outcome:
     """P-break's rule on ``reading`` (``P-break-rescaled`` judges the mass reading); every reading
     is in the evidence; ``stage`` names the study stage that makes the members' files."""
-    excluded = unsolved(members)
+    excluded = never_learned(members, SEQ_LEN)  # left out of every premise claim, and named
     members = {m: b for m, b in members.items() if m not in excluded}
     comparisons = {rule: compare_breaks(members, rule) for rule in RULES} if len(members) >= 3 else {}
     table = {m: {"measured": b["measured"], **{r: b["predicted"][r]["break"] for r in RULES}}
@@ -107,7 +101,7 @@ def decide(members: dict, reading: str = "lemma", rule_text: str = RULE, stage: 
 
 def decide_held_out(members: dict, seen=SEEN_BY_RELATIVE) -> Outcome:
     """``P-break-relative``'s rule (module doc) on the members outside ``seen``."""
-    excluded = unsolved(members)
+    excluded = never_learned(members, SEQ_LEN)  # left out of every premise claim, and named
     held_out = {m: b for m, b in members.items() if m not in seen and m not in excluded}
     comparison = compare_breaks(held_out, "relative") if held_out else None
     evidence = {"rule": RELATIVE_RULE, "seen": sorted(seen), "comparison": comparison, "unsolved_left_out": excluded,

@@ -249,7 +249,7 @@ CHOICE_DIGITS = 6
 
 
 def best_member(summary: dict, task: str) -> tuple | None:
-    """(mean, variant, seed) of ``task``'s best member: the variant with the highest mean accuracy
+    """(mean, variant, seed, seed's accuracy) of ``task``'s best member: the variant with the highest mean accuracy
     at the longest evaluated length (the first listed on a tie, to ``CHOICE_DIGITS``), and its
     seed with the highest accuracy there (the first listed on a tie); None while no member of the
     task has that length."""
@@ -261,7 +261,8 @@ def best_member(summary: dict, task: str) -> tuple | None:
     if not scored:
         return None
     mean, variant, values = max(scored, key=lambda row: round(row[0], CHOICE_DIGITS))  # max keeps the first
-    return mean, variant, max(values, key=lambda s: round(values[s], CHOICE_DIGITS))
+    seed = max(values, key=lambda s: round(values[s], CHOICE_DIGITS))
+    return mean, variant, seed, values[seed]
 
 
 def _ship_best(plan: Plan, summary: dict, task: str) -> dict | None:
@@ -270,15 +271,14 @@ def _ship_best(plan: Plan, summary: dict, task: str) -> dict | None:
     best = best_member(summary, task)
     if best is None:
         return None
-    mean, variant, seed = best
-    values = summary[variant][task]["length"]["accuracy"][-1]["values"]
+    mean, variant, seed, accuracy = best
     run = run_folder(plan, Member(variant, task, int(seed)))
     target = plan.ship / f"best-{task}"
     for name in RUN_FILES:
         if (run / name).is_file():
             atomic_write_bytes(target / name, (run / name).read_bytes())
     choice = {"member": Member(variant, task, int(seed)).id, "length": plan.evaluate["lengths"][-1],
-              "accuracy": values[seed], "variant_mean": mean,
+              "accuracy": accuracy, "variant_mean": mean,
               "rule": f"highest mean accuracy over seeds at the longest length, then that variant's best seed "
                       f"(compared to {CHOICE_DIGITS} digits; the first listed on a tie)"}
     atomic_write_json(target / "best.json", choice, indent=1)
