@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from proofs_check.claims.premise import MIN_MEMBERS, decide, decide_held_out, shipped_breaks
+from theory.statistics import reaches
 from theory.variant_theory import logit_growth, retrieval_horizon, variant_angles, variant_prediction
 from training.analysis.break_prediction import (RELATIVE_DROP, RULES, SEEN_BY_RELATIVE, SPREAD_RATIO,
                                                 break_after_learning, compare_breaks, crossing, hop_exponent,
@@ -93,6 +94,24 @@ def test_break_after_learning_starts_where_accuracy_first_reaches_the_threshold(
     assert break_after_learning(LENGTHS, [0.5, 0.95, 0.95, 0.95, 0.95]) == {"learned_at": 25.0, "break": None}
     assert break_after_learning(LENGTHS, [0.5, None, 0.2, 0.1, 0.0]) == {"learned_at": None, "break": None}
     assert never_learned({"a": {"measured": 17.0}, "b": {"measured": 40.0}, "c": {"measured": None}}, 17) == ["a"]
+
+
+# 180/200 as the evaluate stage stored it before 2026-12-02 (through float32)
+FLOAT32_NINE_TENTHS = float(np.float32(0.9))
+
+
+def test_an_accuracy_of_exactly_0_9_stored_through_float32_is_not_below_0_9():
+    assert FLOAT32_NINE_TENTHS < 0.9 and reaches(FLOAT32_NINE_TENTHS, 0.9)
+    n = 10**5  # one input fewer than 0.9 of the most inputs we evaluate at a length is still a miss
+    assert not reaches((0.9 * n - 1) / n, 0.9) and not reaches(float(np.float32(179 / 200)), 0.9)
+    stored = [1.0, FLOAT32_NINE_TENTHS, FLOAT32_NINE_TENTHS, 0.5, 0.1]
+    assert measured_break(LENGTHS, stored) == pytest.approx(50)  # held at 50 (margin 0+), fell by 100
+    assert measured_break(LENGTHS, stored) == pytest.approx(measured_break(LENGTHS, [1.0, 0.9, 0.9, 0.5, 0.1]))
+    assert measured_break(LENGTHS, [FLOAT32_NINE_TENTHS] * 5) is None
+    assert break_after_learning(LENGTHS, [FLOAT32_NINE_TENTHS, 0.5, 0.5, 0.5, 0.5]) == {
+        "learned_at": 17.0, "break": measured_break(LENGTHS, [FLOAT32_NINE_TENTHS, 0.5, 0.5, 0.5, 0.5])}
+    assert never_learned({"a": member_breaks({"lengths": LENGTHS, "layers": []}, {
+        "lengths": LENGTHS, "accuracy": [FLOAT32_NINE_TENTHS] + [1.0] * 4, "per_hop": {}})}, 17) == []
 
 
 def test_relative_reading_breaks_where_the_top_weight_halves_on_the_mass_path():

@@ -33,6 +33,7 @@ def test_models_are_read_seed_by_seed_from_both_blocks():
 
 @pytest.mark.parametrize("rescaled, status", [
     ({s: [1.0, 1.0, 1.0, 0.95, 0.9] for s in "012"}, "verified"),           # 0.9 itself holds
+    ({s: [0.8999999761581421, 1.0, 1.0, 1.0, 1.0] for s in "012"}, "verified"),  # and 180/200 through float32
     ({"0": [1.0] * 5, "1": [1.0] * 5, "2": [1.0, 1.0, 0.89, 1.0, 1.0]}, "refuted"),  # one dip refutes
     ({s: [1.0] * 5 for s in "01"}, "undecided"),                           # too few models
 ])

@@ -13,7 +13,8 @@ import pytest
 from theory.statistics import mean_interval
 from training.analysis.break_prediction import break_after_learning, hop_exponent
 from training.model.runlock import RunLock
-from training.studies.collect import best_member
+from training.model.runchecks import RunError
+from training.studies.collect import _ship_best, best_member
 from training.studies.plan import PlanError, load_plan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -206,6 +207,25 @@ def test_the_best_member_ignores_float32_noise_and_keeps_the_first_listed_on_a_t
     summary["second"]["letter"] = cell({"0": 1.0, "1": 0.99, "2": 1.0})  # one more input right
     assert best_member(summary, "letter")[1:] == ("second", "0", 1.0)
     assert best_member(summary, "number") is None
+
+
+def test_best_weights_are_never_paired_with_another_members_choice(tmp_path):
+    # a clone has the shipped files but no runs: collect may rewrite best.json for the member
+    # whose weights are shipped, and must refuse, naming it, when the choice moved elsewhere
+    plan = load_plan(smoke_plan(tmp_path, ship_best=True))
+    summary = {"tiny": {"letter": {"length": {"accuracy": [{"n": 2, "mean": 0.95, "values": {"1": 0.9, "2": 1.0}}]}}}}
+    best = tmp_path / "ship" / "best-letter"
+    best.mkdir(parents=True)
+    (best / "model.safetensors").write_bytes(b"weights of tiny/letter/seed-2")
+    (best / "best.json").write_text(json.dumps({"member": "tiny/letter/seed-2"}))
+    choice = _ship_best(plan, summary, "letter")
+    assert choice["member"] == "tiny/letter/seed-2" and choice["accuracy"] == 1.0
+    assert json.loads((best / "best.json").read_text()) == choice
+    assert (best / "model.safetensors").read_bytes() == b"weights of tiny/letter/seed-2"
+    summary["tiny"]["letter"]["length"]["accuracy"][0]["values"] = {"1": 1.0, "2": 0.9}
+    with pytest.raises(RunError, match="now tiny/letter/seed-1, but .* holds no model.safetensors .*seed-2"):
+        _ship_best(plan, summary, "letter")
+    assert json.loads((best / "best.json").read_text()) == choice  # left as it was
 
 
 def test_a_member_held_by_another_study_is_skipped_not_run_twice(tmp_path):

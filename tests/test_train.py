@@ -16,7 +16,8 @@ from safetensors.torch import load_file
 
 from training.model import checkpoints
 from training.model.checkpoints import RunError, list_checkpoints, load_model
-from training.model.train import batch_indices, lr_factor, make_optimizer, train
+from training.analysis.evaluate import _sliced_accuracy
+from training.model.train import batch_indices, evaluate, lr_factor, make_optimizer, train
 from training.tasks.definitions import get_task
 
 REPO = Path(__file__).resolve().parents[1]
@@ -285,3 +286,27 @@ def test_set_overrides_a_recipe_value_and_is_saved(tmp_path):
     with pytest.raises(RunError, match="unknown key 'model.rotary'"):
         train("letter", tmp_path / "other", preset="smoke", steps=2, progress=False, overrides=["model.rotary=8"])
     assert not (tmp_path / "other").exists()
+
+
+class _AlwaysZero(torch.nn.Module):
+    """Answers token 0 at every position: right exactly where the answer is 0."""
+
+    def __init__(self):
+        super().__init__()
+        self.unused = torch.nn.Parameter(torch.zeros(1))  # evaluate reads the device from a parameter
+
+    def forward(self, inputs, last_only=True):
+        logits = torch.zeros(len(inputs), 3)
+        logits[:, 0] = 1.0
+        return logits
+
+
+def test_accuracy_is_count_over_total_so_180_of_200_is_0_9():
+    # the float32 mean stored 180/200 as 0.8999999762, which the break rules read as below 0.9
+    answers = torch.tensor([0] * 180 + [1] * 20)
+    hops = torch.tensor([1, 2] * 100)
+    data = {"inputs": torch.zeros(200, 4, dtype=torch.long), "answers": answers, "hops": hops}
+    scores = evaluate(_AlwaysZero(), data, batch_size=7)
+    assert scores["accuracy"] == 0.9 and scores["accuracy_by_hop"] == {"1": 0.9, "2": 0.9}
+    accuracy, _, by_hop = _sliced_accuracy(_AlwaysZero(), data, 64, 7, lambda rows: None)  # 4 slices re-weighted
+    assert accuracy == 0.9 and by_hop == {"1": 0.9, "2": 0.9}

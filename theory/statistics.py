@@ -9,6 +9,12 @@ t interval knows nothing of the range.  One value has no spread: sd and interval
 Within one model, an accuracy is k correct of n inputs: ``binomial_interval`` gives the Wilson
 score interval, which stays inside [0, 1] and keeps its coverage near 0 and 1, where the
 accuracies of interest sit (the normal interval collapses to a point at k = n).
+
+An accuracy compared with a threshold goes through ``reaches``: files written before
+2026-12-02 hold accuracies rounded through float32 (180/200 = 0.9 stored as 0.8999999762), and
+a plain ``>=`` read such a model as below 0.9.  ``ACCURACY_TOLERANCE`` = 1e-6 is far above
+float32's rounding near 1 (about 6e-8) and far below the step 1/n of any count n of inputs we
+evaluate (n <= 10^5), so it forgives the rounding and never turns a real miss into a hit.
 """
 
 from __future__ import annotations
@@ -17,10 +23,16 @@ import math
 
 from scipy import stats
 
-__all__ = ["INTERVAL_METHOD", "mean_interval", "binomial_interval"]
+__all__ = ["INTERVAL_METHOD", "ACCURACY_TOLERANCE", "mean_interval", "binomial_interval", "reaches"]
 
 INTERVAL_METHOD = ("Student t 95% interval for the mean over seeds: mean +- t(0.975, n-1) * sd / sqrt(n), "
                    "sd with n-1; clipped to the quantity's range where it has one")
+ACCURACY_TOLERANCE = 1e-6
+
+
+def reaches(accuracy: float, threshold: float) -> bool:
+    """``accuracy >= threshold``, forgiving float32 rounding of a stored accuracy (module doc)."""
+    return accuracy >= threshold - ACCURACY_TOLERANCE
 
 
 def mean_interval(values, level: float = 0.95, bounds: tuple | None = None) -> dict:

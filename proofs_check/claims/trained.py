@@ -17,6 +17,7 @@ that the paper's run behaved otherwise.
 from __future__ import annotations
 
 from theory.paper_data import TABLE1
+from theory.statistics import reaches
 
 from ..registry import Outcome
 from .over_seeds import trained_claim
@@ -96,7 +97,8 @@ def _hop_steps(analysis: dict) -> dict:
     """First validation step at which each hop's accuracy reaches HOP_THRESHOLD (None: never)."""
     out = {}
     for hop in ("1", "2", "3", "4"):
-        out[hop] = next((v["step"] for v in analysis["validation"] if v["per_hop"].get(hop, 0) >= HOP_THRESHOLD), None)
+        out[hop] = next((v["step"] for v in analysis["validation"] if reaches(v["per_hop"].get(hop, 0), HOP_THRESHOLD)),
+                        None)
     return out
 
 
@@ -216,7 +218,7 @@ def _last_length_above(curve: dict, level: float):
     """The longest measured length up to which accuracy stays >= level (None: not even the first)."""
     last = None
     for n in sorted(curve):
-        if curve[n] < level:
+        if not reaches(curve[n], level):
             break
         last = n
     return last

@@ -27,7 +27,7 @@ import json
 from pathlib import Path
 
 from proofs_check.registry import Outcome, claim
-from theory.statistics import binomial_interval
+from theory.statistics import binomial_interval, reaches
 
 ROOT = Path(__file__).resolve().parents[2]
 SUMMARY = ROOT / "training" / "reference" / "variants" / "summary.json"
@@ -66,7 +66,7 @@ def _shown(seed: str, value: float, inputs: dict) -> str:
 def decide_every_seed(values: dict, what: str, inputs: dict | None = None) -> Outcome:
     """The rule of both claims: every measured seed >= GOAL, and at least MIN_SEEDS of them;
     ``inputs`` ({seed: inputs evaluated}) only adds counts and intervals to the summary line."""
-    below = {seed: v for seed, v in values.items() if v < GOAL}
+    below = {seed: v for seed, v in values.items() if not reaches(v, GOAL)}
     shown = ", ".join(_shown(s, v, inputs or {}) for s, v in sorted(values.items(), key=lambda kv: int(kv[0])))
     if below:
         return Outcome("refuted", f"{what}: {len(below)} of {len(values)} seeds below {GOAL} ({shown})",

@@ -29,7 +29,8 @@ lengths around the sign change of the margin); the model's predicted break is th
 break of its path layers, since a multi-hop answer needs every hop.  No path layer: the
 condition fails at the training length already, and the prediction is that length.  Measured
 break: where accuracy (all hops, or one hop count) first falls below ``THRESHOLD``,
-interpolated the same way.  A break beyond the last length measured is ``None`` (censored).
+interpolated the same way, an accuracy that ``theory.statistics.reaches`` the threshold counting
+as not below it (a float32-rounded 0.9 is 0.9).  A break beyond the last length measured is ``None`` (censored).
 
 A model below ``THRESHOLD`` already at the training length never learned the task there
 (``never_learned``): its measured break is the training length, which says nothing about
@@ -46,6 +47,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from theory.statistics import reaches
 
 __all__ = ["SPREAD_RATIO", "QUANTILE", "THRESHOLD", "RULES", "RELATIVE_DROP", "SEEN_BY_RELATIVE", "crossing",
            "layer_margins", "predicted_break", "measured_break", "break_after_learning", "never_learned",
@@ -116,7 +119,10 @@ def measured_break(lengths, accuracy, threshold: float = THRESHOLD) -> float | N
     """Where ``accuracy`` first falls below ``threshold`` (module doc); None if never.  A length
     without a value (a hop count absent there) is left out, not counted as a failure."""
     kept = [(n, a) for n, a in zip(lengths, accuracy) if a is not None]
-    return crossing([n for n, _ in kept], [a - threshold + 1e-12 for _, a in kept])
+    # positive where ``reaches`` holds: 0.9 itself (the 1e-12) or stored through float32 (the
+    # max) is not below 0.9; elsewhere the difference the interpolation reads
+    margins = [(max(a - threshold, 0.0) if reaches(a, threshold) else a - threshold) + 1e-12 for _, a in kept]
+    return crossing([n for n, _ in kept], margins)
 
 
 def break_after_learning(lengths, accuracy, threshold: float = THRESHOLD) -> dict:
@@ -125,7 +131,7 @@ def break_after_learning(lengths, accuracy, threshold: float = THRESHOLD) -> dic
     below (``measured_break`` on the rest of the grid; None: censored, or never learned).  Equals
     ``measured_break`` for a model at least ``threshold`` at the first length."""
     kept = [(n, a) for n, a in zip(lengths, accuracy) if a is not None]
-    start = next((i for i, (_, a) in enumerate(kept) if a >= threshold), None)
+    start = next((i for i, (_, a) in enumerate(kept) if reaches(a, threshold)), None)
     if start is None:
         return {"learned_at": None, "break": None}
     rest = kept[start:]

@@ -98,15 +98,16 @@ def _sliced_accuracy(model, data: dict, slice_rows: int, batch_size: int, done) 
     each slice's means re-weighted by its size."""
     n = len(data["answers"])
     device = next(model.parameters()).device  # a slice moves to the model (the whole set may not fit there)
-    correct, loss, by_hop = 0.0, 0.0, {}
+    correct, loss, by_hop = 0, 0.0, {}
     for start in range(0, n, slice_rows):
         part = {k: v[start:start + slice_rows].to(device) for k, v in data.items()}
         scores, size = evaluate(model, part, batch_size), len(part["answers"])
-        correct, loss = correct + scores["accuracy"] * size, loss + scores["loss"] * size
+        # counts back from the slice's exact fractions, so the result is count / total (180/200 is 0.9)
+        correct, loss = correct + round(scores["accuracy"] * size), loss + scores["loss"] * size
         for hop, accuracy in scores["accuracy_by_hop"].items():
-            hit, total = by_hop.get(hop, (0.0, 0))
+            hit, total = by_hop.get(hop, (0, 0))
             count = int((part["hops"] == int(hop)).sum())
-            by_hop[hop] = (hit + accuracy * count, total + count)
+            by_hop[hop] = (hit + round(accuracy * count), total + count)
         done(size)
     return correct / n, loss / n, {hop: hit / total for hop, (hit, total) in sorted(by_hop.items(),
                                                                                    key=lambda kv: int(kv[0]))}

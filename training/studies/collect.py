@@ -42,13 +42,14 @@ import json
 from pathlib import Path
 
 from theory.files import atomic_write_bytes, atomic_write_json
-from theory.statistics import INTERVAL_METHOD, mean_interval
+from theory.statistics import ACCURACY_TOLERANCE, INTERVAL_METHOD, mean_interval, reaches
 from theory.variant_theory import variant_prediction
 from training.analysis.break_prediction import (RULES, break_after_learning, compare_breaks, hop_exponent,
                                                 measured_break, member_breaks, never_learned)
 from training.analysis.dynamics import best_step, read_validation
 from training.analysis.measured_discrepancy import ALPH_SIZE
 from training.model.checkpoints import Metrics, write_json_atomic
+from training.model.runchecks import RunError
 from training.model.gptj import ModelConfig
 from training.tasks.vocab import SEQ_LEN
 
@@ -243,16 +244,18 @@ def premise(breaks: dict) -> dict | None:
 RUN_FILES = ("config.json", "model.safetensors", "vocab.json", "recipe.json", "metrics.jsonl")
 
 
-# Accuracies reach the summary through float32 (e.g. 0.9799999952 for 98/100): two means that
-# differ only there are the same counts, so the choice of the best compares them rounded.
-CHOICE_DIGITS = 6
+def _first_best(rows: list, value):
+    """The first of ``rows`` whose ``value`` reaches the highest (``theory.statistics.reaches``):
+    two accuracies that differ by float32 rounding only (98/100 stored as 0.9799999952) are the
+    same count, and the first listed wins the tie."""
+    top = max(value(row) for row in rows)
+    return next(row for row in rows if reaches(value(row), top))
 
 
 def best_member(summary: dict, task: str) -> tuple | None:
     """(mean, variant, seed, seed's accuracy) of ``task``'s best member: the variant with the highest mean accuracy
-    at the longest evaluated length (the first listed on a tie, to ``CHOICE_DIGITS``), and its
-    seed with the highest accuracy there (the first listed on a tie); None while no member of the
-    task has that length."""
+    at the longest evaluated length, and its seed with the highest accuracy there (the first
+    listed on a tie, ``_first_best``); None while no member of the task has that length."""
     scored = []
     for variant, tasks in summary.items():
         cells = tasks.get(task, {}).get("length", {}).get("accuracy")
@@ -260,27 +263,35 @@ def best_member(summary: dict, task: str) -> tuple | None:
             scored.append((cells[-1]["mean"], variant, cells[-1]["values"]))
     if not scored:
         return None
-    mean, variant, values = max(scored, key=lambda row: round(row[0], CHOICE_DIGITS))  # max keeps the first
-    seed = max(values, key=lambda s: round(values[s], CHOICE_DIGITS))
+    mean, variant, values = _first_best(scored, lambda row: row[0])
+    seed = _first_best(list(values), lambda s: values[s])
     return mean, variant, seed, values[seed]
 
 
 def _ship_best(plan: Plan, summary: dict, task: str) -> dict | None:
     """Copy the run of ``task``'s best member (``best_member``) to ``<ship>/best-<task>/`` (an
-    ``evaluate --run`` folder); None (nothing copied) while there is none."""
+    ``evaluate --run`` folder); None (nothing copied) while there is none.  Without that run's
+    weights (a clone has the shipped files, not the runs) only ``best.json`` is rewritten, and only
+    if the folder already holds the same member; otherwise a ``RunError`` names the member."""
     best = best_member(summary, task)
     if best is None:
         return None
     mean, variant, seed, accuracy = best
-    run = run_folder(plan, Member(variant, task, int(seed)))
-    target = plan.ship / f"best-{task}"
+    member = Member(variant, task, int(seed))
+    run, target = run_folder(plan, member), plan.ship / f"best-{task}"
+    shipped = _read(target / "best.json")
+    if not (run / "model.safetensors").is_file():  # e.g. collected on a clone, whose runs are not there
+        if not shipped or shipped["member"] != member.id:  # never pair one member's best.json with another's weights
+            raise RunError(f"the best {task} member is now {member.id}, but {run} holds no model.safetensors to ship "
+                           f"(shipped: {shipped['member'] if shipped else 'none'}); run that member's training, "
+                           f"then collect again")
     for name in RUN_FILES:
         if (run / name).is_file():
             atomic_write_bytes(target / name, (run / name).read_bytes())
-    choice = {"member": Member(variant, task, int(seed)).id, "length": plan.evaluate["lengths"][-1],
+    choice = {"member": member.id, "length": plan.evaluate["lengths"][-1],
               "accuracy": accuracy, "variant_mean": mean,
               "rule": f"highest mean accuracy over seeds at the longest length, then that variant's best seed "
-                      f"(compared to {CHOICE_DIGITS} digits; the first listed on a tie)"}
+                      f"(equal within {ACCURACY_TOLERANCE:g}; the first listed on a tie)"}
     atomic_write_json(target / "best.json", choice, indent=1)
     return choice
 
