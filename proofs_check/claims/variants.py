@@ -11,6 +11,11 @@ value, so each rule below reads seeds one by one rather than a mean.
   as one measured seed is below (the goal says every seed); undecided while fewer seeds are in.
 * ``V-learned-scale``: the same goal for the other form of the scale, a learned scalar per
   head times log(i+1) (Scalable-Softmax; variant ``learned-scale-3k``), by the same rule.
+* ``V-scale-6k``: the ``V-scale`` goal on the paper's 6,000 steps (variant ``log-scale``, its
+  letter members), by the same rule.  Registered on 2026-12-02, before any of its members
+  trained, after ``V-scale`` and ``V-learned-scale`` were refuted by one seed each at 98 of 100
+  (errors all 4-hop, from 50 tokens on, with no trend in length: an error floor, which a longer
+  schedule may lift).  The 6,000-step letter baseline is the paper recipe of the seeds study.
 * ``V-scale-number``: the number task under the same scale (variant ``log-scale``, the paper's
   6,000 steps) still reaches >= 0.99 at the training length 17 in every seed, by the same rule.
 
@@ -120,6 +125,14 @@ def query_scale_extrapolates(options):
 # seed 1's errors are 4-hop inputs from 100 tokens on, as with the fixed scale's seed 1.
 def learned_query_scale_extrapolates(options):
     return _decide("learned-scale-3k", "letter", 5000, "letter task at 5,000 with the learned query scale")
+
+
+@claim("V-scale-6k", "With the fixed query scale log(i+1)/log(17) on the paper's 6,000 training steps, the letter "
+       "task's accuracy over all hops is at least 0.99 at total length 5,000 in every seed",
+       "issue 15 (not a claim of the paper); registered 2026-12-02 before its members trained", recorded="undecided")
+# recorded undecided when registered: no member trained.
+def query_scale_extrapolates_on_the_full_schedule(options):
+    return _decide("log-scale", "letter", 5000, "letter task at 5,000 with the log query scale, 6,000 steps")
 
 
 @claim("V-scale-number", "Under the same query scale the number task still trains: accuracy over all hops at the "
