@@ -30,7 +30,8 @@ break of its path layers, since a multi-hop answer needs every hop.  No path lay
 condition fails at the training length already, and the prediction is that length.  Measured
 break: where accuracy (all hops, or one hop count) first falls below ``THRESHOLD``,
 interpolated the same way, an accuracy that ``theory.statistics.reaches`` the threshold counting
-as not below it (a float32-rounded 0.9 is 0.9).  A break beyond the last length measured is ``None`` (censored).
+as not below it (a float32-rounded 0.9 is 0.9).  A break beyond the last length measured is
+``None`` (censored).
 
 A model below ``THRESHOLD`` already at the training length never learned the task there
 (``never_learned``): its measured break is the training length, which says nothing about
