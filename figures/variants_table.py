@@ -105,8 +105,11 @@ def variants_markdown(summary: dict) -> str:
             "\"(data)\": the variant changes the training data, not the model.")
     long = summary.get("long")
     if long:
+        tasks = long.get("tasks")  # absent in summaries collected before the key existed: every task
+        partial = tasks and set(tasks) != {task for _, task in variant_tasks(summary)}
+        only = f" (the {' and '.join(tasks)} task)" if partial else ""
         note += (f" Lengths {', '.join(map(str, long['lengths']))}: the long stage, {long['count']} inputs per "
-                 f"length (seed {long['seed']}), run for {', '.join(long['variants'])} only.")
+                 f"length (seed {long['seed']}), run for {', '.join(long['variants'])}{only} only.")
     lines += ["", note, "", "Variants:", ""]
     lines += [f"- **{name}**: {spec.get('about', '')}" for name, spec in summary["variants"].items()]
     return "\n".join(lines) + "\n"

@@ -16,6 +16,7 @@ from training.model.runlock import RunLock
 from training.model.runchecks import RunError
 from training.studies.collect import _ship_best, best_member
 from training.studies.plan import PlanError, load_plan
+from training.studies.runner import stage_commands
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,6 +57,7 @@ def study(*args, cwd=ROOT):
     ({"dilution": {"inputs": 3}}, "unknown key(s) inputs"),
     ({"long": {"variants": ["huge"]}}, "long.variants: unknown variant(s) huge"),
     ({"long": {"lengths": [20000, 3]}}, "long.lengths"),
+    ({"long": {"tasks": ["number"]}}, "long.tasks: expected a non-empty list of the plan's tasks (letter)"),
     ({"rescale": {"query_scale": "learned"}}, "rescale.query_scale: expected one of log, got 'learned'"),
     ({"rescale": {"max_tokens": 5}}, "rescale.max_tokens"),
     ({"rescale": {"dilution": 1}}, "rescale.dilution: expected true or false"),
@@ -207,6 +209,17 @@ def test_the_best_member_ignores_float32_noise_and_keeps_the_first_listed_on_a_t
     summary["second"]["letter"] = cell({"0": 1.0, "1": 0.99, "2": 1.0})  # one more input right
     assert best_member(summary, "letter")[1:] == ("second", "0", 1.0)
     assert best_member(summary, "number") is None
+
+
+def test_the_long_stage_runs_for_its_variants_and_tasks_only(tmp_path):
+    both = {"tasks": ["number", "letter"], "variants": {"tiny": {"preset": "smoke"}, "other": {"preset": "smoke",
+                                                                                           "set": ["steps=30"]}}}
+    plan = load_plan(smoke_plan(tmp_path, **both, long={"variants": ["tiny"], "tasks": ["letter"]}))
+    with_long = {m.id for m in plan.members() if "long" in stage_commands(plan, m)}
+    assert with_long == {"tiny/letter/seed-1", "tiny/letter/seed-2"}
+    plan = load_plan(smoke_plan(tmp_path, **both, long={"variants": ["tiny"]}))  # default: every task
+    assert {m.id for m in plan.members() if "long" in stage_commands(plan, m)} == {
+        f"tiny/{task}/seed-{s}" for task in ("number", "letter") for s in (1, 2)}
 
 
 def test_best_weights_are_never_paired_with_another_members_choice(tmp_path):

@@ -24,7 +24,7 @@ from matplotlib.colors import to_rgb  # noqa: E402
 from figures.__main__ import FIGURES, build_all, main, select  # noqa: E402
 from figures.loaders import Inputs  # noqa: E402
 from figures.variants_figure import build_fig_variants  # noqa: E402
-from figures.variants_table import TABLE_LENGTHS, is_data_variant  # noqa: E402
+from figures.variants_table import TABLE_LENGTHS, is_data_variant, variants_markdown  # noqa: E402
 from training.studies.collect import collect  # noqa: E402
 from training.studies.plan import load_plan  # noqa: E402
 
@@ -197,6 +197,13 @@ def test_the_long_stage_continues_its_variants_curve_and_adds_a_column(tmp_path,
     assert paper.get_ydata()[-1] == pytest.approx(statistics.median(long_accuracy("letter", s) for s in SEEDS))
     bottom = next(ax for ax in kept["fig_variants"].axes if ax.get_title().startswith("B. Letter task"))
     assert str(max(LENGTHS)) in bottom.get_title()  # the hop panel stays on the grid's longest length
+    assert "run for paper only." in (tmp_path / "variants_table.md").read_text()  # every task: none named
+
+
+def test_a_long_stage_on_one_task_says_so_in_the_table_note():
+    summary = {"interval": "t", "variants": {"paper": {}}, "results": {"paper": {t: {} for t in TASKS}},
+               "long": {"lengths": [LONG], "count": 8, "seed": 4, "variants": ["paper"], "tasks": ["letter"]}}
+    assert "run for paper (the letter task) only." in variants_markdown(summary)
 
 
 def test_data_variant_rule_prefers_the_plan_marker():

@@ -17,8 +17,8 @@
      "ship_best": true,                          optional (default false): --collect also ships the
                                                  weights of the best member per task (best-<task>/)
      "long": {"lengths": [20000], "count": 64,   optional (default false): a last stage that evaluates
-              "seed": 4, "variants": ["..."]},   the listed variants (default all) at lengths past the
-                                                 grid; slow, so only where the grid says it is worth it
+              "seed": 4, "variants": ["..."],    the listed variants and tasks (default all) at lengths
+              "tasks": ["letter"]},              past the grid; slow, so only where it is worth it
      "rescale": {"query_scale": "log",           optional (default false): evaluate the variants trained
                  "lengths": [17, ...],           without a query scale (default: all of them) with the
                  "count": 200, "max_tokens": .., fixed scale switched on at inference, weights unchanged
@@ -89,7 +89,7 @@ class Plan:
     analyze: dict
     dilution: dict | None = None  # softmax dilution and predicted breaks at the evaluate lengths
     ship_best: bool = False  # --collect also copies the weights of the best member per task
-    long: dict | None = None  # {"lengths", "count", "seed", "variants"}: the evaluation past the grid
+    long: dict | None = None  # {"lengths", "count", "seed", "variants", "tasks"}: the evaluation past the grid
     rescale: dict | None = None  # {"query_scale", "lengths", "count", "max_tokens", "seed", "variants", "dilution"}
     recipes: dict = field(default_factory=dict)  # name -> the Preset its overrides make (checked once, kept)
 
@@ -190,7 +190,7 @@ def load_plan(path) -> Plan:
                 analyze=analyze_section(raw.get("analyze", {}), f"{where}.analyze"),
                 dilution=dilution_section(raw.get("dilution", False), f"{where}.dilution"),
                 ship_best=raw.get("ship_best", False))
-    plan.long = long_section(raw.get("long", False), f"{where}.long", plan.variants)
+    plan.long = long_section(raw.get("long", False), f"{where}.long", plan.variants, plan.tasks)
     plan.rescale = rescale_section(raw.get("rescale", False), f"{where}.rescale", plan.variants, recipes)
     require(not (plan.rescale and plan.rescale["dilution"]) or plan.dilution is not None, f"{where}.rescale.dilution",
             "true needs the plan's dilution section (it gives the inputs), which is false or absent")

@@ -14,8 +14,8 @@ __all__ = ["PlanError", "MAX_SEED", "no_duplicate_keys", "require", "int_list", 
 EVALUATE_KEYS = {"test_split", "lengths", "count", "max_tokens", "seed"}
 ANALYZE_KEYS = {"n_inputs", "discrepancy", "discrepancy_lengths", "discrepancy_count"}
 DILUTION_KEYS = {"count", "seed"}
-LONG_KEYS = {"lengths", "count", "seed", "variants"}
-RESCALE_KEYS = LONG_KEYS | {"query_scale", "max_tokens", "dilution"}
+LONG_KEYS = {"lengths", "count", "seed", "variants", "tasks"}
+RESCALE_KEYS = LONG_KEYS - {"tasks"} | {"query_scale", "max_tokens", "dilution"}
 MAX_SEED = 2**31 - 1
 
 
@@ -89,15 +89,21 @@ def dilution_section(raw, where: str) -> dict | None:
     return out
 
 
-def long_section(raw, where: str, variants: dict) -> dict | None:
+def long_section(raw, where: str, variants: dict, tasks: list) -> dict | None:
+    """The evaluation past the grid, for the listed variants and tasks (default: all of both):
+    a variant that trains on two tasks may be worth it on one only."""
     if raw is False:
         return None
     check_keys(raw, LONG_KEYS, where)
+    chosen = raw.get("tasks", list(tasks))
+    require(isinstance(chosen, list) and chosen and set(chosen) <= set(tasks), f"{where}.tasks",
+            f"expected a non-empty list of the plan's tasks ({', '.join(tasks)}), got {chosen!r}")
     out = {"lengths": raw.get("lengths", [20_000]), "count": raw.get("count", 64), "seed": raw.get("seed", 4)}
     int_list(out["lengths"], f"{where}.lengths", 17, 1_000_000)
     int_list([out["count"]], f"{where}.count", 1, 1_000_000)
     int_list([out["seed"]], f"{where}.seed", 0, MAX_SEED)
     out["variants"] = variant_names(raw.get("variants", list(variants)), f"{where}.variants", variants)
+    out["tasks"] = list(chosen)
     return out
 
 

@@ -96,7 +96,7 @@ def stage_commands(plan: Plan, member: Member, threads: int = 1) -> dict:
     rescale = plan.rescale if plan.rescale is not None and member.variant in plan.rescale["variants"] else None
     if rescale:
         commands["rescale"] = evaluate(rescale, "rescale") + ["--query-scale", rescale["query_scale"]]
-    if plan.long is not None and member.variant in plan.long["variants"]:
+    if plan.long is not None and member.variant in plan.long["variants"] and member.task in plan.long["tasks"]:
         commands["long"] = evaluate(plan.long, "long")
     if plan.dilution is not None:
         commands["dilution"] = dilution(ev["lengths"], "dilution", "lengths")
