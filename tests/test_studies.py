@@ -58,6 +58,7 @@ def study(*args, cwd=ROOT):
     ({"long": {"variants": ["huge"]}}, "long.variants: unknown variant(s) huge"),
     ({"long": {"lengths": [20000, 3]}}, "long.lengths"),
     ({"long": {"tasks": ["number"]}}, "long.tasks: expected a non-empty list of the plan's tasks (letter)"),
+    ({"long": {"tasks": [["letter"]]}}, "long.tasks: expected a non-empty list of the plan's tasks (letter)"),
     ({"rescale": {"query_scale": "learned"}}, "rescale.query_scale: expected one of log, got 'learned'"),
     ({"rescale": {"max_tokens": 5}}, "rescale.max_tokens"),
     ({"rescale": {"dilution": 1}}, "rescale.dilution: expected true or false"),

@@ -49,8 +49,8 @@ from training.analysis.break_prediction import (RULES, break_after_learning, com
 from training.analysis.dynamics import best_step, read_validation
 from training.analysis.measured_discrepancy import ALPH_SIZE
 from training.model.checkpoints import Metrics, write_json_atomic
-from training.model.runchecks import RunError
 from training.model.gptj import ModelConfig
+from training.model.runchecks import RunError
 from training.tasks.vocab import SEQ_LEN
 
 from .plan import Member, Plan
@@ -279,8 +279,8 @@ def _ship_best(plan: Plan, summary: dict, task: str) -> dict | None:
     mean, variant, seed, accuracy = best
     member = Member(variant, task, int(seed))
     run, target = run_folder(plan, member), plan.ship / f"best-{task}"
-    shipped = _read(target / "best.json")
     if not (run / "model.safetensors").is_file():  # e.g. collected on a clone, whose runs are not there
+        shipped = _read(target / "best.json")
         if not shipped or shipped["member"] != member.id:  # never pair one member's best.json with another's weights
             raise RunError(f"the best {task} member is now {member.id}, but {run} holds no model.safetensors to ship "
                            f"(shipped: {shipped['member'] if shipped else 'none'}); run that member's training, "

@@ -96,7 +96,8 @@ def long_section(raw, where: str, variants: dict, tasks: list) -> dict | None:
         return None
     check_keys(raw, LONG_KEYS, where)
     chosen = raw.get("tasks", list(tasks))
-    require(isinstance(chosen, list) and chosen and set(chosen) <= set(tasks), f"{where}.tasks",
+    require(isinstance(chosen, list) and chosen and all(isinstance(t, str) for t in chosen)
+            and set(chosen) <= set(tasks), f"{where}.tasks",
             f"expected a non-empty list of the plan's tasks ({', '.join(tasks)}), got {chosen!r}")
     out = {"lengths": raw.get("lengths", [20_000]), "count": raw.get("count", 64), "seed": raw.get("seed", 4)}
     int_list(out["lengths"], f"{where}.lengths", 17, 1_000_000)
