@@ -25,6 +25,7 @@ Standard library only.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -34,7 +35,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Iterator
 
-__all__ = ["OutputError", "check_output_file", "check_output_dir", "atomic_open", "atomic_write_text",
+__all__ = ["OutputError", "DISK_ERRORS", "check_output_file", "check_output_dir", "atomic_open", "atomic_write_text",
            "atomic_write_bytes", "atomic_write_json"]
 
 
@@ -132,6 +133,10 @@ def check_output_dir(path, what: str = "output folder") -> Path:
     return Path(text)
 
 
+# a full disk or quota, a file-size limit, an I/O error: the write is short, so the data is not
+# whole; atomic_open turns these into one OutputError line (the old file stays)
+DISK_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
 _HOST = re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname())[:40] or "host"
 
 
@@ -198,9 +203,11 @@ def atomic_open(path, mode: str = "w", *, parents: bool = True, fsync: bool = Fa
                 handle.flush()
                 os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(error, OSError) and error.errno in DISK_ERRORS:
+            raise OutputError(f"cannot write {path}: {error.strerror}; the previous file, if any, is unchanged") from None
         raise
 
 
