@@ -82,7 +82,7 @@ def test_failed_replace_removes_the_temp_file(tmp_path, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", refuse)
-    with pytest.raises(OSError):
+    with pytest.raises(OutputError, match="No space left on device; the previous file, if any, is unchanged"):
         atomic_write_text(target, "x")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
     assert target.read_text() == "old"
@@ -208,3 +208,29 @@ def test_temporaries_of_a_killed_writer_are_removed_by_the_next_write(tmp_path):
     other.write_bytes(b"z")
     atomic_write_text(target, "new")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["data.tsv", alive.name, other.name])
+
+
+# every path no file system accepts, and the words its one line must carry (issue 29, class 10a:
+# each of these crashed the pre-check with a traceback)
+BAD_PATHS = {
+    "parent-is-a-file": ("{file}/x.txt", "is a file, so"),
+    "grandparent-is-a-file": ("{file}/y/x.txt", "is a file, so"),
+    "name-too-long": ("{dir}/" + "a" * 300 + ".txt", "this file system allows at most"),
+    "folder-name-too-long": ("{dir}/" + "b" * 300 + "/x.txt", "this file system allows at most"),
+    "nul-byte": ("{dir}/a\0b.txt", "contains a NUL byte"),
+    "empty": ("", "empty path"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_PATHS))
+@pytest.mark.parametrize("check", [check_output_file, check_output_dir, atomic_write_text])
+def test_a_path_no_file_system_accepts_is_one_output_error(tmp_path, name, check):
+    plain = tmp_path / "plain"
+    plain.write_text("keep")
+    template, words = BAD_PATHS[name]
+    path = template.format(file=plain, dir=tmp_path)
+    arguments = (path, "x") if check is atomic_write_text else (path, "--out")
+    with pytest.raises(OutputError, match=words) as caught:
+        check(*arguments)
+    assert "\n" not in str(caught.value)
+    assert plain.read_text() == "keep" and sorted(p.name for p in tmp_path.iterdir()) == ["plain"]

@@ -63,6 +63,10 @@ def _resolve_target(path: str) -> str:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
         return path
+    except NotADirectoryError:
+        raise OutputError(f"{path}: a parent in this path is a file, not a directory") from None
+    except OSError as error:
+        raise OutputError(f"{path}: {error.strerror or error}") from None
     if not stat.S_ISREG(mode):
         raise OutputError(f"{path} exists and is {_kind(mode)}; refusing to replace it")
     return path
@@ -77,6 +81,26 @@ def _probe_writable(folder: str, path: str) -> None:
         os.unlink(probe)
     except OSError as error:
         raise OutputError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def _check_path_text(text: str, what: str) -> None:
+    """Refuse what no file system accepts, before any call that would raise on it: an empty
+    path, a NUL byte, a component longer than the file system's NAME_MAX, a parent that is a file."""
+    if not text:
+        raise OutputError(f"{what}: empty path")
+    if "\0" in text:
+        raise OutputError(f"{what}: {text!r} contains a NUL byte")
+    existing = _nearest_existing(os.path.dirname(os.path.abspath(text)) or ".")
+    try:
+        limit = os.pathconf(existing if os.path.isdir(existing) else "/", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    for part in os.path.abspath(text).split(os.sep):
+        if len(os.fsencode(part)) > limit:
+            raise OutputError(f"{what}: the name {part[:40]}... is {len(os.fsencode(part))} bytes; "
+                              f"this file system allows at most {limit}")
+    if os.path.exists(existing) and not os.path.isdir(existing):
+        raise OutputError(f"{what}: {existing} is a file, not a directory, so {text} cannot be made under it")
 
 
 def _nearest_existing(folder: str) -> str:
@@ -96,8 +120,7 @@ def check_output_file(path, what: str = "output", *, parents: bool = False) -> P
     ``parents``: then its nearest existing ancestor must be a folder), a folder this process
     cannot create files in."""
     text = os.fspath(path)
-    if not text:
-        raise OutputError(f"{what}: empty path")
+    _check_path_text(text, what)
     try:
         target = _resolve_target(text)
     except OutputError as error:
@@ -119,8 +142,7 @@ def check_output_dir(path, what: str = "output folder") -> Path:
     """Check, before any work, that ``path`` is (or can be made) a folder this process can
     write in; return it as a Path.  An existing non-folder is refused."""
     text = os.fspath(path)
-    if not text:
-        raise OutputError(f"{what}: empty path")
+    _check_path_text(text, what)
     if os.path.exists(text) and not os.path.isdir(text):
         raise OutputError(f"{what}: {text} exists and is {_kind(os.stat(text).st_mode)}, not a directory")
     existing = _nearest_existing(os.path.abspath(text))
@@ -185,6 +207,7 @@ def atomic_open(path, mode: str = "w", *, parents: bool = True, fsync: bool = Fa
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
+    _check_path_text(os.fspath(path), "output")
     path = _resolve_target(os.fspath(path))
     folder = os.path.dirname(os.path.abspath(path))
     if parents:

@@ -21,7 +21,8 @@ Shapes are plain Python values, so a reader states what it needs next to where i
 - ``{"key": s, "other?": t, "*": u}``: an object with the required ``key``, the optional
   ``other`` and any further keys of shape ``u`` (without ``"*"`` other keys are allowed and
   not checked);
-- ``Nullable(s)``, ``OneOf(s, t, ...)``, ``Checked(s, predicate, "what is allowed")``.
+- ``Nullable(s)``, ``OneOf(s, t, ...)``, ``Choice("number", "letter")`` (one of these values),
+  ``Checked(s, predicate, "what is allowed")``.
 
 ``InputError`` is a ``theory.cli.UsageError``, so every command's dispatcher already turns it
 into one line on stderr and exit status 2.  Standard library only (``theory`` is the bottom of
@@ -40,7 +41,7 @@ from typing import Any, Callable, Iterator
 
 from .cli import UsageError
 
-__all__ = ["InputError", "MAX_DEPTH", "MAX_BYTES", "ANY", "Nullable", "OneOf", "Checked", "check_input_file",
+__all__ = ["InputError", "MAX_DEPTH", "MAX_BYTES", "ANY", "Nullable", "OneOf", "Choice", "Checked", "check_input_file",
            "read_bytes", "read_text", "load_json", "parse_json", "check_shape", "iter_jsonl", "nesting_depth"]
 
 MAX_DEPTH = 64  # the deepest file we write is about 8 levels; 64 leaves room and stays far from the recursion limit
@@ -70,6 +71,15 @@ class OneOf:
 
     def __init__(self, *shapes):
         object.__setattr__(self, "shapes", shapes)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One of the listed values (compared with ==)."""
+    values: tuple
+
+    def __init__(self, *values):
+        object.__setattr__(self, "values", values)
 
 
 @dataclass(frozen=True)
@@ -188,6 +198,8 @@ def _describe(shape) -> str:
         return " or ".join(_describe(s) for s in shape.shapes)
     if isinstance(shape, Checked):
         return _describe(shape.shape)
+    if isinstance(shape, Choice):
+        return "one of " + ", ".join(map(repr, shape.values))
     return "any value"
 
 
@@ -208,8 +220,11 @@ def check_shape(value, shape, source: str, field: str = "") -> None:
     if shape is ANY:
         return
     if isinstance(shape, Nullable):
-        if value is not None:
-            check_shape(value, shape.shape, source, field)
+        if value is None:
+            return
+        if isinstance(shape.shape, type) and not _matches_type(value, shape.shape):  # say "or null" in the line
+            raise InputError(f"{source}: {_where(field)}: expected {_describe(shape)}, got {_type_name(value)}")
+        check_shape(value, shape.shape, source, field)
         return
     if isinstance(shape, OneOf):
         for option in shape.shapes:
@@ -219,6 +234,11 @@ def check_shape(value, shape, source: str, field: str = "") -> None:
             except InputError:
                 continue
         raise InputError(f"{source}: {_where(field)}: expected {_describe(shape)}, got {_type_name(value)}")
+    if isinstance(shape, Choice):
+        if value not in shape.values or isinstance(value, bool) != any(isinstance(v, bool) for v in shape.values):
+            raise InputError(f"{source}: {_where(field)}: {value!r:.60} is not allowed; expected one of "
+                             f"{', '.join(map(repr, shape.values))}")
+        return
     if isinstance(shape, Checked):
         check_shape(value, shape.shape, source, field)
         if not shape.predicate(value):
