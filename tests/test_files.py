@@ -213,8 +213,8 @@ def test_temporaries_of_a_killed_writer_are_removed_by_the_next_write(tmp_path):
 # every path no file system accepts, and the words its one line must carry (issue 29, class 10a:
 # each of these crashed the pre-check with a traceback)
 BAD_PATHS = {
-    "parent-is-a-file": ("{file}/x.txt", "is a file, so"),
-    "grandparent-is-a-file": ("{file}/y/x.txt", "is a file, so"),
+    "parent-is-a-file": ("{file}/x.txt", "is a file, not a directory, so"),
+    "grandparent-is-a-file": ("{file}/y/x.txt", "is a file, not a directory, so"),
     "name-too-long": ("{dir}/" + "a" * 300 + ".txt", "this file system allows at most"),
     "folder-name-too-long": ("{dir}/" + "b" * 300 + "/x.txt", "this file system allows at most"),
     "nul-byte": ("{dir}/a\0b.txt", "contains a NUL byte"),
