@@ -36,22 +36,25 @@ import sys
 import time
 from pathlib import Path
 
-from theory.cli import OneLineParser, interrupted
-from theory.files import check_output_dir
+from theory.cli import quiet_interrupt_while_starting
 
-from .breaks_figure import build_fig_breaks
-from .discrepancy_figure import build_discrepancy_trained
-from .figure2 import build_fig2
-from .frequency_figures import build_fig8, build_table1
-from .generalisation_figures import build_fig5b, build_fig5cd
-from .geometry_figures import build_fig4bc
-from .llm_heads_figure import build_llm_heads
-from .rescale_figure import build_fig_rescale
-from .loaders import ROOT, InputError, Inputs, MissingInput
-from .style import show_path
-from .theory_figures import build_fig4a, build_fig5a
-from .training_figures import build_fig6, build_fig7
-from .variants_figure import build_fig_variants
+with quiet_interrupt_while_starting("python -m figures"):  # Ctrl-C during the imports: one line, exit 130
+    from theory.cli import OneLineParser, interrupted
+    from theory.files import check_output_dir
+
+    from .breaks_figure import build_fig_breaks
+    from .discrepancy_figure import build_discrepancy_trained
+    from .figure2 import build_fig2
+    from .frequency_figures import build_fig8, build_table1
+    from .generalisation_figures import build_fig5b, build_fig5cd
+    from .geometry_figures import build_fig4bc
+    from .llm_heads_figure import build_llm_heads
+    from .rescale_figure import build_fig_rescale
+    from .loaders import ROOT, InputError, Inputs, MissingInput
+    from .style import show_path
+    from .theory_figures import build_fig4a, build_fig5a
+    from .training_figures import build_fig6, build_fig7
+    from .variants_figure import build_fig_variants
 
 FIGURES = {
     "fig2": (build_fig2, "accuracy per hop, scores of L1/L5/L11, purity; median and min-max over seeds"),

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import sys
 
-from theory.cli import OneLineParser, UsageError, interrupted
-from theory.files import OutputError, check_output_file
+from theory.cli import quiet_interrupt_while_starting
 
-from . import claims  # noqa: F401  (registers the checks)
-from .claims.trained_sources import WeightsError, runs_by_task
-from .registry import REGISTRY, Options
-from .runner import format_table, run_claims, write_json
+with quiet_interrupt_while_starting("python -m proofs_check"):  # Ctrl-C during the imports: one line, exit 130
+    from theory.cli import OneLineParser, UsageError, interrupted
+    from theory.files import OutputError, check_output_file
+
+    from . import claims  # noqa: F401  (registers the checks)
+    from .claims.trained_sources import WeightsError, runs_by_task
+    from .registry import REGISTRY, Options
+    from .runner import format_table, run_claims, write_json
 
 PROG = "python -m proofs_check"
 

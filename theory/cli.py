@@ -9,9 +9,12 @@ Standard library only.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
 
-__all__ = ["UsageError", "OneLineParser", "INTERRUPTED", "interrupted"]
+__all__ = ["UsageError", "OneLineParser", "INTERRUPTED", "interrupted", "quiet_interrupt_while_starting"]
 
 INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a process ended by Ctrl-C
 
@@ -32,3 +35,27 @@ def interrupted(prog: str, detail: str = "") -> int:
     returns the exit status to give."""
     print(f"{prog}: interrupted{detail}", file=sys.stderr)
     return INTERRUPTED
+
+
+@contextlib.contextmanager
+def quiet_interrupt_while_starting(prog: str):
+    """Wrap an entry point's imports: Ctrl-C there (numpy, torch and matplotlib take seconds to
+    import) prints one line and exits 130, like Ctrl-C later in ``main``, instead of a
+    KeyboardInterrupt traceback from deep inside an import.
+
+    A signal handler, not ``except KeyboardInterrupt``: an interrupt that lands inside an
+    import can leave half-initialised modules behind, so the process leaves at once with
+    ``os._exit`` (nothing has been written yet; no output is open before ``main`` runs).
+    The default handler is back when the block ends, so ``main`` sees KeyboardInterrupt as usual."""
+    def leave(signum, frame):
+        os.write(2, f"{prog}: interrupted\n".encode())
+        os._exit(INTERRUPTED)
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started ignoring Ctrl-C (nohup, `cmd &`): keep ignoring it
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, leave)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

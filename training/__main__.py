@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import sys
 
-from .analysis import cli as analysis_cli
-from .analysis import dilution_cli
-from .cli_common import OneLineParser, OutputError, UsageError, interrupted, report_usage_error
-from .llm import cli as llm_cli
-from .model import cli as model_cli
-from .studies import cli as studies_cli
-from .tasks import cli as tasks_cli
+from theory.cli import quiet_interrupt_while_starting
+
+with quiet_interrupt_while_starting("python -m training"):  # Ctrl-C during the imports: one line, exit 130
+    from .analysis import cli as analysis_cli
+    from .analysis import dilution_cli
+    from .cli_common import OneLineParser, OutputError, UsageError, interrupted, report_usage_error
+    from .llm import cli as llm_cli
+    from .model import cli as model_cli
+    from .studies import cli as studies_cli
+    from .tasks import cli as tasks_cli
 
 COMMANDS = [tasks_cli.add_data_parser, model_cli.add_train_parser, model_cli.add_bench_parser,
             llm_cli.add_llm_parser, analysis_cli.add_evaluate_parser, analysis_cli.add_analyze_parser,
