@@ -16,6 +16,14 @@
 set -e
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+# the prerequisite, checked before anything is overwritten: a fresh clone ships the reference
+# weights but not their 13 checkpoints, which only train_reference.sh writes
+for task in number letter; do
+    if [ ! -d "runs/$task/checkpoints/step-006000" ]; then
+        echo "analyze_reference.sh: runs/$task/checkpoints/step-006000 is missing; run sh scripts/train_reference.sh first" >&2
+        exit 2
+    fi
+done
 LENGTHS=17,25,50,100,200,400,850,1500,3000,5000
 pids=""
 for task in number letter; do
