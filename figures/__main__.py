@@ -40,7 +40,7 @@ from theory.cli import quiet_interrupt_while_starting
 
 with quiet_interrupt_while_starting("python -m figures"):  # Ctrl-C during the imports: one line, exit 130
     from theory.cli import OneLineParser, interrupted
-    from theory.files import check_output_dir
+    from theory.files import OutputError, check_output_dir
 
     from .breaks_figure import build_fig_breaks
     from .discrepancy_figure import build_discrepancy_trained
@@ -158,6 +158,9 @@ def build_all(names: list[str], inputs: Inputs, out: Path, explicit: bool) -> in
         except MissingInput as absent:
             problems.append(f"{name}: skipped, {absent}")
             continue
+        except OutputError as error:  # a full disk or a folder turned unwritable: every next figure would fail alike
+            print(f"python -m figures: error: {name}: {error}", file=sys.stderr)
+            return 2
         except (InputError, KeyError, IndexError, TypeError, ValueError, OSError) as error:
             # A file that exists but breaks its schema, or an output that turned unwritable
             # during the run: always an error, whatever the mode.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from theory.files import atomic_write_text
 from theory.paper_data import TABLE1
 
 from . import style
@@ -77,7 +78,6 @@ def table1_markdown(analyses: dict, missing: list) -> str:
 
 def build_table1(inputs: Inputs, out: Path) -> Built:
     analyses, missing = per_task(inputs.analysis, style.TASKS)
-    out.mkdir(parents=True, exist_ok=True)
     path = out / "table1.md"
-    path.write_text(table1_markdown(analyses, missing))
+    atomic_write_text(path, table1_markdown(analyses, missing))  # a full disk leaves the old table whole
     return Built([path], missing)

@@ -5,13 +5,19 @@ absent raises :class:`MissingInput`, whose message names the file and the comman
 writes it; a file that is there but does not follow its schema raises :class:`InputError`
 naming the file and what is wrong.  The figure code can then say precisely why a figure
 was skipped.
+
+Every file is read through ``theory.inputs`` (the package's one JSON loader) against the
+shape below that its figures rely on: a FIFO given as an input, a file that is not UTF-8,
+JSON nested thousands of levels deep or a field of the wrong type is an ``InputError``
+naming the file and the field, never a hang or a traceback.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from theory.inputs import ANY, InputError, Nullable, check_shape, iter_jsonl, load_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,6 +38,37 @@ COMMANDS = {
     "variants": ("python -m training study training/studies/variants.json --collect "
                  "(its ship folder; or --variants DIR)"),
 }
+# The shape each input must have (theory.inputs): the fields the figures read, with their
+# types.  Series may hold null (a length or step that was not measured).
+_SERIES = [Nullable(float)]
+_MATRIX = [[Nullable(float)]]  # per checkpoint, per layer
+_THETA = {"decimal?": str, "exact?": str}
+_INDEX_BLOCK = {"theta": _THETA, "sup": _SERIES, "inf": _SERIES, "stated_bound": _SERIES,
+                "corrected_sup_bound?": _SERIES}
+SHAPES = {
+    "analysis": {"steps": [int], "layers": int, "purity": {"*": dict},
+                 "scores": {"positional": _MATRIX, "symbolic": _MATRIX, "entropy?": _MATRIX,
+                            "entropy_normalised?": _MATRIX},
+                 "validation?": [dict], "frequency?": Nullable(dict), "index_geometry?": Nullable(dict),
+                 "measured_discrepancy?": Nullable(ANY)},
+    "length": {"lengths": [int], "accuracy": _SERIES, "per_hop?": {"*": _SERIES}},
+    "figure5a": {"n": [int], "index": dict(_INDEX_BLOCK, corrected_sup_bound=_SERIES),
+                 "index_worst_angle": {"theta": {"exact": str}, "sup": _SERIES},
+                 "index_sup_over_angles?": Nullable(_SERIES),
+                 "retrieval": {"theta": {"decimal": str}, "alph_size": int, "n0_max": int, "stated_bound": _SERIES,
+                               "competitor": _SERIES, "corrected_competitor_bound": _SERIES, "margin": _SERIES,
+                               "sup": _SERIES, "inf": _SERIES, "inf_lower_bound?": _SERIES}},
+    "figure4a": {"theta": str, "theta_decimal?": str, "key": [float], "queries": {"*": [float]},
+                 "rotated_queries": {"*": {"*": [float]}}, "logits": {"*": {"*": Nullable(float)}}},
+    "llm": {"model": str, "task": str, "per_length": [{"length": int, "accuracy_mean": Nullable(float)}]},
+    "llm_heads": {"layers": int, "heads": int, "per_head": ANY, "frequency": ANY},
+    "variants": dict,  # Inputs.variants_summary checks its blocks, naming them
+    "study": {"dilution": dict, "breaks": dict},
+}
+# One validation record of metrics.jsonl (other splits are not read).
+_RECORD = {"split?": str}
+_VALIDATION_RECORD = {"step": int, "accuracy": float, "accuracy_by_hop?": {"*": Nullable(float)}}
+
 # The seed study's variant whose members the figures draw: the paper's recipe, as the shipped runs.
 SEED_VARIANT = "paper"
 
@@ -56,10 +93,6 @@ def _missing_line(path: Path, command: str, field: str) -> str:
     return f"missing {where}{_show(path)} (produce it with: {command})"
 
 
-class InputError(Exception):
-    """An input file exists but cannot be read as the schema it should follow."""
-
-
 def _show(path: Path) -> str:
     """A path relative to the repository when it lies inside it: shorter and copy-pastable."""
     try:
@@ -73,15 +106,15 @@ def _command(kind: str, path: Path, task: str = "") -> str:
 
 
 def read_json(path: Path, kind: str, task: str = "", required: tuple = ()) -> dict:
-    """One JSON object; absent -> MissingInput, unreadable or lacking ``required`` keys -> InputError."""
+    """One JSON object of the shape ``SHAPES[kind]``; absent -> MissingInput; unreadable, not
+    JSON or of another shape (``required`` keys absent among them) -> InputError naming the
+    file and the field."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise MissingInput(path, _command(kind, path, task))
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        raise InputError(f"{_show(path)} is not readable JSON: {error}") from error
-    require(data, required, path)
+    data = load_json(path, dict)  # a FIFO or folder here: InputError, never a hang
+    require(data, required, path)  # every absent field in one line
+    check_shape(data, SHAPES.get(kind, dict), str(path))
     return data
 
 
@@ -101,19 +134,13 @@ def read_validation(path: Path, task: str) -> list[dict]:
     if not path.is_file():
         raise MissingInput(path, _command("metrics", path, task))
     records = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as error:
-            raise InputError(f"{_show(path)} line {number} is not JSON: {error}") from error
-        if not isinstance(record, dict):
-            raise InputError(f"{_show(path)} line {number}: expected a JSON object, found {type(record).__name__}")
+    # a torn last line is a training killed mid-record: the records before it stand
+    for number, record in enumerate(iter_jsonl(path, _RECORD), 1):
         if record.get("split") == "validation":
             absent = [key for key in ("step", "accuracy") if key not in record]
             if absent:
-                raise InputError(f"{_show(path)} line {number} lacks the field(s) {', '.join(absent)}")
+                raise InputError(f"{_show(path)}: a validation record lacks the field(s) {', '.join(absent)}")
+            check_shape(record, _VALIDATION_RECORD, f"{_show(path)} record {number}")
             records.append({"step": record["step"], "overall": record["accuracy"],
                             "per_hop": record.get("accuracy_by_hop", {})})
     if not records:

@@ -15,6 +15,7 @@ band of the same colour their min-max range, and a thin line the shipped run (``
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 
@@ -22,6 +23,8 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only: no display is ever needed, and Agg is the fastest backend
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+
+from theory.files import atomic_write_bytes  # noqa: E402
 
 TASKS = ("number", "letter")
 TASK_TITLE = {"number": "Number task", "letter": "Letter task"}
@@ -92,16 +95,36 @@ def new_figure(width: float, height: float, **kwargs):
     return plt.figure(figsize=(width, height), layout="constrained", **kwargs)
 
 
+# Saved figures are tracked files: the same inputs must give the same bytes, or every run of
+# `python -m figures` would show them as modified.  Matplotlib stamps the PDF with the time
+# (CreationDate) and both formats with its version (Software, Creator, Producer); None drops a key.
+PNG_METADATA = {"Software": None}
+PDF_METADATA = {"CreationDate": None, "Creator": None, "Producer": None}
+
+
+def render(fig, fmt: str) -> bytes:
+    """The figure as PNG or PDF bytes, free of time stamps and versions (same figure, same bytes)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt, metadata=PNG_METADATA if fmt == "png" else PDF_METADATA)
+    return buffer.getvalue()
+
+
 def save(fig, out_dir: Path, name: str) -> list[Path]:
-    """Write ``name``.png and ``name``.pdf into ``out_dir``, close the figure, return both paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Write ``name``.png and ``name``.pdf into ``out_dir``, close the figure, return both paths.
+
+    Both are rendered in memory first and then written atomically (theory.files): a full disk
+    or a Ctrl-C leaves each file whole, old or new, never a truncated figure."""
     paths = [out_dir / f"{name}.png", out_dir / f"{name}.pdf"]
-    fig.savefig(paths[0])
-    # The layout of the PNG holds for the PDF (same size in inches): freeze it rather than
-    # solve the constrained layout again, about half of the saving time of a 24-panel figure.
-    fig.set_layout_engine("none")
-    fig.savefig(paths[1])
-    plt.close(fig)
+    try:
+        png = render(fig, "png")
+        # The layout of the PNG holds for the PDF (same size in inches): freeze it rather than
+        # solve the constrained layout again, about half of the saving time of a 24-panel figure.
+        fig.set_layout_engine("none")
+        pdf = render(fig, "pdf")
+    finally:
+        plt.close(fig)
+    atomic_write_bytes(paths[0], png)
+    atomic_write_bytes(paths[1], pdf)
     return paths
 
 

@@ -5,15 +5,31 @@
 The same arguments always give byte-identical output.  Rows are produced in
 blocks, so a long extra target window (--extra-target K, Section 3.6) never holds
 more than a few million tokens in memory beyond the 17-token core of every row.
+
+Where the rows go, and what a failed write costs:
+
+- ``--out FILE``: written atomically (theory.files), so a full disk leaves the previous FILE
+  as it was; one line on stderr, exit status 2.
+- stdout: a full disk or an I/O error (``data > file``, ``data > /dev/full``) is one line
+  on stderr and exit status 2 (what reached the file is incomplete: nothing can take it
+  back); a closed stdout is refused the same way.  A reader that stops early
+  (``data | head``) is not an error of ours, but not every row was delivered: nothing is
+  printed and the exit status is 1.
+
+Rows are written to stdout's file descriptor with ``os.write`` in a loop that checks every
+count, not through ``sys.stdout``: with PYTHONUNBUFFERED set, ``sys.stdout`` writes to an
+unbuffered raw file and drops what a short write left over, with no error (a truncated
+file and exit status 0 on a full disk; exit 0 after ``| head``).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 
-from theory.files import atomic_open
+from theory.files import DISK_ERRORS, OutputError, atomic_open
 from training.cli_common import UsageError, check_output
 
 from . import generators as gen
@@ -83,16 +99,55 @@ def run(args) -> int:
 
 
 def _write_stdout(chunks) -> int:
+    """Write every chunk to stdout; 0 when all of it went out, 1 when the reader closed the
+    pipe; OutputError (one line, exit status 2) when the write itself failed."""
+    if sys.stdout is None:  # started with stdout closed (`>&-`)
+        raise OutputError("stdout is closed; give --out FILE")
     try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError):  # not a file (an in-process capture): its own write() must do
+        fd = None
+    try:
+        sys.stdout.flush()  # anything printed before goes first
         for chunk in chunks:
-            sys.stdout.write(chunk)
-        sys.stdout.flush()
+            if fd is None:
+                sys.stdout.write(chunk)
+            else:
+                _write_all(fd, chunk.encode("utf-8"))
+        if fd is None:
+            sys.stdout.flush()
     except BrokenPipeError:
-        # The reader stopped early (e.g. `| head`): no traceback, and keep Python's
-        # shutdown flush from failing on the closed pipe again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _silence_stdout()  # the reader stopped early (`| head`): silent, as documented
         return 1
+    except OSError as error:
+        _silence_stdout()
+        why = error.strerror or str(error)
+        if error.errno in DISK_ERRORS:
+            why += "; the output is incomplete"
+        raise OutputError(f"cannot write the rows to stdout: {why}") from None
     return 0
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until every byte is out: a short count is retried, and the retry raises
+    the error (ENOSPC, EFBIG, EPIPE) that cut it short."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(errno.EIO, "the write made no progress")
+        view = view[written:]
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that Python's flush of it at exit cannot fail again and
+    print "Exception ignored" after our one line."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):
+        pass
 
 
 def _write_atomically(path: str, chunks) -> None:

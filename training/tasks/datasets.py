@@ -20,8 +20,11 @@ The cache is an ``.npz`` (``allow_pickle=False``) plus a JSON manifest naming th
 task, seed, sizes, hops, generator and numpy versions and a SHA-256 of the content;
 both are written atomically and a cache whose manifest differs in anything, or
 whose content does not hash to the manifest, is rebuilt.  So is a cache that cannot be
-read at all (a truncated or empty ``.npz``, a manifest that is not a JSON object), with one
-line on stderr naming the file and why.  The cache FOLDER is the user's setting
+read at all (a truncated or empty ``.npz``, a manifest that is not a JSON object of the
+manifest's shape, a FIFO or folder where a file belongs), with one line on stderr naming the
+file and why; nothing there is opened in a way that could block.  A full disk while the cache
+is written is one line (``CacheError``): the files already there stay whole (atomic writes),
+and the manifest is written last, so the next run rebuilds what is missing.  The cache FOLDER is the user's setting
 (``$ROPE_HEADS_CACHE``): one that is not a folder, or that cannot be written when a
 rebuild is needed, raises ``CacheError`` (a usage error: one line, exit status 2).
 """
@@ -38,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from theory.files import OutputError, atomic_open, atomic_write_json, check_output_dir
+from theory.inputs import InputError, check_input_file, load_json
 from training.cli_common import UsageError
 
 from . import generators as gen
@@ -182,15 +186,19 @@ def _parameters(task, sizes: dict, seed: int, hops: tuple) -> dict:
             "vocab_sha256": hashlib.sha256(json.dumps(task.vocab).encode()).hexdigest()}
 
 
+# What _load reads of a manifest; anything else in it is only for people.  The loader
+# (theory.inputs) refuses a FIFO or device there without blocking, bounds the nesting and
+# names the field of the wrong type.
+_MANIFEST_SHAPE = {"parameters": dict, "content_sha256": str}
+
+
 def _read_manifest(manifest_path: Path) -> dict:
-    manifest = json.loads(manifest_path.read_text())
-    if not isinstance(manifest, dict):
-        raise ValueError(f"manifest is a JSON {type(manifest).__name__}, not an object")
-    return manifest
+    return load_json(manifest_path, _MANIFEST_SHAPE, "dataset cache manifest")
 
 
 # every way a damaged cache fails to load: a truncated or empty .npz (BadZipFile, EOFError),
-# an unreadable or non-JSON manifest, missing or non-integer arrays
+# missing or non-integer arrays; an unreadable, non-JSON or misshapen manifest and a FIFO or
+# other non-file where a cache file belongs are InputErrors, whose message names the file
 _DAMAGED = (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile)
 
 
@@ -201,15 +209,20 @@ def _load(data_path: Path, manifest_path: Path, parameters: dict):
         return None, None
     try:
         manifest = _read_manifest(manifest_path)
+    except InputError as error:  # its message names the file and the field
+        return None, str(error)
     except _DAMAGED as error:
         return None, f"{manifest_path}: {type(error).__name__}: {error}"
     if manifest.get("parameters") != parameters:
         return None, f"{manifest_path} names other parameters"
     try:
+        check_input_file(data_path, "dataset cache")  # np.load would block forever on a FIFO
         with np.load(data_path, allow_pickle=False) as data:
             splits = {name: Batch(data[f"{name}/inputs"], data[f"{name}/answers"], data[f"{name}/hops"])
                       for name in parameters["sizes"]}
         content = _content_sha256(splits)
+    except InputError as error:
+        return None, str(error)
     except _DAMAGED as error:
         return None, f"{data_path}: {type(error).__name__}: {error}"
     if content != manifest.get("content_sha256"):

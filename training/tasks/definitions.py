@@ -16,13 +16,13 @@ position marginals cannot all be exactly equal.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 from theory.files import atomic_write_json
+from theory.inputs import InputError, load_json
 from theory.functions import solve_letter, solve_number
 
 from . import generators as gen
@@ -213,13 +213,10 @@ def save_vocab(path, task) -> None:
 def load_vocab(path, task) -> list[str]:
     """Read a vocab.json and check that it is exactly the task's vocabulary."""
     task = get_task(task)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            vocab = json.load(handle)
-    except json.JSONDecodeError as bad:
-        raise ValueError(f"{path} is not valid JSON: {bad}") from None
-    if not isinstance(vocab, list) or not all(isinstance(t, str) for t in vocab):
-        raise ValueError(f"{path} must hold a JSON list of token strings")
+    try:  # the one JSON loader: a FIFO, non-UTF-8 or deeply nested file is one line, never a hang or traceback
+        vocab = load_json(path, [str], "vocabulary")
+    except InputError as bad:  # callers expect ValueError (a run that is not of this task)
+        raise ValueError(str(bad)) from None
     if vocab != task.vocab:
         if len(vocab) != len(task.vocab):
             why = f"it has {len(vocab)} tokens, the {task.name} task has {len(task.vocab)}"
