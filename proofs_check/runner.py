@@ -6,6 +6,7 @@ import time
 import traceback
 
 from theory.files import atomic_write_json
+from theory.inputs import InputError
 
 from .registry import REGISTRY, Options
 
@@ -27,6 +28,12 @@ def run_claims(ids, options: Options) -> list[dict]:
                 row["counterexample"] = outcome.counterexample
             if outcome.corrected is not None:
                 row["corrected_by"] = outcome.corrected
+        except InputError as error:  # a damaged shipped file: the loader's line names it and the field
+            row = {
+                "id": claim.id, "statement": claim.statement, "source": claim.source,
+                "recorded": claim.recorded, "status": "error", "summary": str(error),
+                "evidence": {"input_error": str(error)},
+            }
         except Exception as error:  # a broken check is reported, never hidden
             row = {
                 "id": claim.id, "statement": claim.statement, "source": claim.source,

@@ -248,6 +248,18 @@ def test_hf_backend_cuts_raw_completions_at_a_newline_but_not_chat_turns(tiny_to
 
 # -- OpenAI-compatible backend against a local server -------------------------------------------------
 
+# Hostile reply bodies (a model name "<key>-<tag>" gets one) and the field each message must name.
+HOSTILE_REPLIES = {
+    "deep": (b'{"choices": [{"message": {"content": ' + b"[" * 50_000 + b"]" * 50_000 + b"}}]}", "nested deeper"),
+    "choicesastext": (b'{"choices": "y"}', "field choices: expected a list, got a string"),
+    "nochoices": (b'{"choices": []}', "field choices: [] is not allowed; expected a non-empty list"),
+    "contentnumber": (b'{"choices": [{"message": {"content": 7}}]}',
+                      "field choices[0].message.content: expected a string, got an integer"),
+    "truncatedjson": (b'{"choices": [{"message": {"content": "y', "not valid JSON"),
+    "latin1": ('{"choices": [{"message": {"content": "\xe9"}}]}'.encode("latin-1"), "not UTF-8"),
+}
+
+
 class ChatHandler(BaseHTTPRequestHandler):
     """Behaviour chosen by the request's model name, ``<behaviour>-<unique tag>``."""
 
@@ -272,6 +284,8 @@ class ChatHandler(BaseHTTPRequestHandler):
             return self.send(500 if calls == 1 else 429, b"busy", {"Retry-After": "3"} if calls == 2 else {})
         if behaviour == "malformed":
             return self.send(200, b'{"choices": [')
+        if behaviour in HOSTILE_REPLIES:
+            return self.send(200, HOSTILE_REPLIES[behaviour][0])
         if behaviour == "hangup":  # close without a reply: the client sees RemoteDisconnected
             self.close_connection = True
             return
@@ -573,3 +587,83 @@ def test_one_hop_llm(name, window):
             assert all(len(t) == 2 and t[0] in string.ascii_lowercase and t[1] in "123456789" for t in tokens[:-1])
             q1, q2 = tokens[-1]
             assert q1 != q2 and [t[0] for t in tokens[:-1]].count(q2) == 1
+
+
+# -- issue 29: every JSON the harness reads goes through theory.inputs; one line per error ----------
+
+@pytest.mark.parametrize("hostile", sorted(HOSTILE_REPLIES))
+def test_a_hostile_endpoint_reply_fails_the_item_and_names_the_field(server, hostile):
+    """Deep nesting was a RecursionError in a worker thread; now every hostile reply is a failed
+    call (retried, counted), its error naming the reply and the field."""
+    from training.llm.backends import reply_content
+    from theory.inputs import InputError
+
+    body, named = HOSTILE_REPLIES[hostile]
+    with pytest.raises(InputError, match=re.escape(named)):
+        reply_content(body)
+    results, records = evaluate(api(server, hostile, max_attempts=2), "letter", [12], [0], count=2)
+    (row,) = results["per_length"]
+    assert (row["n_failed_items"], row["n_failed_calls"], row["n_scored"]) == (2, 4, 0)
+    assert all(r["error"].startswith("malformed reply: the endpoint's reply: ") and named in r["error"]
+               for r in records)
+
+
+def test_a_torn_replies_file_of_another_configuration_is_one_line(server, tmp_path, capsys):
+    """It printed the torn-line warning and then the refusal: two lines for one exit-2 error.
+    The warning is said only once the file is resumed (when the torn line is really dropped)."""
+    model, out, replies = f"correct-{uuid.uuid4().hex[:8]}", tmp_path / "r.json", tmp_path / "r.jsonl"
+    assert main(llm_args(server.server_port, model, out, "--replies", str(replies))) == 0
+    with replies.open("a") as handle:
+        handle.write('{"length": 16, "seed": 0, "ind')  # a crash in the middle of an append
+    capsys.readouterr()
+    before = replies.read_bytes()
+    other = f"correct-{uuid.uuid4().hex[:8]}"
+    assert main(llm_args(server.server_port, other, tmp_path / "o.json", "--replies", str(replies))) == 2
+    assert "another configuration" in one_error_line(capsys)
+    assert replies.read_bytes() == before and calls_to(server, other) == 0  # the torn line is not dropped either
+
+
+HOSTILE_JSON = {"deep": b"[" * 100_000 + b"]" * 100_000, "truncated": b'{"per_length": [{"n_scored": 1',
+                "a list": b'[{"n_scored": 1}]', "wrong field": b'{"per_length": [{"n_scored": "1"}], "task": 7}',
+                "latin1": '{"\xe9": 1}'.encode("latin-1")}
+FIELD_NAMED = {"--json": "field per_length[0].n_scored: expected an integer", "--replies": "field task: expected a "
+               "string"}  # "wrong field" in each file that has a shape beyond "an object"
+
+
+@pytest.mark.parametrize("hostile", sorted(HOSTILE_JSON))
+@pytest.mark.parametrize("where", ["--json", "--replies", "--model config.json", "--extra-body"])
+def test_hostile_json_inputs_are_one_line_naming_the_file(server, tmp_path, capsys, where, hostile):
+    data = HOSTILE_JSON[hostile]
+    if hostile == "wrong field" and where not in FIELD_NAMED:
+        pytest.skip("any object is a valid config.json or --extra-body")
+    model, out, replies = f"correct-{uuid.uuid4().hex[:8]}", tmp_path / "r.json", tmp_path / "r.jsonl"
+    if where == "--extra-body":
+        if hostile == "latin1":
+            pytest.skip("a command-line value is already text")
+        with pytest.raises(SystemExit) as exit_:
+            main(llm_args(server.server_port, model, out, "--extra-body", data.decode()))
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2 and len(err.splitlines()) == 1 and "--extra-body" in err, err
+        assert calls_to(server, model) == 0
+        return
+    if where == "--model config.json":
+        folder = tmp_path / "model"
+        folder.mkdir()
+        (folder / "config.json").write_bytes(data)
+        args = ["llm", "--backend", "hf", "--model", str(folder), "--task", "number", "--json", str(out)]
+        path = folder / "config.json"
+    else:
+        path = out if where == "--json" else replies
+        if where == "--replies":  # a damaged line with a good one after it: not a torn last line
+            good = json.dumps({"task": "letter", "length": 12, "seed": 0, "index": 0, "failed_calls": 0,
+                               "prompt_sha256": "0", "config": {}, "reply": None, "raw": None, "error": None})
+            data = data.replace(b"\n", b" ") + b"\n" + good.encode() + b"\n"
+        path.write_bytes(data)
+        args = llm_args(server.server_port, model, out, "--replies", str(replies))
+    before = path.read_bytes()
+    assert main(args) == 2
+    err = one_error_line(capsys)
+    assert str(path) in err and where.split()[0] in err
+    if hostile == "wrong field":
+        assert FIELD_NAMED[where] in err
+    assert path.read_bytes() == before and calls_to(server, model) == 0

@@ -88,12 +88,27 @@ def test_model_source_accepts_a_gguf_file_and_a_model_folder(tmp_path):
             model_source(bad)
 
 
-@pytest.mark.parametrize("name, content, why", [
-    ("broken.gguf", b"not a gguf file at all", "cannot load a model"),
-    ("model.bin", b"", "neither a model folder nor a .gguf file"),
-    ("missing.gguf", None, "does not exist"),
+GGUF_INSTALLED = importlib.util.find_spec("gguf") is not None
+NO_GGUF = "needs the 'gguf' package"  # the [llm] extra is absent
+
+
+@pytest.mark.parametrize("name, content, gguf, why", [
+    # a damaged GGUF file: what the user is told depends on whether the [llm] extra is installed;
+    # both states are tested on every machine (the package is hidden, or a stand-in provided)
+    ("broken.gguf", b"not a gguf file at all", False, NO_GGUF),
+    ("broken.gguf", b"not a gguf file at all", True, "cannot load a model"),
+    ("model.bin", b"", None, "neither a model folder nor a .gguf file"),
+    ("missing.gguf", None, None, "does not exist"),
 ])
-def test_cli_names_a_bad_model_file_in_one_line(tmp_path, capsys, name, content, why):
+def test_cli_names_a_bad_model_file_in_one_line(tmp_path, capsys, monkeypatch, name, content, gguf, why):
+    import sys
+    import types
+
+    if gguf is False:
+        monkeypatch.setitem(sys.modules, "gguf", None)  # import gguf now fails, as without the extra
+    elif gguf and not GGUF_INSTALLED:
+        # the check in training.llm.local_model only imports it; transformers reads GGUF itself
+        monkeypatch.setitem(sys.modules, "gguf", types.ModuleType("gguf"))
     model = tmp_path / name
     if content is not None:
         model.write_bytes(content)

@@ -209,7 +209,7 @@ def test_weights_without_checkpoints_decide_length_claims_and_name_what_the_othe
 def test_a_run_of_one_task_says_the_other_uses_the_shipped_seeds(fresh_sources, tmp_path):
     run = tiny_run(tmp_path / "letter", "letter")
     outcome = REGISTRY["C10"].check(Options(weights=(str(run),)))
-    assert f"[data: number: shipped seeds; letter: --weights {run}]" in outcome.summary
+    assert f"[data: number: shipped seed-0; letter: --weights {run}]" in outcome.summary  # one seed, named
     assert outcome.evidence["source"]["number"].endswith("(no number-task run among --weights)")
 
 
@@ -291,14 +291,19 @@ def test_pending_seeds_are_left_out_and_the_rule_uses_the_seeds_available(fake_s
     assert "left out: seed-3, seed-4 (pending" in outcome.summary
 
 
-def test_a_damaged_or_misplaced_seed_file_is_left_out_and_named(fake_study):
+@pytest.mark.parametrize("damage, said", [
+    ("{", "not valid JSON"), ("[" * 5000 + "]" * 5000, "JSON nested deeper than 64 levels"),
+    (json.dumps({**LETTER_HOLDS, "accuracy": "high"}), "field accuracy: expected a list, got a string"),
+    (json.dumps({**LETTER_HOLDS, "lengths": [17, "100", 850]}), "field lengths[1]: expected an integer"),
+])
+def test_a_damaged_or_misplaced_seed_file_is_left_out_and_named(fake_study, damage, said):
     root = c10_study(fake_study, holding=3, n=3)
-    (root / "paper" / "letter" / "seed-1" / "length_generalisation.json").write_text("{")
+    (root / "paper" / "letter" / "seed-1" / "length_generalisation.json").write_text(damage)
     (root / "paper" / "number" / "seed-2" / "length_generalisation.json").write_text(json.dumps(LETTER_HOLDS))
     outcome = REGISTRY["C10"].check(Options())
     assert list(outcome.evidence["seeds"]) == ["seed-0"] and outcome.status == "verified"
     left_out = outcome.evidence["left_out"]
-    assert "seed-1/length_generalisation.json unreadable (JSONDecodeError)" in left_out["seed-1"]["letter"]
+    assert f"seed-1/length_generalisation.json unreadable ({said}" in left_out["seed-1"]["letter"]
     assert "does not hold number-task results" in left_out["seed-2"]["number"]
 
 
@@ -347,12 +352,48 @@ def test_analysis_claims_are_decided_over_seeds_too(fake_study):
     assert outcome.status == "undecided" and "holds in 3, fails in 2; a status needs 4 of 5" in outcome.summary
 
 
-def test_a_weights_run_stands_in_for_every_seed_of_its_task(fresh_sources, fake_study, tmp_path):
-    fake_study({("number", seed): {"length_generalisation.json": NUMBER} for seed in range(3)})
+@pytest.mark.parametrize("first_with_data", [0, 1])
+@pytest.mark.parametrize("claim_id", ["C10", "C10-relative"])
+def test_one_weights_run_is_one_run_paired_with_one_named_shipped_seed(fresh_sources, fake_study, tmp_path,
+                                                                       claim_id, first_with_data, monkeypatch):
+    """It was paired with each of the shipped seeds of the other task and reported as "3 seed(s)"
+    (C10: with a zero-width interval); now it is n = 1, said so, and the pairing is named."""
+    monkeypatch.setattr(fresh_sources, "QUICK_LENGTHS", (17, 850))  # C10 reports accuracy at 850
+    members = {("number", seed): {"length_generalisation.json": NUMBER} for seed in range(first_with_data, 3)}
+    members.update({("number", seed): {} for seed in range(first_with_data)})  # pending: no data yet
+    fake_study(members)
     run = tiny_run(tmp_path / "letter", "letter")
-    outcome = REGISTRY["C10-relative"].check(Options(weights=(str(run),)))
-    assert list(outcome.evidence["seeds"]) == [f"seed-{s} + --weights run" for s in range(3)]
+    outcome = REGISTRY[claim_id].check(Options(weights=(str(run),)))
+    shipped = f"seed-{first_with_data}"
+    assert list(outcome.evidence["seeds"]) == [f"--weights run + shipped {shipped}"]
+    assert outcome.evidence["paired"] == {"number": f"shipped {shipped} ({seeds_folder('number')}/{shipped})",
+                                          "letter": f"--weights {run}"}
+    aggregate = outcome.evidence["aggregate"]
+    assert aggregate["n_seeds"] == aggregate["n_runs_given_by_weights"] == 1
+    assert f"1 run given by --weights (number: shipped {shipped} (" in outcome.summary
+    assert "n = 1: no interval, no spread" in outcome.summary and "seed(s)" not in outcome.summary
+    assert outcome.summary.endswith(f"[data: number: shipped {shipped}; letter: --weights {run}]")
     assert outcome.evidence["source"]["letter"] == f"recomputed from {run}"
+    if claim_id == "C10":
+        assert outcome.summary.startswith("at length 850 (1 run given by --weights, no interval): letter ")
+        assert all(row["n"] == 1 and row["ci"] is None for task in ("number", "letter")
+                   for row in outcome.evidence["over_seeds"][task].values())
+
+
+def seeds_folder(task):
+    from proofs_check.claims import seeds
+
+    return seeds.shipped_folder(task)
+
+
+def test_the_shipped_reference_run_as_weights_is_one_run(fresh_sources):
+    """The shipped reference run of the letter task, passed as --weights: n = 1 against the
+    shipped number seed 0, never "5 seed(s)"."""
+    run = Path(__file__).resolve().parents[1] / "training" / "reference" / "letter"
+    outcome = REGISTRY["C10-relative"].check(Options(weights=(str(run),)))
+    assert list(outcome.evidence["seeds"]) == ["--weights run + shipped seed-0"]
+    assert outcome.evidence["aggregate"]["n_seeds"] == 1 and "1 run given by --weights" in outcome.summary
+    assert outcome.evidence["paired"]["number"].startswith("shipped seed-0 (training/reference/seeds/paper/number")
 
 
 def test_seeds_that_no_task_shares_are_undecided_and_say_which_task_lacks_what(fake_study):
@@ -371,3 +412,47 @@ def test_a_weights_run_without_data_is_named_and_the_shipped_task_is_not_blamed(
     assert outcome.status == "undecided"
     assert outcome.summary.startswith("no measured data: letter: ") and f"{run} has none" in outcome.summary
     assert "number:" not in outcome.summary.split("[data:")[0]
+
+
+# -- C11 at the model's own depth (issue 29): no "0/12" for a 2-layer model, no vacuous pattern ----
+
+def _shallow(analysis: dict, ids: list) -> dict:
+    """``analysis`` as if its model had len(ids) layers with these weighted-average IDs."""
+    out = json.loads(json.dumps(analysis))
+    out["layers"] = len(ids)
+    out["frequency"]["weighted_id"] = list(ids)
+    out["frequency"]["weighted_id_max_per_plane"] = list(ids)
+    return out
+
+
+@pytest.mark.parametrize("letter_ids, c11, pattern", [
+    ((18.0, 32.0), "verified", "undecided"),  # Table 1's L0, L1; the number pattern needs layers up to L11
+    ((18.0, 2.0), "refuted", "refuted"),  # a fast letter layer: C11 1/2 within 3 (2 needed), pattern fails
+])
+def test_c11_reads_a_two_layer_model_at_its_own_depth(fake_study, letter_ids, c11, pattern):
+    from theory.paper_data import TABLE1
+
+    shipped = {task: json.loads((SHIPPED_SEEDS / task / "seed-0" / "analysis.json").read_text())
+               for task in ("number", "letter")}
+    number_ids = [TABLE1["number"][0][0], TABLE1["number"][1][0]]  # Table 1's own L0, L1: within 3
+    assert letter_ids[0] == TABLE1["letter"][0][0]
+    fake_study({("number", 0): {"analysis.json": _shallow(shipped["number"], number_ids)},
+                ("letter", 0): {"analysis.json": _shallow(shipped["letter"], letter_ids)}})
+    outcome = REGISTRY["C11"].check(Options())
+    seed = outcome.evidence["seeds"]["seed-0"]["evidence"]
+    assert outcome.status == c11, outcome.summary
+    assert "/12" not in outcome.summary and "2/2 layers within 3, 2 needed" in outcome.summary
+    assert seed["layers"] == {"number": 2, "letter": 2} and seed["layers_needed"] == {"number": 2, "letter": 2}
+    assert "ceil(10/12 x L)" in outcome.evidence["rule"]
+    outcome = REGISTRY["C11-pattern"].check(Options())
+    seed = outcome.evidence["seeds"]["seed-0"]["evidence"]
+    assert outcome.status == pattern, outcome.summary
+    assert seed["checks"]["number_early_fast"] is None and seed["checks"]["number_late_slow"] is None
+    assert seed["not_applicable"]["number_late_slow"] == "number model has 2 layers; the check needs L5-L11"
+    assert "number_early_fast: not applicable" in outcome.summary
+
+
+def test_c11_keeps_the_papers_rule_at_twelve_layers():
+    from proofs_check.claims.table1 import layers_needed
+
+    assert [layers_needed(n) for n in (1, 2, 6, 12, 24)] == [1, 2, 5, 10, 20]

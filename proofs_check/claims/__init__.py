@@ -6,6 +6,7 @@ from . import discrepancy  # noqa: F401
 from . import retrieval_discrepancy  # noqa: F401
 from . import impossibility  # noqa: F401
 from . import trained  # noqa: F401
+from . import table1  # noqa: F401
 from . import llm  # noqa: F401
 from . import llm_heads  # noqa: F401
 from . import llm_local  # noqa: F401

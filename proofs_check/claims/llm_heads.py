@@ -25,12 +25,12 @@ task's file is absent).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from ..registry import Outcome, claim
+from .shipped import LLM_HEADS, read
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "training" / "reference" / "llm" / "smollm2"
@@ -116,7 +116,7 @@ def check_folder(folder: Path) -> Outcome:
         commands = "; ".join(COMMAND.format(task=t, path=_show(p)) for t, p in absent.items())
         return Outcome("undecided", f"missing {', '.join(_show(p) for p in absent.values())} (write it with: "
                        f"{commands})", {"rule": RULE, "missing": [_show(p) for p in absent.values()]})
-    analyses = {t: json.loads((folder / f"analysis_{t}.json").read_text()) for t in TASKS}
+    analyses = {t: read(folder / f"analysis_{t}.json", LLM_HEADS) for t in TASKS}
     rows = {t: compare_groups(a) for t, a in analyses.items()}
     status = decide(rows)
     evidence = {"rule": RULE, "source": _show(folder), "model": analyses[TASKS[0]].get("model"),

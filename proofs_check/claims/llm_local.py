@@ -33,12 +33,12 @@ names the cells of each kind, so a model near chance is said to be so.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from theory.statistics import INTERVAL_METHOD, mean_interval
 
 from ..registry import Outcome, claim
+from .shipped import LLM_RESULTS, read
 
 REFERENCE = Path(__file__).resolve().parents[2] / "training" / "reference" / "llm"
 FILES = {task: f"smollm2_{task}.json" for task in ("number", "letter")}
@@ -111,12 +111,14 @@ def decide(number: dict, letter: dict) -> Outcome:
     return Outcome(status, summary, evidence)
 
 
-def load_results(folder: Path = REFERENCE) -> dict[str, dict] | None:
-    """{task: results JSON} of the shipped files, or None when one is missing."""
+def load_results(folder: Path | None = None) -> dict[str, dict] | None:
+    """{task: results JSON} of the shipped files (in ``REFERENCE`` unless ``folder``), or None when
+    one is missing; InputError naming the file and field when one is damaged."""
+    folder = REFERENCE if folder is None else folder  # read when called: tests point it elsewhere
     paths = {task: Path(folder) / name for task, name in FILES.items()}
     if not all(p.is_file() for p in paths.values()):
         return None
-    return {task: json.loads(p.read_text(encoding="utf-8")) for task, p in paths.items()}
+    return {task: read(p, LLM_RESULTS) for task, p in paths.items()}
 
 
 @claim("C12-local", "A local pretrained LLM (SmolLM2-135M-Instruct), like the frontier models of Table 3, is more "

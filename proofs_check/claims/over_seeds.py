@@ -12,8 +12,12 @@ undecided counts for neither side.  With n < 3 there is no spread to speak of: t
 that of the available seeds (with one seed, the single-run verdict the registry records), and
 the summary and evidence say "too few seeds for a spread".
 
-Number and letter runs are paired by seed (the study trains both tasks with each seed); a
-``--weights`` run stands in for every seed of its task.
+Number and letter runs are paired by seed (the study trains both tasks with each seed).  A
+``--weights`` run is one run, not a seed study: a claim that reads it is decided on that run
+alone (n = 1, "1 run given by --weights", no interval and no spread), and a task the
+``--weights`` runs do not cover is taken from ONE shipped seed, the first in seed order that
+has the data (seed 0, the shipped reference run, when it does); the evidence's ``paired`` names
+what was paired with what.
 """
 
 from __future__ import annotations
@@ -21,12 +25,13 @@ from __future__ import annotations
 import functools
 
 from ..registry import Outcome, claim
-from .seeds import seed_number
+from .seeds import seed_number, shipped_folder
 from .trained_sources import RUN_LABEL, TASKS, measured, run_of, source_label, source_of
 
 MAJORITY = (4, 5)  # a status needs at least 4/5 of the seeds
 SPREAD_MIN = 3  # fewer seeds than this show no spread
-STATUS_RULE = ("over seeds (number and letter paired by seed; a --weights run stands in for every seed of its task): "
+STATUS_RULE = ("over seeds (number and letter paired by seed; with a --weights run: that run alone, n = 1, the other "
+               "task from its first shipped seed with data): "
                "with n seeds whose data is complete, verified when the single-run check holds in >= ceil(0.8 n) "
                "seeds, refuted when it fails in >= ceil(0.8 n), undecided otherwise (4 of 5, 4 of 4, 3 of 3, 2 of 2, "
                "1 of 1); a seed whose check is undecided counts for neither; with n < 3 the status is that of the "
@@ -51,21 +56,58 @@ def status_over_seeds(statuses) -> str:
 
 def seed_units(tasks, part: str, options):
     """([(label, {task: data})] for the seeds every task has data of, in seed order;
-    {label: {task: why}} for the seeds left out)."""
+    {label: {task: why}} for the seeds left out).  With a ``--weights`` run: one unit at most
+    (``weights_unit``)."""
     members = {task: measured(task, part, options) for task in tasks}
-    shipped = [task for task in tasks if run_of(task, options) is None]
-    labels = sorted({label for task in shipped for label in members[task]}, key=seed_number) or [RUN_LABEL]
+    if any(run_of(task, options) is not None for task in tasks):
+        return weights_unit(tasks, members, options)
+    labels = sorted({label for task in tasks for label in members[task]}, key=seed_number)
     units, left_out = [], {}
     for label in labels:
-        picked = {task: members[task].get(label if task in shipped else RUN_LABEL,
-                                          (None, f"no {label} in the {task} task's study")) for task in tasks}
+        picked = {task: members[task].get(label, (None, f"no {label} in the {task} task's study")) for task in tasks}
         missing = {task: why for task, (data, why) in picked.items() if data is None}
-        name = label if len(shipped) in (0, len(tasks)) else f"{label} + {RUN_LABEL}"
         if missing:
-            left_out[name] = missing
+            left_out[label] = missing
         else:
-            units.append((name, {task: data for task, (data, _) in picked.items()}))
+            units.append((label, {task: data for task, (data, _) in picked.items()}))
     return units, left_out
+
+
+def weights_unit(tasks, members: dict, options):
+    """The one unit of a check that reads a ``--weights`` run: that run for its task, and for a
+    task without one its first shipped seed (in seed order) with data; (units, left_out) as
+    ``seed_units``.  Its label says what was paired: "--weights run + shipped seed-0"."""
+    picked, shipped_label = {}, None
+    for task in tasks:
+        if run_of(task, options) is not None:
+            picked[task] = members[task][RUN_LABEL]
+            continue
+        found = [(label, entry) for label, entry in sorted(members[task].items(), key=lambda kv: seed_number(kv[0]))
+                 if entry[0] is not None]
+        if found:
+            shipped_label, picked[task] = found[0]
+        else:
+            picked[task] = (None, "no shipped seed has data: " + "; ".join(
+                f"{label}: {why}" for label, (_, why) in members[task].items()))
+    name = RUN_LABEL if shipped_label is None else f"{RUN_LABEL} + shipped {shipped_label}"
+    missing = {task: why for task, (data, why) in picked.items() if data is None}
+    if missing:
+        return [], {name: missing}
+    return [(name, {task: data for task, (data, _) in picked.items()})], {}
+
+
+def paired(tasks, label: str, options) -> dict:
+    """{task: where its data came from} for the unit ``label`` of a ``--weights`` check."""
+    shipped = label.rpartition("shipped ")[2] if "shipped " in label else None
+
+    def source(task: str) -> str:
+        if run_of(task, options) is not None:
+            return f"--weights {run_of(task, options)}"
+        if shipped is None:
+            return f"no shipped seed with data ({shipped_folder(task)})"
+        return f"shipped {shipped} ({shipped_folder(task)}/{shipped})"
+
+    return {task: source(task) for task in tasks}
 
 
 def _why_none(tasks, left_out: dict) -> str:
@@ -85,16 +127,21 @@ def _why_none(tasks, left_out: dict) -> str:
     return "no measured data: " + "; ".join(parts)
 
 
-def _aggregate(per_seed: dict, status: str) -> dict:
+def _aggregate(per_seed: dict, status: str, weights: bool = False) -> dict:
     statuses = [outcome.status for outcome in per_seed.values()]
     n = len(statuses)
     return {"status": status, "n_seeds": n, "holds_in": statuses.count("verified"),
             "fails_in": statuses.count("refuted"), "undecided_in": statuses.count("undecided"),
-            "needed": needed(n), "too_few_seeds_for_a_spread": n < SPREAD_MIN}
+            "needed": needed(n), "too_few_seeds_for_a_spread": n < SPREAD_MIN,
+            **({"n_runs_given_by_weights": n} if weights else {})}
 
 
-def _tally(per_seed: dict, aggregate: dict, left_out: dict) -> str:
+def _tally(per_seed: dict, aggregate: dict, left_out: dict, pairing: dict | None = None) -> str:
     n = aggregate["n_seeds"]
+    if pairing is not None:  # one run is not a seed study: no count over seeds, no spread
+        (outcome,) = per_seed.values()
+        return (f"1 run given by --weights ({'; '.join(f'{t}: {w}' for t, w in pairing.items())}): "
+                f"{outcome.status}; n = 1: no interval, no spread")
     text = (f"{n} seed(s) ({', '.join(f'{label} {o.status}' for label, o in per_seed.items())}): holds in "
             f"{aggregate['holds_in']}, fails in {aggregate['fails_in']}; a status needs {aggregate['needed']} of {n}")
     if aggregate["too_few_seeds_for_a_spread"]:
@@ -120,20 +167,24 @@ def verdict(check, tasks, part: str, options, over=None) -> Outcome:
     """``check`` ({task: data} -> Outcome) on every seed, then STATUS_RULE; ``over`` (optional,
     {label: {task: data}} -> (evidence, summary)) adds what only the seeds together show."""
     units, left_out = seed_units(tasks, part, options)
+    weights = any(run_of(task, options) is not None for task in tasks)
     if not units:
-        return Outcome("undecided", _why_none(tasks, left_out),
-                       {"status_rule": STATUS_RULE, "aggregate": _aggregate({}, "undecided"), "left_out": left_out})
+        evidence = {"status_rule": STATUS_RULE, "aggregate": _aggregate({}, "undecided"), "left_out": left_out}
+        if weights:
+            evidence["paired"] = paired(tasks, next(iter(left_out)), options)
+        return Outcome("undecided", _why_none(tasks, left_out), evidence)
     per_seed = {label: check(data) for label, data in units}
     status = status_over_seeds(o.status for o in per_seed.values())
-    aggregate = _aggregate(per_seed, status)
+    pairing = paired(tasks, units[0][0], options) if weights else None
+    aggregate = _aggregate(per_seed, status, weights)
     first_label, first = next(iter(per_seed.items()))
     rule = first.evidence.get("rule")
     seeds = {label: {"status": o.status, "summary": o.summary,
                      "evidence": {k: v for k, v in o.evidence.items() if not (k == "rule" and v == rule)}}
              for label, o in per_seed.items()}
     evidence = {"status_rule": STATUS_RULE, "rule": rule, "aggregate": aggregate, "seeds": seeds,
-                "left_out": left_out}
-    summary = f"{_tally(per_seed, aggregate, left_out)}; {first_label}: {first.summary}"
+                "left_out": left_out, **({"paired": pairing} if weights else {})}
+    summary = f"{_tally(per_seed, aggregate, left_out, pairing)}; {first_label}: {first.summary}"
     if over is not None:
         evidence["over_seeds"], said = over(dict(units))
         summary = f"{said}; {summary}"
@@ -144,7 +195,9 @@ def verdict(check, tasks, part: str, options, over=None) -> Outcome:
 def _with_sources(outcome: Outcome, options, tasks) -> Outcome:
     """Name the sources in the evidence and at the end of the summary."""
     outcome.evidence["source"] = {task: source_of(task, options) for task in tasks}
-    labels = {task: source_label(task, options) for task in tasks}
+    pairing = outcome.evidence.get("paired", {})  # with a --weights run: the one shipped seed used
+    labels = {task: pairing[task].split(" (")[0] if task in pairing and run_of(task, options) is None
+              else source_label(task, options) for task in tasks}
     same = set(labels.values())
     said = same.pop() if len(same) == 1 else "; ".join(f"{t}: {label}" for t, label in labels.items())
     outcome.summary = f"{outcome.summary} [data: {said}]"

@@ -40,9 +40,9 @@ had been measured (the commit that adds it runs none).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from proofs_check.claims.shipped import DILUTION, read
 from proofs_check.registry import Outcome, claim
 from training.analysis.break_prediction import RULES, SEEN_BY_RELATIVE, compare_breaks, never_learned
 from training.tasks.vocab import SEQ_LEN
@@ -63,17 +63,16 @@ RELATIVE_RULE = (f"relative reading, members outside SEEN_BY_RELATIVE only; veri
                  f"< {REFUTE_SHARE:.0%} within a factor 2 or rho < {RHO}; else undecided (also when rho is undefined)")
 
 
-def shipped_breaks(studies=STUDIES, name: str = "dilution.json") -> dict:
-    """{member id: breaks block} of every shipped ``name`` (first study wins a shared id)."""
+def shipped_breaks(studies=None, name: str = "dilution.json") -> dict:
+    """{member id: breaks block} of every shipped ``name`` (first study wins a shared id) in
+    ``studies`` (default ``STUDIES``, read when called); InputError naming a damaged file."""
+    studies = STUDIES if studies is None else studies
     found = {}
     for study in studies:
         for path in sorted(Path(study).glob(f"*/*/seed-*/{name}")):
             member = "/".join(path.parent.relative_to(study).parts)
-            try:
-                breaks = json.loads(path.read_text())["breaks"]
-            except (OSError, ValueError, KeyError):
-                continue
-            found.setdefault(member, breaks)
+            if member not in found:  # a damaged file is the claim's error, naming it: never skipped unseen
+                found[member] = read(path, DILUTION)["breaks"]
     return found
 
 

@@ -23,9 +23,9 @@ length where accuracy over all hops falls below 0.9, None if never), the same on
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from proofs_check.claims.shipped import STUDY_SUMMARY, read
 from proofs_check.registry import Outcome, claim
 from theory.statistics import reaches
 from training.analysis.break_prediction import THRESHOLD, measured_break
@@ -108,11 +108,12 @@ def break_within_factor(model: dict) -> tuple[bool, dict]:
     return 1 / FACTOR <= scaled / plain <= FACTOR, row
 
 
-def _decide(task: str, holds, what: str, path: Path = SUMMARY, detail=lambda rows: "") -> Outcome:
+def _decide(task: str, holds, what: str, path: Path | None = None, detail=lambda rows: "") -> Outcome:
+    path = SUMMARY if path is None else path  # read when called: tests point it elsewhere
     if not path.is_file():
         return Outcome("undecided", f"no variants study shipped ({path} is absent): run "
                                     "python -m training study training/studies/variants.json --collect")
-    return decide(rescaled_models(json.loads(path.read_text()), task), holds, what, detail)
+    return decide(rescaled_models(read(path, STUDY_SUMMARY), task), holds, what, detail)
 
 
 @claim("V-rescale", "A letter model trained without a query scale, evaluated with the fixed scale log(i+1)/log(17) "

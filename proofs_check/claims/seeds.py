@@ -11,21 +11,24 @@ member with its small result files.  The trained claims read two of them:
 (``test_accuracy.json`` and ``metrics.jsonl`` are shipped too, for the figures; no claim
 needs them.)  Only the ``paper`` variant is read: the claims are about the paper's recipe.
 A member whose stage has not finished yet is *pending* (the study is still running); one
-whose stage finished but whose file is unreadable, or holds another task's results, is
-*missing*.  Either way it is left out of the verdicts, and the evidence says why.
+whose stage finished but whose file is unreadable (the loader's message names the field), or
+holds another task's results, is *missing*.  Either way it is left out of the verdicts, and
+the evidence says why.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
+
+from .shipped import ANALYSIS, LENGTH_CURVE, InputError, read
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "training" / "reference" / "seeds"  # tests point it at a study of their own
 VARIANT = "paper"
 COLLECT = "python -m training study training/studies/seeds.json --collect"
 PARTS = {"analysis": ("analyze", "analysis.json"), "length": ("lengths", "length_generalisation.json")}
+SHAPES = {"analysis": ANALYSIS, "length": LENGTH_CURVE}  # what the trained claims read of each
 EVERY_SEED = "all seeds"  # the label of a failure that hits every member (no readable summary.json)
 
 
@@ -43,15 +46,18 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
+def _said(error: InputError, path: Path) -> str:
+    """The loader's message without the path it starts with (the evidence names the path)."""
+    return str(error).removeprefix(f"{path}: ").removeprefix(f"input: {path} ")
+
+
 def _summary_members(task: str):
     """({"seed-S": [finished stages]} of ``task``'s paper-variant members, None), or (None, why)."""
     path = SHIPPED / "summary.json"
     try:
-        members = json.loads(path.read_text())["members"]
-        if not isinstance(members, dict):
-            raise TypeError("members is not an object")
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        return None, f"{_shown(path)} unreadable ({type(error).__name__}): run {COLLECT}, or pass --weights"
+        members = read(path, {"members": dict})["members"]
+    except InputError as error:
+        return None, f"{_shown(path)} unreadable ({_said(error, path)}): run {COLLECT}, or pass --weights"
     found = {}
     for member_id, state in members.items():
         match = re.fullmatch(rf"{VARIANT}/{task}/(seed-\d+)", member_id)
@@ -68,10 +74,10 @@ def _member_file(task: str, label: str, stages: list, part: str):
     if stage not in stages:
         return None, f"pending: stage {stage!r} not finished yet (no {_shown(path)})"
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        return None, f"missing: {_shown(path)} unreadable ({type(error).__name__}); rerun {COLLECT}"
-    if not isinstance(data, dict) or data.get("task") != task:
+        data = read(path, SHAPES[part])
+    except InputError as error:
+        return None, f"missing: {_shown(path)} unreadable ({_said(error, path)}); rerun {COLLECT}"
+    if data["task"] != task:
         return None, f"missing: {_shown(path)} does not hold {task}-task results"
     return data, None
 

@@ -8,7 +8,8 @@ Two sources per task:
   by ``python -m training study training/studies/seeds.json --collect``; seed 0 is the
   shipped reference run of ``training/reference/<task>/``;
 * a run given with ``python -m proofs_check --weights RUN ...``, analysed afresh (its task read
-  from its vocab.json); it replaces the shipped seeds of its task.  Each part needs something
+  from its vocab.json); a claim that reads it is decided on that one run (n = 1), a task it
+  does not cover taken from one shipped seed (``proofs_check.claims.over_seeds``).  Each part needs something
   else of the run: length generalisation only its final weights (RUN/model.safetensors; a
   shorter grid, 64 sequences per length), the analysis (score dynamics, purity, frequency
   use, geometry; no measured discrepancy) every checkpoint ``step-NNNNNN/`` of the run.  The
@@ -31,7 +32,7 @@ from . import seeds
 TASKS = ("number", "letter")
 QUICK_LENGTHS = (17, 25, 50, 100, 200, 400, 850)
 PARTS = tuple(seeds.PARTS)
-RUN_LABEL = "--weights run"  # a user's run stands in for every shipped seed of its task
+RUN_LABEL = "--weights run"  # a user's run: decided alone, never counted as seeds
 _REQUIRED = ("config.json", "model.safetensors", "vocab.json")
 _CACHE: dict = {}  # (task, part, run or shipped folder) -> {label: (data or None, missing or None)}
 
@@ -52,12 +53,15 @@ def _task_of(run: str) -> str:
     missing = [name for name in _REQUIRED if not (path / name).is_file()]
     if missing:
         raise WeightsError(f"--weights: {run} is not a run: missing {', '.join(missing)}")
+    whys = set()
     for task in TASKS:
         try:
             load_vocab(path / "vocab.json", task)
             return task
-        except (OSError, ValueError):
-            continue
+        except (OSError, ValueError) as why:
+            whys.add(str(why))
+    if len(whys) == 1:  # the same for both tasks: the file could not be read (damaged), say where and why
+        raise WeightsError(f"--weights: {whys.pop()}")
     raise WeightsError(f"--weights: {path / 'vocab.json'} is the vocabulary of neither task ({' nor '.join(TASKS)})")
 
 

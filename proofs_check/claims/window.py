@@ -20,9 +20,9 @@ measured.  A break beyond the last length measured (censored) counts as beyond.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from proofs_check.claims.shipped import BASELINE_BREAKS, STUDY_SUMMARY, read
 from proofs_check.registry import Outcome, claim
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,4 +90,4 @@ def extra_window_moves_the_break(options):
     if not (VARIANTS.is_file() and SEEDS.is_file()):
         return Outcome("undecided", "the variants or seed study is not shipped: run python -m training study "
                                     "training/studies/variants.json --collect (and seeds.json)")
-    return decide(after_learning(json.loads(VARIANTS.read_text())), baseline_breaks(json.loads(SEEDS.read_text())))
+    return decide(after_learning(read(VARIANTS, STUDY_SUMMARY)), baseline_breaks(read(SEEDS, BASELINE_BREAKS)))

@@ -30,6 +30,8 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from theory.inputs import Checked, InputError, check_shape, parse_json
+
 from .guards import check_api_key, check_base_url, check_seconds
 
 __all__ = ["Reply", "BackendError", "HFBackend", "OpenAIBackend", "first_line"]
@@ -215,12 +217,9 @@ class OpenAIBackend:
         except (OSError, http.client.HTTPException) as bad:  # e.g. a reset or a truncated reply
             return None, f"network: {bad}", None
         try:
-            content = json.loads(payload)["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            return None, "malformed reply", None
-        if not isinstance(content, str):  # e.g. null content: no answer was returned
-            return None, "malformed reply: content is not a string", None
-        return content, None, None
+            return reply_content(payload), None, None
+        except InputError as bad:  # retried: a proxy or an overloaded server may garble one reply
+            return None, f"malformed reply: {bad}", None
 
     def _one(self, prompt: str) -> Reply:
         data = self._body(prompt)
@@ -261,6 +260,24 @@ class OpenAIBackend:
             return replies
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+REPLY = "the endpoint's reply"
+_REPLY_SHAPE = {"choices": Checked(list, bool, "a non-empty list")}
+_CHOICE_SHAPE = {"message": {"content": str}}  # null content: no answer was returned
+
+
+def reply_content(payload: bytes) -> str:
+    """``choices[0].message.content`` of a chat-completions reply, through the package's one
+    JSON loader (``theory.inputs``: bounded nesting, strict UTF-8, checked shape), so a hostile
+    reply is an InputError naming the field, never a RecursionError or KeyError."""
+    try:
+        text = payload.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        raise InputError(f"{REPLY}: not UTF-8 text (byte {bad.start})") from None
+    value = parse_json(text, REPLY, _REPLY_SHAPE)
+    check_shape(value["choices"][0], _CHOICE_SHAPE, REPLY, "choices[0]")
+    return value["choices"][0]["message"]["content"]
 
 
 def _retry_after(headers) -> float | None:

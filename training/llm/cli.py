@@ -22,12 +22,12 @@ the results and the printed table give the parse rate beside the accuracy.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
 
 from theory.files import check_output_file
+from theory.inputs import InputError, parse_json
 from training.cli_common import UsageError, interrupted
 
 from .backends import BackendError, HFBackend, OpenAIBackend
@@ -64,13 +64,10 @@ def _int_list(text: str) -> list[int]:
 
 
 def _json_object(text: str) -> dict:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text!r}")
-    return value
+    try:  # the one JSON loader: nesting bounded, so a hostile value is one line, not a RecursionError
+        return parse_json(text, "the value", dict)
+    except InputError as bad:
+        raise argparse.ArgumentTypeError(f"expected a JSON object: {bad}")
 
 
 def add_llm_parser(subparsers) -> None:
@@ -165,7 +162,11 @@ def _check_outputs(args) -> tuple[int | None, RepliesFile | None]:
     previous = answered_in_results_file(args.json)
     if previous is not None:
         check_output_file(aside_path(args.json), "--json (where fewer results would go)")
-    return previous, RepliesFile(args.replies)
+    return previous, RepliesFile(args.replies, warn=_warn)
+
+
+def _warn(text: str) -> None:
+    print(f"{PROG}: warning: {text}", file=sys.stderr)
 
 
 def _backend(args):
@@ -221,8 +222,6 @@ def run(args) -> int:
         previous, journal = _check_outputs(args)
     except ValueError as bad:  # OutputError and RepliesError are ValueErrors too
         raise UsageError(str(bad)) from None
-    if journal and journal.notice():
-        print(f"{PROG}: warning: {journal.notice()}", file=sys.stderr)
     backend = _backend(args)
     kept = f"; the replies received are kept in {args.replies}: rerun to continue" if args.replies else ""
     try:

@@ -13,7 +13,6 @@ two verdicts are given:
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections import Counter
@@ -21,6 +20,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from theory.files import atomic_write_json, check_output_file
+from theory.inputs import Checked, InputError, load_json
 
 __all__ = ["DEFAULT_MAX_FAILED_SHARE", "check_base_url", "check_seconds", "check_api_key", "check_share",
            "answered_in", "answered_in_results_file", "aside_path", "failure_verdict", "error_counts"]
@@ -80,23 +80,21 @@ def answered_in(results: dict) -> int:
     return sum(row["n_scored"] for row in results["per_length"])
 
 
+_RESULTS_SHAPE = {"per_length": Checked([{"n_scored": int}], bool, "at least one row")}
+
+
 def answered_in_results_file(path) -> int | None:
     """Answered items in the results file at ``path``; None if there is none (or it is
     empty).  Anything else at the path is refused: it is not ours to replace."""
     path = Path(path)
     if not path.is_file() or path.stat().st_size == 0:
         return None
-    refuse = f"--json: {path} exists and is not a results file of python -m training llm"
-    keep = "it is left alone: remove it or choose another path"
     try:
-        results = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as bad:
-        raise ValueError(f"{refuse} ({type(bad).__name__}); {keep}") from None
-    rows = results.get("per_length") if isinstance(results, dict) else None
-    counts = [row.get("n_scored") for row in rows if isinstance(row, dict)] if isinstance(rows, list) else []
-    if not rows or len(counts) != len(rows) or not all(type(c) is int for c in counts):
-        raise ValueError(f"{refuse} (no per_length rows with an integer n_scored); {keep}")
-    return sum(counts)
+        results = load_json(path, _RESULTS_SHAPE, "--json")
+    except InputError as bad:
+        raise ValueError(f"{bad}: it exists and is not a results file of python -m training llm, so it is left "
+                         "alone: remove it or choose another path") from None
+    return sum(row["n_scored"] for row in results["per_length"])
 
 
 def aside_path(path) -> Path:

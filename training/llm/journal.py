@@ -26,6 +26,7 @@ import json
 import os
 
 from theory.files import atomic_write_text
+from theory.inputs import InputError, Nullable, parse_json, read_bytes
 
 from .backends import Reply
 
@@ -35,9 +36,9 @@ __all__ = ["RepliesError", "RepliesFile", "reply_config", "prompt_digest"]
 # retries, workers, batch size, device).
 REPLY_SETTINGS = ("backend", "model", "url", "temperature", "max_tokens", "max_tokens_field", "extra_body",
                   "max_new_tokens", "chat_template", "stop", "decoding", "dtype")
-_FIELDS = {"task": str, "length": int, "seed": int, "index": int, "failed_calls": int, "prompt_sha256": str,
-           "config": dict}
-_OPTIONAL_TEXT = ("reply", "raw", "error")
+_TEXT = Nullable(str)
+LINE_SHAPE = {"task": str, "length": int, "seed": int, "index": int, "failed_calls": int, "prompt_sha256": str,
+              "config": dict, "reply": _TEXT, "raw": _TEXT, "error": _TEXT}  # what resume reads of a line
 
 
 class RepliesError(ValueError):
@@ -58,62 +59,48 @@ def _key(record) -> tuple:
     return record["task"], record["length"], record["seed"], record["index"]
 
 
-def _problem(record) -> str | None:
-    """Why ``record`` is not a line of a replies file, or None."""
-    if not isinstance(record, dict):
-        return f"a JSON {type(record).__name__}, not an object"
-    for name, kind in _FIELDS.items():
-        if not isinstance(record.get(name), kind) or isinstance(record.get(name), bool):
-            return f"field {name!r} missing or not {kind.__name__}"
-    for name in _OPTIONAL_TEXT:
-        if not isinstance(record.get(name), (str, type(None))):
-            return f"field {name!r} is not text or null"
-    return None
-
-
 class RepliesFile:
     """Read when made (before any work); ``resume`` checks it against this run and opens it
     for appending; ``append`` writes one line; ``finish`` rewrites it compactly."""
 
-    def __init__(self, path):
+    def __init__(self, path, warn=None):
         self.path = os.fspath(path)
         self.lines: list[tuple[int, dict]] = []  # (line number, record)
         self.torn_bytes = 0  # length of a torn last line, dropped
         self._good_size = 0
         self._handle = None
         self._missing_newline = False
+        self._warn = warn  # told when a torn last line is dropped (only once the file is resumed)
         self.config = None
-        if os.path.exists(self.path):
+        if os.path.lexists(self.path):
             self._read()
 
     def _read(self) -> None:
-        with open(self.path, "rb") as handle:
-            data = handle.read()
+        data = read_bytes(self.path, "--replies")  # a regular file only: a FIFO would block forever
         *whole, tail = data.split(b"\n")
-        if tail and (not tail.startswith(b"{") or self._is_record(tail)):
+        if tail and (not tail.startswith(b"{") or self._record(tail, 0) is not None):
             # not a fragment of our JSON object lines, or a whole line that lost only its newline
             whole, tail = whole + [tail], b""
             self._missing_newline = True
         for number, raw in enumerate(whole, start=1):
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
-                record = None
-            problem = "not valid JSON" if record is None else _problem(record)
-            if problem:
-                raise RepliesError(f"--replies: {self.path} line {number} is not a reply line ({problem}); only a "
-                                   "torn last line is tolerated: choose another --replies file")
-            self.lines.append((number, record))
+            if raw.strip():
+                self.lines.append((number, self._record(raw, number, strict=True)))
         self.torn_bytes, self._good_size = len(tail), len(data) - len(tail)
 
-    @staticmethod
-    def _is_record(raw: bytes) -> bool:
+    def _record(self, raw: bytes, number: int, strict: bool = False) -> dict | None:
+        """Line ``number`` as a reply record, through the package's one JSON loader; None (or,
+        ``strict``, RepliesError naming the line and field) when it is not one."""
+        source = f"--replies: {self.path} line {number}"
         try:
-            return _problem(json.loads(raw.decode("utf-8"))) is None
-        except (UnicodeDecodeError, ValueError):
-            return False
+            return parse_json(raw.decode("utf-8"), source, LINE_SHAPE)
+        except UnicodeDecodeError as bad:
+            problem = f"{source}: not UTF-8 text (byte {bad.start})"
+        except InputError as bad:
+            problem = str(bad)
+        if strict:
+            raise RepliesError(f"{problem}; it is not a reply line, and only a torn last line is tolerated: choose "
+                               "another --replies file")
+        return None
 
     def notice(self) -> str | None:
         if self.torn_bytes:
@@ -139,7 +126,9 @@ class RepliesFile:
                 failed.pop(k, None)
             else:
                 failed[k] = record["failed_calls"]
-        if self.torn_bytes:
+        if self.torn_bytes:  # said only now: a file refused above keeps its torn line, and one line is printed
+            if self._warn is not None:
+                self._warn(self.notice())
             os.truncate(self.path, self._good_size)
         self._handle = open(self.path, "a", encoding="utf-8", newline="\n")
         if self._missing_newline:

@@ -14,6 +14,8 @@ import io
 import os
 from pathlib import Path
 
+from theory.inputs import ANY, InputError, load_json
+
 __all__ = ["model_source", "load_local"]
 
 
@@ -28,6 +30,10 @@ def model_source(path) -> tuple[Path, dict]:
         if not (path / "config.json").is_file():
             # without this, transformers blames a missing tokenizer library instead
             raise ValueError(f"--model: {str(path)!r} holds no config.json, so it is not a saved model; {allowed}")
+        try:  # read once through the package's JSON loader: a hostile config is one line naming it
+            load_json(path / "config.json", {"*": ANY}, "--model")
+        except InputError as bad:
+            raise ValueError(f"{bad}; {allowed}") from None
         return path, {}
     if path.exists():
         raise ValueError(f"--model: {str(path)!r} is neither a model folder nor a .gguf file; {allowed}")
@@ -50,7 +56,7 @@ def load_local(path, *, device: str = "cpu", dtype: str = "auto", attn_implement
         try:
             import gguf  # noqa: F401  (transformers needs it; say so in one line)
         except ImportError:
-            raise ValueError("--model: reading a GGUF file needs the 'gguf' package: "
+            raise ValueError(f"--model: reading a GGUF file ({str(path)!r}) needs the 'gguf' package: "
                              "pip install 'rope-heads[llm]'") from None
     if not progress:
         hf_logging.disable_progress_bar()
