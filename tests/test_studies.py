@@ -182,9 +182,14 @@ def test_a_study_runs_resumes_and_collects(tmp_path):
             assert after["all"]["break"] == breaks[s]["measured"]
     assert not list((tmp_path / "ship").rglob("*.safetensors"))
 
-    # a member missing one stage (here rescale's output) is not complete
+    # a member missing one stage (here rescale's output) is not complete, and the summary that
+    # recorded it complete is kept unless asked (tests/test_study_safety.py covers the rule)
     (member / "length_rescaled.json").unlink()
-    assert json.loads(study(plan, "--collect").stdout)["complete"] == 1
+    shipped = (tmp_path / "ship" / "summary.json").read_bytes()
+    kept = study(plan, "--collect")
+    assert kept.returncode == 2 and "found 1 of 2 members complete" in kept.stderr, kept.stderr
+    assert (tmp_path / "ship" / "summary.json").read_bytes() == shipped
+    assert json.loads(study(plan, "--collect", "--overwrite-summary").stdout)["complete"] == 1
     study(plan, "--member", "tiny/letter/seed-1", "--no-progress")
 
     # ship_best: the best member's run folder, weights included, beside the summary

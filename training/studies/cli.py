@@ -8,11 +8,20 @@ and analysed (scores over training); every stage is idempotent and resumable.
     python -m training study PLAN --member ID                one member (what --list prints)
     python -m training study PLAN --collect                  summary.json with intervals; prints how
                                                              many members have every stage done
+    python -m training study PLAN --collect --overwrite-summary   the same, even where it has fewer results
 
-Plans: ``training/studies/*.json`` (format in ``training.studies.plan``).  A bad plan, an
-unknown member or ``--jobs 0`` exits 2 before anything runs; a failed member exits 1 after
-the others finished.  A second ``study`` on the same plan joins safely: members another
-process is working on are skipped, not run twice.
+Plans: ``training/studies/*.json`` (format in ``training.studies.plan``).  Exit status 2, one
+line, before anything runs: a bad plan, an unknown member, ``--jobs 0``, a plan ``root`` (or,
+collecting, ``ship``) folder that cannot be written, a damaged member file (member.json, a
+stage's JSON: ``training.studies.member_files``).  A failed member exits 1 after the others
+finished.  A second ``study`` on the same plan joins safely: members another process is
+working on are skipped, not run twice.  Every stage runs as a child that dies with the study
+(``training.studies.stage_process``), so a study killed with SIGKILL leaves no orphan.
+
+``--collect`` never replaces the ship folder's summary.json with one holding fewer results
+(a fresh clone has the shipped files but not the runs under ``root``): where a member it
+records would lose a finished stage, it writes nothing, says what it found in one line and
+exits 2; ``--overwrite-summary`` replaces it anyway (``training.studies.ship``).
 """
 
 from __future__ import annotations
@@ -32,6 +41,10 @@ def add_study_parser(subparsers) -> None:
     what.add_argument("--list", action="store_true", help="print one shell command per member and exit")
     what.add_argument("--collect", action="store_true", help="write the plan's summary.json and exit")
     what.add_argument("--member", metavar="ID", help="run one member, e.g. paper/letter/seed-1")
+    parser.add_argument("--overwrite-summary", action="store_true",  # ship.OVERWRITE_FLAG: its refusal names it
+                        help="with --collect: replace the ship folder's summary.json even where the members found "
+                             "have fewer finished stages than it records (without this flag such a collect writes "
+                             "nothing and exits 2)")
     parser.add_argument("--jobs", type=int, default=1, metavar="N", help="members at once (default 1)")
     parser.add_argument("--threads", type=int, default=1, metavar="K", help="torch threads per member (default 1)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -39,16 +52,19 @@ def add_study_parser(subparsers) -> None:
 
 
 def run_study_command(args) -> int:
+    from theory.files import check_output_dir
     from training.model.runchecks import RunError
 
     from .collect import collect
     from .plan import PlanError, load_plan
-    from .runner import list_commands, member_finished, run_study
+    from .runner import check_members, list_commands, member_finished, run_study
 
     if args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
     if args.threads < 1:
         raise UsageError(f"--threads must be >= 1, got {args.threads}")
+    if args.overwrite_summary and not args.collect:
+        raise UsageError("--overwrite-summary only goes with --collect")
     try:
         plan = load_plan(args.plan)
         members = [plan.member(args.member)] if args.member else plan.members()
@@ -57,15 +73,19 @@ def run_study_command(args) -> int:
     if args.list:
         print("\n".join(list_commands(plan, args.threads)))
         return 0
+    # the folders the work writes, checked before any (OutputError: one line, exit 2)
+    check_output_dir(plan.root, f"{plan.path}: root")
     if args.collect:
+        check_output_dir(plan.ship, f"{plan.path}: ship")
         try:
-            document = collect(plan)
-        except RunError as error:  # a member's metrics.jsonl damaged in the middle
+            document = collect(plan, overwrite=args.overwrite_summary)
+        except RunError as error:  # a member's metrics.jsonl damaged, a best member without weights
             raise UsageError(str(error)) from None
         finished = [m.id for m in plan.members() if member_finished(plan, m)]
         print(json.dumps({"summary": str(plan.ship / "summary.json"), "members": len(document["members"]),
                           "complete": len(finished)}))
         return 0
+    check_members(plan, members)  # damaged member files, unwritable member folders: one line, exit 2
     outcome = run_study(plan, members, jobs=args.jobs, threads=args.threads, progress=not args.no_progress)
     failed = {m: o for m, o in outcome.items() if o.startswith("failed")}
     print(json.dumps({"plan": plan.name, "done": sum(o == "done" for o in outcome.values()),

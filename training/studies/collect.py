@@ -34,6 +34,10 @@ member's small files are copied beside the summary, so the shipped folder alone 
 every figure: ``<ship>/<variant>/<task>/seed-<S>/{train,test_accuracy,length_generalisation,
 dilution,dilution_rescaled,analysis,length_long,length_rescaled}.json`` and ``metrics.jsonl``;
 weights are never copied (but see ``ship_best``).
+
+Every input is read and checked first (``member_files``: the shapes; ``ship.check_replacement``:
+a shipped summary is never replaced by one with fewer results unless ``overwrite``), and
+only then is anything written, the summary last: a refusal or a damaged file writes nothing.
 """
 
 from __future__ import annotations
@@ -41,8 +45,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from theory.files import atomic_write_bytes, atomic_write_json
-from theory.statistics import ACCURACY_TOLERANCE, INTERVAL_METHOD, mean_interval, reaches
+from theory.files import atomic_write_json
+from theory.inputs import InputError, check_shape
+from theory.statistics import INTERVAL_METHOD, mean_interval
 from theory.variant_theory import variant_prediction
 from training.analysis.break_prediction import (RULES, break_after_learning, compare_breaks, hop_exponent,
                                                 measured_break, member_breaks, never_learned)
@@ -50,23 +55,26 @@ from training.analysis.dynamics import best_step, read_validation
 from training.analysis.measured_discrepancy import ALPH_SIZE
 from training.model.checkpoints import Metrics, write_json_atomic
 from training.model.gptj import ModelConfig
-from training.model.runchecks import RunError
 from training.tasks.vocab import SEQ_LEN
 
+from .member_files import BREAKS, check_stage_outputs, read_stage_file
 from .plan import Member, Plan
-from .runner import OUTPUTS, run_folder
+from .runner import OUTPUTS, recipe_conflict, run_folder, stage_commands
+from .ship import (SMALL_FILES, best_choice, best_member, check_best_files, check_replacement,  # noqa: F401
+                   ship_best as _ship_best, ship_member, write_best)
 
-__all__ = ["member_results", "summarise", "theory_of", "collect"]
+__all__ = ["member_results", "summarise", "theory_of", "collect", "refreshed_breaks"]
 
-SMALL_FILES = ("train.json", "test_accuracy.json", "length_generalisation.json", "dilution.json", "analysis.json",
-               "length_long.json", "length_rescaled.json", "dilution_rescaled.json")
 # (dilution stage, the accuracy stage its breaks are measured against, member_results key)
 BREAK_SOURCES = (("dilution", "lengths", "breaks"), ("rescale_dilution", "rescale", "rescaled_breaks"))
 ACCURACY = (0.0, 1.0)
 
 
-def _read(path: Path):
-    return json.loads(path.read_text()) if path.is_file() else None
+def _read(folder: Path, stage: str, refreshed: dict | None = None):
+    """A stage's output of the member in ``folder`` (validated), or its refreshed version."""
+    if refreshed and stage in refreshed:
+        return refreshed[stage]
+    return read_stage_file(folder, stage, OUTPUTS[stage])
 
 
 def _metrics_file(plan: Plan, member: Member) -> Path:
@@ -74,29 +82,36 @@ def _metrics_file(plan: Plan, member: Member) -> Path:
     return own if own.is_file() else run_folder(plan, member) / "metrics.jsonl"
 
 
-def refresh_breaks(folder: Path, dilution_stage: str = "dilution", lengths_stage: str = "lengths") -> None:
-    """Recompute the ``breaks`` block of ``folder``'s dilution file from its own dilution block
-    and its accuracy file (``BREAK_SOURCES``), so a member measured before a reading was added
-    (``break_prediction.RULES``) carries every reading; rewritten (atomically) only if changed.
-    Derived numbers only: no model is run."""
-    dilution, lengths = _read(folder / OUTPUTS[dilution_stage]), _read(folder / OUTPUTS[lengths_stage])
-    if not dilution or not lengths or "breaks" not in dilution:  # a dilution run without --accuracy has none
-        return
+def refreshed_breaks(folder: Path, dilution_stage: str = "dilution", lengths_stage: str = "lengths") -> dict | None:
+    """The dilution file of ``folder`` with its ``breaks`` block recomputed from its own dilution
+    block and its accuracy file (``BREAK_SOURCES``), so a member measured before a reading was
+    added (``break_prediction.RULES``) carries every reading; None where nothing changes (or
+    there is no breaks block: a dilution run without --accuracy).  Reads only; derived numbers
+    only: no model is run."""
+    dilution, lengths = _read(folder, dilution_stage), _read(folder, lengths_stage)
+    if not dilution or not lengths or "breaks" not in dilution:
+        return None
+    if dilution["dilution"]["lengths"][0] != lengths["lengths"][0]:  # member_breaks would raise
+        raise InputError(f"{folder / OUTPUTS[dilution_stage]}: field dilution.lengths starts at "
+                         f"{dilution['dilution']['lengths'][0]}, but {folder / OUTPUTS[lengths_stage]} at "
+                         f"{lengths['lengths'][0]}; both grids must start at the same length")
     breaks = member_breaks(dilution["dilution"], lengths)
-    if json.loads(json.dumps(breaks)) != dilution["breaks"]:  # written as the dilution stage writes it
-        write_json_atomic(folder / OUTPUTS[dilution_stage], {**dilution, "breaks": breaks})
+    if json.loads(json.dumps(breaks)) == dilution["breaks"]:  # as the dilution stage writes it
+        return None
+    return {**dilution, "breaks": breaks}
 
 
-def member_results(plan: Plan, member: Member) -> dict:
-    """The numbers one member contributes (absent stages give absent keys)."""
+def member_results(plan: Plan, member: Member, refreshed: dict | None = None) -> dict:
+    """The numbers one member contributes (absent stages give absent keys); ``refreshed``:
+    stage -> its file's content where ``refreshed_breaks`` changed it."""
     folder = plan.folder(member)
     out = {"stages": [s for s, name in OUTPUTS.items() if (folder / name).is_file()]}
-    test = _read(folder / OUTPUTS["test"])
+    test = _read(folder, "test")
     if test:
         out["test_accuracy"] = test["accuracy"]
         out["test_accuracy_by_hop"] = test["per_hop"]
     for stage, key in (("lengths", "length"), ("long", "long"), ("rescale", "rescaled")):
-        lengths = _read(folder / OUTPUTS[stage])
+        lengths = _read(folder, stage)
         if lengths:
             out[key] = {"lengths": lengths["lengths"], "accuracy": lengths["accuracy"], "by_hop": lengths["per_hop"],
                         "n_per_length": lengths["n_per_length"]}
@@ -108,10 +123,13 @@ def member_results(plan: Plan, member: Member) -> dict:
         out["best_validation_accuracy"] = next(v["overall"] for v in validation if v["step"] == step)
         out["device"] = Metrics(metrics).settings().get("device")
     for stage, _, key in BREAK_SOURCES:
-        dilution = _read(folder / OUTPUTS[stage])
+        dilution = _read(folder, stage, refreshed)
         if dilution and "breaks" in dilution:
-            out[key] = dilution["breaks"]
-    analysis = _read(folder / OUTPUTS["analyze"])
+            check_shape(dilution["breaks"], BREAKS, str(folder / OUTPUTS[stage]), "breaks")
+            # a block without every reading is stale and could not be refreshed (its accuracy file is gone)
+            if set(RULES) <= set(dilution["breaks"]["predicted"]):
+                out[key] = dilution["breaks"]
+    analysis = _read(folder, "analyze")
     if analysis:
         at = analysis["steps"].index(analysis["best_step"]) if analysis["best_step"] in analysis["steps"] else -1
         out["scores_at_best"] = {"positional": analysis["scores"]["positional"][at],
@@ -137,7 +155,8 @@ def _length_block(with_lengths: dict) -> dict:
     same = {s: v for s, v in with_lengths.items() if v["lengths"] == lengths}
     return {"lengths": lengths, "n_per_length": {s: v["n_per_length"] for s, v in same.items()},
             "accuracy": [_stat(c, ACCURACY) for c in _columns({s: v["accuracy"] for s, v in same.items()}, None)],
-            "by_hop": {h: [_stat(c, ACCURACY) for c in _columns({s: v["by_hop"][h] for s, v in same.items()}, None)]
+            "by_hop": {h: [_stat(c, ACCURACY) for c in _columns({s: v["by_hop"][h] for s, v in same.items()
+                                                                 if h in v["by_hop"]}, None)]
                        for h in sorted(next(iter(same.values()))["by_hop"])}}
 
 
@@ -187,7 +206,7 @@ def summarise(results: dict) -> dict:
                                  for kind in ("positional", "symbolic")}
         out["pure_from_step"] = {
             gamma: [{"values": c} for c in _columns({s: r["pure_from_step"][gamma] for s, r in results.items()
-                                                     if "pure_from_step" in r}, None)]
+                                                     if gamma in r.get("pure_from_step", {})}, None)]
             for gamma in next(iter(r["pure_from_step"] for r in results.values() if "pure_from_step" in r))}
     return out
 
@@ -198,17 +217,40 @@ def theory_of(recipe, task: str, lengths) -> dict:
     return variant_prediction(config.variant(), config.n_layer, config.rotary_dim, ALPH_SIZE[task], lengths)
 
 
-def collect(plan: Plan) -> dict:
-    """Write ``<ship>/summary.json`` and copy each member's small files beside it."""
+def _read_members(plan: Plan, overwrite: bool) -> tuple[dict, dict]:
+    """Read and check every input of the collect, writing nothing: (member -> its results,
+    member -> {dilution stage: refreshed content}).  Raises InputError / RunError for a damaged
+    file and ``ship.SummaryKept`` where the summary would lose results."""
+    results, refreshed = {}, {}
+    for member in plan.members():
+        folder = plan.folder(member)
+        conflict = recipe_conflict(plan, member)  # another recipe's results never enter this summary
+        if conflict:
+            raise InputError(conflict)
+        check_stage_outputs(folder, OUTPUTS)
+        refreshed[member] = {}
+        for dilution_stage, lengths_stage, _ in BREAK_SOURCES:
+            document = refreshed_breaks(folder, dilution_stage, lengths_stage)
+            if document is not None:
+                refreshed[member][dilution_stage] = document
+        results[member] = member_results(plan, member, refreshed[member])
+    check_best_files(plan)
+    check_replacement(plan, {m.id: r["stages"] for m, r in results.items()},
+                      {m.id: list(stage_commands(plan, m)) for m in results}, overwrite)
+    return results, refreshed
+
+
+def collect(plan: Plan, overwrite: bool = False) -> dict:
+    """Write ``<ship>/summary.json`` and copy each member's small files beside it; a shipped
+    summary with results the members here lack is kept (``ship.SummaryKept``) unless ``overwrite``."""
+    results, refreshed = _read_members(plan, overwrite)
     members, summary, breaks = {}, {}, {key: {} for _, _, key in BREAK_SOURCES}
     for variant, spec in plan.variants.items():
         for task in spec["tasks"]:
             per_seed = {}
             for seed in plan.seeds:
                 member = Member(variant, task, seed)
-                for dilution_stage, lengths_stage, _ in BREAK_SOURCES:
-                    refresh_breaks(plan.folder(member), dilution_stage, lengths_stage)
-                result = member_results(plan, member)
+                result = results[member]
                 members[member.id] = {"stages": result["stages"], "device": result.get("device"),
                                       "reused_from": str(plan.reuse[member.id]) if member.id in plan.reuse else None}
                 if len(result) > 1:
@@ -216,7 +258,6 @@ def collect(plan: Plan) -> dict:
                 for key, found in breaks.items():
                     if key in result:
                         found[member.id] = result[key]
-                _ship_member(plan, member)
             summary.setdefault(variant, {})[task] = summarise(per_seed)
             summary[variant][task]["theory"] = theory_of(plan.recipes[variant], task, plan.evaluate["lengths"])
     document = {"plan": plan.name, "about": plan.about, "interval": INTERVAL_METHOD,
@@ -225,8 +266,15 @@ def collect(plan: Plan) -> dict:
                 "members": members, "results": summary,
                 **{name: premise(breaks[key]) for name, key in (("premise", "breaks"), ("premise_rescaled",
                                                                                     "rescaled_breaks"))}}
-    if plan.ship_best:
-        document["best"] = {task: _ship_best(plan, summary, task) for task in plan.tasks}
+    best = {task: best_choice(plan, summary, task) for task in plan.tasks} if plan.ship_best else None
+    # every check passed: now write, the summary last (a full disk part-way leaves the old one)
+    for member, documents in refreshed.items():
+        for stage, content in documents.items():
+            write_json_atomic(plan.folder(member) / OUTPUTS[stage], content)
+    for member in results:
+        ship_member(plan, member, _metrics_file(plan, member))
+    if best is not None:
+        document["best"] = {task: write_best(plan, task, choice) for task, choice in best.items()}
     atomic_write_json(plan.ship / "summary.json", document, indent=1)
     return document
 
@@ -239,68 +287,3 @@ def premise(breaks: dict) -> dict | None:
     left_out = never_learned(breaks, SEQ_LEN)
     kept = {m: b for m, b in breaks.items() if m not in left_out}
     return {**{rule: compare_breaks(kept, rule) for rule in RULES}, "left_out_never_learned": left_out}
-
-
-RUN_FILES = ("config.json", "model.safetensors", "vocab.json", "recipe.json", "metrics.jsonl")
-
-
-def _first_best(rows: list, value):
-    """The first of ``rows`` whose ``value`` reaches the highest (``theory.statistics.reaches``):
-    two accuracies that differ by float32 rounding only (98/100 stored as 0.9799999952) are the
-    same count, and the first listed wins the tie."""
-    top = max(value(row) for row in rows)
-    return next(row for row in rows if reaches(value(row), top))
-
-
-def best_member(summary: dict, task: str) -> tuple | None:
-    """(mean, variant, seed, seed's accuracy) of ``task``'s best member: the variant with the highest mean accuracy
-    at the longest evaluated length, and its seed with the highest accuracy there (the first
-    listed on a tie, ``_first_best``); None while no member of the task has that length."""
-    scored = []
-    for variant, tasks in summary.items():
-        cells = tasks.get(task, {}).get("length", {}).get("accuracy")
-        if cells and cells[-1].get("n"):
-            scored.append((cells[-1]["mean"], variant, cells[-1]["values"]))
-    if not scored:
-        return None
-    mean, variant, values = _first_best(scored, lambda row: row[0])
-    seed = _first_best(list(values), lambda s: values[s])
-    return mean, variant, seed, values[seed]
-
-
-def _ship_best(plan: Plan, summary: dict, task: str) -> dict | None:
-    """Copy the run of ``task``'s best member (``best_member``) to ``<ship>/best-<task>/`` (an
-    ``evaluate --run`` folder); None (nothing copied) while there is none.  Without that run's
-    weights (a clone has the shipped files, not the runs) only ``best.json`` is rewritten, and only
-    if the folder already holds the same member; otherwise a ``RunError`` names the member."""
-    best = best_member(summary, task)
-    if best is None:
-        return None
-    mean, variant, seed, accuracy = best
-    member = Member(variant, task, int(seed))
-    run, target = run_folder(plan, member), plan.ship / f"best-{task}"
-    if not (run / "model.safetensors").is_file():  # e.g. collected on a clone, whose runs are not there
-        shipped = _read(target / "best.json")
-        if not shipped or shipped["member"] != member.id:  # never pair one member's best.json with another's weights
-            raise RunError(f"the best {task} member is now {member.id}, but {run} holds no model.safetensors to ship "
-                           f"(shipped: {shipped['member'] if shipped else 'none'}); run that member's training, "
-                           f"then collect again")
-    for name in RUN_FILES:
-        if (run / name).is_file():
-            atomic_write_bytes(target / name, (run / name).read_bytes())
-    choice = {"member": member.id, "length": plan.evaluate["lengths"][-1],
-              "accuracy": accuracy, "variant_mean": mean,
-              "rule": f"highest mean accuracy over seeds at the longest length, then that variant's best seed "
-                      f"(equal within {ACCURACY_TOLERANCE:g}; the first listed on a tie)"}
-    atomic_write_json(target / "best.json", choice, indent=1)
-    return choice
-
-
-def _ship_member(plan: Plan, member: Member) -> None:
-    source, target = plan.folder(member), plan.ship / member.id
-    files = [(source / name, target / name) for name in SMALL_FILES]
-    if (source / OUTPUTS["train"]).is_file():  # a run still training ships nothing of its log
-        files.append((_metrics_file(plan, member), target / "metrics.jsonl"))
-    for src, dst in files:
-        if src.is_file():
-            atomic_write_bytes(dst, src.read_bytes())

@@ -44,10 +44,10 @@ variant must say so, a mistake otherwise -- and ``"model"`` for the rest.  The k
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from theory.inputs import InputError, load_json
 from training.model.presets import PRESETS, Preset, get_preset
 from training.model.recipe import RecipeError, apply_overrides
 from training.tasks.definitions import TASKS
@@ -122,7 +122,8 @@ def _variants(raw, where: str, tasks: list) -> tuple[dict, dict]:
         require(name.replace("-", "").replace("_", "").isalnum(), here, "a variant name is letters, digits, - and _")
         check_keys(spec, VARIANT_KEYS, here)
         preset = spec.get("preset", "paper")
-        require(preset in PRESETS, f"{here}.preset", f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+        require(isinstance(preset, str) and preset in PRESETS, f"{here}.preset",
+                f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
         sets = spec.get("set", [])
         require(isinstance(sets, list) and all(isinstance(s, str) for s in sets), f"{here}.set",
                 "expected a list of KEY=VALUE strings")
@@ -133,6 +134,7 @@ def _variants(raw, where: str, tasks: list) -> tuple[dict, dict]:
         only = spec.get("tasks", tasks)
         require(isinstance(only, list) and only and all(t in tasks for t in only), f"{here}.tasks",
                 f"expected a non-empty list of the plan's tasks ({', '.join(tasks)}), got {only!r}")
+        require(isinstance(spec.get("about", ""), str), f"{here}.about", "expected a string")
         out[name] = {"preset": preset, "set": list(sets), "about": spec.get("about", ""), "tasks": list(only)}
         if "group" in spec:
             out[name]["group"] = spec["group"]
@@ -162,14 +164,10 @@ def _check_group(group, recipe: Preset, where: str) -> None:
 def load_plan(path) -> Plan:
     """Read and check a plan; PlanError (one line, naming the file and key) on any mistake."""
     path = Path(path)
-    try:
-        raw = json.loads(path.read_text(), object_pairs_hook=no_duplicate_keys)
-    except OSError as error:
-        raise PlanError(f"cannot read plan {path}: {error.strerror or error}") from None
-    except json.JSONDecodeError as error:
-        raise PlanError(f"{path}: not JSON ({error})") from None
-    except PlanError as error:
-        raise PlanError(f"{path}: {error}") from None
+    try:  # theory.inputs: a FIFO, non-UTF-8 text, deep nesting or a duplicated key is one line
+        raw = load_json(path, dict, "plan", object_pairs_hook=no_duplicate_keys)
+    except InputError as error:
+        raise PlanError(str(error)) from None
     where = str(path)
     check_keys(raw, TOP_KEYS, where)
     missing = sorted({"name", "root", "tasks", "seeds", "variants"} - set(raw))
@@ -182,6 +180,8 @@ def load_plan(path) -> Plan:
     seeds = int_list(raw["seeds"], f"{where}.seeds", 0, MAX_SEED)
     for key in ("name", "root", "ship", "about"):
         require(isinstance(raw.get(key, ""), str), f"{where}.{key}", "expected a string")
+    for key in ("root", "ship"):  # "" would put the members (or the summary) straight into the working directory
+        require(raw.get(key) != "", f"{where}.{key}", "expected a folder, got an empty string")
     variants, recipes = _variants(raw["variants"], f"{where}.variants", list(tasks))
     plan = Plan(path=path, name=raw["name"], about=raw.get("about", ""), root=Path(raw["root"]),
                 ship=Path(raw.get("ship") or Path(raw["root"]) / "collected"), tasks=list(tasks), seeds=seeds,

@@ -18,7 +18,9 @@ exists (outputs are written atomically, so existing means complete):
 so rerunning a study skips finished members and resumes partial ones, and a kill -9 at any
 moment loses at most one checkpoint interval of training (or one evaluation).  Each stage is
 a subprocess with its own torch thread count (``--threads``, default 1), which is also what
-``--list`` prints for a scheduler: one line per member, ``study PLAN --member ID``.
+``--list`` prints for a scheduler: one line per member, ``study PLAN --member ID``.  A stage's
+subprocess dies with the study, even one killed with SIGKILL (``stage_process``), and every
+file the runner reads or trusts is checked before any work (``check_members``).
 
 A second ``study`` on the same plan joins safely: a member is locked while a process works on
 it (``.member.lock``, the run folders' flock of ``training.model.runlock``), and other
@@ -27,22 +29,24 @@ processes skip it; the train stage's run folder has its own lock besides.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from theory.files import atomic_write_bytes, atomic_write_json
+from theory.files import atomic_write_bytes, atomic_write_json, check_output_dir
+from theory.inputs import InputError, parse_json
 from training.model.runchecks import RunError
 from training.model.runlock import LockHeld, RunLock
 
+from .member_files import MEMBER_SHAPE, check_stage_outputs, read_json, read_stage_file
 from .plan import Member, Plan
+from .stage_process import run_tied
 
-__all__ = ["STAGES", "MemberFailed", "stage_commands", "member_finished", "run_member", "run_study", "list_commands"]
+__all__ = ["STAGES", "MemberFailed", "stage_commands", "member_finished", "check_members", "recipe_conflict",
+           "run_member", "run_study", "list_commands"]
 
 STAGES = ("train", "test", "lengths", "rescale", "dilution", "rescale_dilution", "analyze", "long")
 OUTPUTS = {"train": "train.json", "test": "test_accuracy.json", "lengths": "length_generalisation.json",
@@ -134,34 +138,73 @@ def _reuse_results(plan: Plan, member: Member) -> None:
     checks = {
         "test": lambda d: d.get("split") == "test",
         "lengths": lambda d: (d.get("lengths") == plan.evaluate["lengths"] and d.get("seed") == plan.evaluate["seed"]
-                              and d.get("n_per_length", [None])[0] == plan.evaluate["count"]),
+                              and (d.get("n_per_length") or [None])[0] == plan.evaluate["count"]),
         "analyze": lambda d: plan.analyze is not None and d.get("n_inputs") == plan.analyze["n_inputs"],
     }
     for stage, matches in checks.items():
         src, dst = source / OUTPUTS[stage], folder / OUTPUTS[stage]
         if dst.exists() or not src.is_file():
             continue
-        if matches(json.loads(src.read_text())):
+        if matches(read_stage_file(source, stage, OUTPUTS[stage])):
             atomic_write_bytes(dst, src.read_bytes())
     if (source / "metrics.jsonl").is_file() and not (folder / "metrics.jsonl").exists():
         atomic_write_bytes(folder / "metrics.jsonl", (source / "metrics.jsonl").read_bytes())
 
 
+def _log_tail(path: Path, size: int = 4096) -> str:
+    """The end of a stage's log (a training log may be long; its last line says why it failed)."""
+    try:
+        with open(path, "rb") as log:
+            log.seek(max(0, log.seek(0, os.SEEK_END) - size))
+            return log.read().decode("utf-8", errors="replace")
+    except OSError as error:
+        return f"(its log {path} cannot be read: {error.strerror or error})"
+
+
 def _run_stage(stage: str, argv: list, folder: Path, threads: int) -> dict:
+    """Run one stage (``stage_process.run_tied``: it dies with this process), its output in
+    ``logs/<stage>.log``; MemberFailed naming the log's last line if it fails."""
     logs = folder / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
+    log_path = logs / f"{stage}.log"
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     started = time.time()
-    with open(logs / f"{stage}.log", "a", encoding="utf-8") as log:
-        log.write(f"$ {shlex.join(argv)}\n")
-        log.flush()
-        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=log, text=True, env=env)
-        log.write(done.stdout)
-    if done.returncode != 0:
-        tail = (logs / f"{stage}.log").read_text(encoding="utf-8").strip().splitlines()[-1:]
-        raise MemberFailed(f"stage {stage} exited {done.returncode}: {' '.join(tail)} (log {logs / f'{stage}.log'})")
-    lines = done.stdout.strip().splitlines()
+    try:
+        logs.mkdir(parents=True, exist_ok=True)
+        with open(log_path, "a", encoding="utf-8") as log:
+            log.write(f"$ {shlex.join(argv)}\n")
+            log.flush()
+            returncode, stdout = run_tied(argv, log, env, logs)
+            log.write(stdout)
+    except OSError as error:  # a full disk or a folder turned unwritable under the study
+        raise MemberFailed(f"stage {stage}: cannot write {error.filename or log_path}: "
+                           f"{error.strerror or error}") from None
+    if returncode != 0:
+        tail = _log_tail(log_path).strip().splitlines()[-1:]
+        raise MemberFailed(f"stage {stage} exited {returncode}: {' '.join(tail)} (log {log_path})")
+    lines = stdout.strip().splitlines()
     return {"seconds": round(time.time() - started, 1), "stdout": lines[-1] if lines else ""}
+
+
+def _train_summary(stdout: str, folder: Path) -> dict:
+    """The JSON line train prints last (its summary), checked like any input."""
+    try:
+        return parse_json(stdout or "{}", f"the last line train printed (log {folder / 'logs' / 'train.log'})", dict)
+    except InputError as error:
+        raise MemberFailed(str(error)) from None
+
+
+def check_members(plan: Plan, members: list[Member]) -> None:
+    """Before any work: every member folder can be made and written, and every file the runner
+    will read or trust there is whole (``member_files``): its member.json, the stage outputs it
+    already has (existing means done, so a damaged one would be built on), a reused run's
+    results.  InputError / OutputError name the file (one line, exit 2)."""
+    for member in members:
+        folder = plan.folder(member)
+        check_output_dir(folder, f"study member {member.id} folder")
+        read_json(folder / "member.json", MEMBER_SHAPE, "study member recipe")  # a conflict fails that member only
+        check_stage_outputs(folder, OUTPUTS)
+        if member.id in plan.reuse:
+            check_stage_outputs(plan.reuse[member.id], {s: OUTPUTS[s] for s in ("test", "lengths", "analyze")})
 
 
 def run_member(plan: Plan, member: Member, threads: int = 1, on_stage=None) -> str:
@@ -182,7 +225,7 @@ def run_member(plan: Plan, member: Member, threads: int = 1, on_stage=None) -> s
                     on_stage(member, stage)
                 result = _run_stage(stage, argv, folder, threads)
                 if stage == "train":
-                    atomic_write_json(output, {"summary": json.loads(result["stdout"] or "{}"),
+                    atomic_write_json(output, {"summary": _train_summary(result["stdout"], folder),
                                                "seconds": result["seconds"], "threads": threads,
                                                "host": os.uname().nodename}, indent=1)
             return "done"
@@ -192,18 +235,28 @@ def run_member(plan: Plan, member: Member, threads: int = 1, on_stage=None) -> s
         raise MemberFailed(str(error)) from None
 
 
-def _check_member_recipe(plan: Plan, member: Member) -> None:
-    """Record the member's recipe in its folder; a folder that records another one (two plans
-    sharing a root with one id for two recipes) is refused rather than mixed."""
+def _recipe(plan: Plan, member: Member) -> dict:
     variant = plan.variants[member.variant]
-    recipe = {"task": member.task, "seed": member.seed, "preset": variant["preset"], "set": variant["set"]}
-    path = plan.folder(member) / "member.json"
-    if path.is_file():
-        recorded = json.loads(path.read_text())
-        if recorded != recipe:
-            raise MemberFailed(f"{path} records another recipe ({recorded}) than plan {plan.path} ({recipe})")
-    else:
-        atomic_write_json(path, recipe, indent=1)
+    return {"task": member.task, "seed": member.seed, "preset": variant["preset"], "set": variant["set"]}
+
+
+def recipe_conflict(plan: Plan, member: Member) -> str | None:
+    """Why the member's folder is not this plan's member: its member.json (validated) records
+    another recipe (two plans sharing a root with one id for two recipes); None if it is."""
+    recipe, path = _recipe(plan, member), plan.folder(member) / "member.json"
+    recorded = read_json(path, MEMBER_SHAPE, "study member recipe")
+    if recorded is None or recorded == recipe:
+        return None
+    return f"{path} records another recipe ({recorded}) than plan {plan.path} ({recipe})"
+
+
+def _check_member_recipe(plan: Plan, member: Member) -> None:
+    """Record the member's recipe in its folder; one that records another is refused rather than mixed."""
+    conflict = recipe_conflict(plan, member)
+    if conflict:
+        raise MemberFailed(conflict)
+    if not (plan.folder(member) / "member.json").exists():
+        atomic_write_json(plan.folder(member) / "member.json", _recipe(plan, member), indent=1)
 
 
 def list_commands(plan: Plan, threads: int = 1) -> list[str]:
