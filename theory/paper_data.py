@@ -24,7 +24,8 @@ only with "at least".
 from __future__ import annotations
 
 __all__ = ["WORKED_EXAMPLES", "DEPTH_ROWS", "TABLE1", "TABLE1_HEAD_DIM", "TABLE1_BASE",
-           "TABLE3_MODELS", "TABLE3_LENGTHS", "TABLE3", "reference_curve"]
+           "TABLE3_MODELS", "TABLE3_LENGTHS", "TABLE3", "reference_curve", "TRAINING_LENGTH", "LENGTH_850",
+           "FIGURE5A", "FIGURE3A_FLOW", "LETTER_LAST_SYMBOLIC_LAYER", "PURITY_GAMMAS", "TABLE4"]
 
 
 # Worked examples: (where, task, input tokens, printed answer, printed hop count or None)
@@ -116,3 +117,37 @@ def reference_curve(model: str, task: str) -> dict:
     return {"model": model, "task": task, "source": "paper Table 3", "lengths": list(TABLE3_LENGTHS),
             "accuracy_mean": [column[length][0] for length in TABLE3_LENGTHS],
             "accuracy_std": [column[length][1] for length in TABLE3_LENGTHS]}
+
+
+# -- Items of the coverage audit (issue 30, section 5) ----------------------------------------------
+# Appendix B.1, "Implementation": every sequence has 17 tokens (8 target + 8 pre-target + 1 query).
+TRAINING_LENGTH = 17
+
+# Section 3.6: "over 90% accuracy ... with sequence lengths up to 850 (53 times the original
+# sequence length)".  (length, printed multiple)
+LENGTH_850 = (850, 53)
+
+# Figure 5A's caption: "For Index function, theta = theta_2 = 0.8, while for the Retrieval
+# function, theta = theta_42 = 0.0027 and |ALPH| = 8", "for input length n <= 100"; the text
+# says the angles are those of "the second layer in each model" (Table 1's IDs 2 and 42).
+FIGURE5A = {"index": {"theta": "0.8", "id": 2}, "retrieval": {"theta": "0.0027", "id": 42, "alph": 8},
+            "n_max": 100}
+
+# Section 3.2 on Figure 3A (number task, 4-hop example): "layer 0 maximally attends to 'n'"
+# (from the token '6', whose target is a letter); "in layers 1 and 2, attention is maximized at
+# the token located at distance 2 from the last token ... but there is no information flow.
+# Only at layer 3 ... it is copied to the last position."
+FIGURE3A_FLOW = {"attends_letter_target": 0, "attend_without_copy": (1, 2), "copies": 3}
+
+# Section 3.3: "The last required symbolic head appears in layer 11" (letter task).
+LETTER_LAST_SYMBOLIC_LAYER = 11
+
+# Section 3.1 footnote 3 and Figure 7: purity thresholds gamma in {0.1, 0.05}.
+PURITY_GAMMAS = ("0.1", "0.05")
+
+# Appendix I, Table 4, as printed: training times as (minutes, seconds), metrics in hours; the
+# text says the metric costs are "for each model" and that "we trained two models".
+TABLE4 = {"training_time": {"number": (28, 30), "letter": (26, 29)}, "training_total_time": (54, 59),
+          "hardware": "NVIDIA GeForce RTX A5000 (3 GPUs), AMD EPYC 7282 16-Core",
+          "attention_gpu_hours_per_model": 5.0, "metrics_cpu_hours_per_model": 8.5,
+          "total_gpu_hours": 10.0, "total_cpu_hours": 17.0, "models": 2}

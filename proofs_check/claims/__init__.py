@@ -14,3 +14,7 @@ from . import premise  # noqa: F401
 from . import variants  # noqa: F401
 from . import rescale  # noqa: F401
 from . import window  # noqa: F401
+from . import coverage_text  # noqa: F401
+from . import coverage_numbers  # noqa: F401
+from . import coverage_costs  # noqa: F401
+from . import coverage_trained  # noqa: F401

@@ -18,11 +18,45 @@ from .trained_sources import TASKS
 
 TABLE1_LAYERS = 12  # the paper's model; ours may have another depth
 WITHIN, OF = 10, 12  # C11's rule as the paper's depth words it: within 3 on >= 10 of 12 layers
+ID_TOLERANCE = 3  # "within 3 IDs"
+# C11's rule is our choice, not the paper's: its verdict is also reported at these thresholds
+TOLERANCE_GRID, LAYERS_GRID = range(1, 6), range(8, 13)
 
 
-def layers_needed(layers: int) -> int:
-    """C11's ">= 10 of 12 layers" as a fraction of the model's own depth: ceil(10/12 * layers)."""
-    return -(-WITHIN * layers // OF)
+def layers_needed(layers: int, share: int = WITHIN) -> int:
+    """C11's ">= 10 of 12 layers" (``share`` of 12) as a fraction of the model's own depth: ceil(share/12 * layers)."""
+    return -(-share * layers // OF)
+
+
+def _c11_at(rows: dict, tolerance: int = ID_TOLERANCE, share: int = WITHIN):
+    """(holds, {task: layers within ``tolerance`` IDs}, {task: layers needed}) of C11's rule."""
+    need = {t: layers_needed(len(rows[t]), share) for t in TASKS}
+    within = {t: sum(1 for r in rows[t] if r["ours"] is not None and r["table1"] is not None
+                     and abs(r["ours"] - r["table1"]) <= tolerance) for t in TASKS}
+    return all(len(rows[t]) > 0 and within[t] >= need[t] for t in TASKS), within, need
+
+
+def _thresholds(units: dict):
+    """C11's status over seeds (STATUS_RULE) at every threshold of the grid, so a reader sees how
+    much the verdict depends on the choice of 'within 3 IDs on >= 10 of 12 layers'."""
+    from .over_seeds import status_over_seeds
+
+    rows = {label: _table_rows(found) for label, found in units.items()}
+    grid = {}
+    for tolerance in TOLERANCE_GRID:
+        for share in LAYERS_GRID:
+            holds = {label: _c11_at(r, tolerance, share)[0] for label, r in rows.items()}
+            grid[f"within {tolerance} IDs on >= {share} of {OF} layers"] = {
+                "status": status_over_seeds("verified" if h else "refuted" for h in holds.values()),
+                "holds_in": [label for label, h in holds.items() if h]}
+    counts = {status: sum(v["status"] == status for v in grid.values()) for status in ("verified", "refuted", "undecided")}
+    verified_at = [key for key, v in grid.items() if v["status"] == "verified"]
+    said = (f"across {len(grid)} thresholds (within {TOLERANCE_GRID[0]}..{TOLERANCE_GRID[-1]} IDs x >= "
+            f"{LAYERS_GRID[0]}..{LAYERS_GRID[-1]} of {OF} layers): verified at {counts['verified']}, refuted at "
+            f"{counts['refuted']}, undecided at {counts['undecided']}"
+            + (f" (verified at: {'; '.join(verified_at)})" if verified_at else ""))
+    return {"rule": "each cell: the per-seed check with that threshold, then STATUS_RULE over the seeds",
+            "counts": counts, "grid": grid}, said
 
 
 def _table_rows(found):
@@ -41,14 +75,11 @@ def _table_rows(found):
 
 @trained_claim(
     "C11", "Frequency use per layer (Table 1): number task L0 uses ID 1, L1-L3 ID 2, L4 ID 10, L5-L11 IDs 37-39; "
-    "letter task IDs 18-42", "Appendix G, Table 1", recorded="refuted", part="analysis")
+    "letter task IDs 18-42", "Appendix G, Table 1", recorded="refuted", part="analysis", over=_thresholds)
 def table1_values(found: dict) -> Outcome:
     rows = _table_rows(found)
     layers = {t: len(rows[t]) for t in TASKS}
-    need = {t: layers_needed(layers[t]) for t in TASKS}
-    within = {t: sum(1 for r in rows[t] if r["ours"] is not None and r["table1"] is not None
-                     and abs(r["ours"] - r["table1"]) <= 3) for t in TASKS}
-    ok = all(layers[t] > 0 and within[t] >= need[t] for t in TASKS)
+    ok, within, need = _c11_at(rows)
     evidence = {"rule": f"verified when our weighted-average ID is within 3 of Table 1's on >= ceil({WITHIN}/{OF} x "
                         f"L) of the model's L layers, each task ({WITHIN} of {OF} for the paper's {TABLE1_LAYERS}); "
                         f"a layer Table 1 does not have counts as not within",
