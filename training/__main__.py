@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 
-from theory.cli import quiet_interrupt_while_starting
+from .cli_common import quiet_interrupt_while_starting  # light: standard library and theory.cli only
 
 with quiet_interrupt_while_starting("python -m training"):  # Ctrl-C during the imports: one line, exit 130
     from .analysis import cli as analysis_cli

@@ -21,8 +21,10 @@ weights, weighted_id, frequency, ...}, index_geometry {layer, plane_id,
 frequency, keys, queries, offsets, key_collapse, query_spread, ...}, measured_discrepancy
 {step, lengths, layers [{layer, kind, dominant_id, angle, min, median, mean,
 decay_exponent, theory {reading, values}}]}.  Bad paths, a run of another task (its
-vocab.json) and bad values are one error line, exit status 2; so is a request whose estimated
-memory or time exceeds the limits below (``check_budget``), refused before any model loads.
+vocab.json), checkpoints of another task or model, a --json that is one of the run's files or
+lies in another run's folder (training.cli_common.check_not_owned) and bad values are one error
+line, exit status 2; so is a request whose estimated memory or time exceeds the limits below
+(``check_budget``), refused before any model loads.
 
 ``python -m training evaluate``: accuracy (overall and per hop) against total input length,
 or on one of the paper's fixed splits.
@@ -37,8 +39,9 @@ scale with the fixed scale log(i+1)/log(17) switched on, its weights unchanged
 (training.model.gptj.scale_queries_at_inference): a test of whether its break is softmax
 dilution.  JSON: {task, run, lengths, accuracy, per_hop {"1": [...], ..}, n_per_length,
 inference_query_scale (null or "log"), ...}; with --split: {task, run, split, n, accuracy, per_hop {"1": ..}, loss}
-(training.analysis.evaluate.split_accuracy).  Bad paths, a run of another task, bad values and a
-request over the memory or time limits below are one error line, exit status 2.
+(training.analysis.evaluate.split_accuracy).  Bad paths, a run of another task, a --json that is
+one of the run's files or lies in another run's folder, bad values and a request over the memory
+or time limits below are one error line, exit status 2.
 """
 
 from __future__ import annotations
@@ -84,6 +87,39 @@ def _read_config(run, task):
         return read_config(run)
     except RunError as error:
         raise UsageError(str(error)) from None
+
+
+def _check_checkpoints(args, config) -> None:
+    """Refuse (UsageError) checkpoints that are not of this run: another task (their
+    training_state.json settings) or another model (their config.json against RUN/config.json).
+    Read before any model loads; only the small JSON files are read."""
+    from dataclasses import fields
+
+    from training.model.checkpoints import list_checkpoints, read_config, read_state_info
+    from training.tasks.definitions import get_task
+
+    from .dynamics import checkpoint_dir_of
+
+    task = get_task(args.task).name
+    try:
+        ckpt_dir = checkpoint_dir_of(args.run, args.checkpoint_dir)
+        checkpoints = list_checkpoints(ckpt_dir)  # one architecture among them, or RunError
+        if not checkpoints:
+            return  # analyse_run says so, naming the folder
+        theirs = read_config(checkpoints[0][1])
+        tasks = [(read_state_info(path)["settings"]["task"], path) for _, path in checkpoints]
+    except RunError as error:
+        raise UsageError(str(error)) from None
+    flag = "--checkpoint-dir" if args.checkpoint_dir is not None else "the checkpoint folder"
+    other = next(((name, path) for name, path in tasks if name != task), None)
+    if other is not None:
+        raise UsageError(f"{flag} {ckpt_dir}: {other[1].name} is a checkpoint of the {other[0]} task (its "
+                         f"training_state.json), not of --task {task}; pass the checkpoints of {args.run}")
+    differ = next((f.name for f in fields(config) if getattr(config, f.name) != getattr(theirs, f.name)), None)
+    if differ is not None:
+        raise UsageError(f"{flag} {ckpt_dir}: its checkpoints are of another model than {args.run} ({differ} "
+                         f"{getattr(theirs, differ)!r} in {checkpoints[0][1].name}/config.json, "
+                         f"{getattr(config, differ)!r} in the run's); pass the checkpoints of {args.run}")
 
 
 def _check_query_scale(args, config) -> None:
@@ -193,6 +229,7 @@ def run_analyze(args) -> int:
                else _lengths(args.discrepancy_lengths, "--discrepancy-lengths"))
     out = prepare_json_output(args)
     config = _read_config(args.run, args.task)
+    _check_checkpoints(args, config)
     check_analysis_size(config, args.n_inputs, lengths, args.discrepancy_count, not args.no_discrepancy)
     try:
         result = analyse_run(args.run, args.task, method=args.method, checkpoint_dir=args.checkpoint_dir,

@@ -11,19 +11,22 @@ the measured break length (``training.analysis.break_prediction``).
 on at inference (as ``evaluate --query-scale``): how much of the dilution the scale undoes.
 JSON: {task, run, variant, inference_query_scale, dilution {lengths, count, seed, layers [{layer, gap {q0, q0.1, q0.25,
 q0.5, mean}, top_weight {...}}]}, breaks (with --accuracy)}.  Works for every RoPE variant:
-the logits come from the model's own forward pass.  Bad values are one error line, exit 2.
+the logits come from the model's own forward pass.  Bad values, an --accuracy file that is not
+such a JSON (a FIFO, wrong types, an empty lengths list) and a --json that is an input or lies
+in another run's folder are one error line, exit 2, before any work.
 """
 
 from __future__ import annotations
 
 import json
 
+from theory.inputs import Checked, Nullable, load_json
 from training.cli_common import UsageError, add_compute_options, prepare_json_output
 from training.model.checkpoints import RunError
 from training.model.gptj import INFERENCE_QUERY_SCALES
 from training.tasks.definitions import TASKS
 
-from .cli import _check_query_scale, _check_seed, _lengths, _read_config
+from .cli import MAX_LENGTH, _check_query_scale, _check_seed, _lengths, _read_config
 from .limits import add_device_option, check_budget, device_of, forward_memory, forward_work
 
 DESCRIPTION = "softmax dilution per layer and length of a run, and the break length it predicts"
@@ -46,13 +49,28 @@ def add_dilution_parser(subparsers) -> None:
     parser.set_defaults(handler=run_dilution)
 
 
+_ACCURACY = Nullable(Checked(float, lambda a: 0 <= a <= 1, "an accuracy in 0..1 or null"))
+# what break_prediction.member_breaks reads of an ``evaluate --lengths`` JSON
+ACCURACY_SHAPE = {
+    "lengths": Checked([int], lambda v: bool(v) and all(17 <= n <= MAX_LENGTH for n in v),
+                       f"a non-empty list of lengths in 17..{MAX_LENGTH}"),
+    "accuracy": [_ACCURACY],
+    "per_hop": {"*": [_ACCURACY]},
+}
+
+
 def _read_accuracy(path, lengths) -> dict:
-    try:
-        data = json.loads(open(path).read())
-        if not {"lengths", "accuracy", "per_hop"} <= set(data):
-            raise ValueError("it lacks lengths, accuracy or per_hop")
-    except (OSError, ValueError) as error:
-        raise UsageError(f"--accuracy {path}: not a length-generalisation JSON ({error})") from None
+    """The --accuracy JSON, read through theory.inputs (a FIFO, deep nesting, wrong types: one
+    line naming the file and field), its lists as long as its lengths."""
+    data = load_json(path, ACCURACY_SHAPE, "--accuracy")
+    n = len(data["lengths"])
+    for field, values in (("accuracy", data["accuracy"]), *((f"per_hop.{k}", v) for k, v in data["per_hop"].items())):
+        if len(values) != n:
+            raise UsageError(f"--accuracy: {path}: field {field} has {len(values)} values for {n} lengths; "
+                             f"expected one per length")
+    bad = next((hop for hop in data["per_hop"] if not (hop.isascii() and hop.isdigit() and int(hop) >= 1)), None)
+    if bad is not None:
+        raise UsageError(f"--accuracy: {path}: field per_hop: key {bad[:40]!r} is not a hop count (1, 2, ...)")
     if data["lengths"][0] != lengths[0]:
         raise UsageError(f"--accuracy {path} starts at length {data['lengths'][0]}, --lengths at {lengths[0]}: "
                          f"they must start at the same length")

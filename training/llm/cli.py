@@ -28,7 +28,7 @@ import sys
 
 from theory.files import check_output_file
 from theory.inputs import InputError, parse_json
-from training.cli_common import UsageError, interrupted
+from training.cli_common import UsageError, check_not_owned, interrupted
 
 from .backends import BackendError, HFBackend, OpenAIBackend
 from .decoding import AUTO_NEW_TOKENS, decoding_defaults
@@ -153,16 +153,28 @@ def _check_values(args) -> None:
 def _check_outputs(args) -> tuple[int | None, RepliesFile | None]:
     """Before any call: both outputs writable and distinct; the answered items of an
     existing results file (never to be replaced by fewer); the replies file read."""
+    model = [args.model] if args.backend == "hf" else []  # a local model folder or GGUF file is an input
     check_output_file(args.json, "--json")
+    _not_owned(args.json, "--json", model)
     if args.replies is None:
         return answered_in_results_file(args.json), None
     check_output_file(args.replies, "--replies")
+    _not_owned(args.replies, "--replies", model)
     if os.path.realpath(args.json) == os.path.realpath(args.replies):
         raise ValueError(f"--json and --replies are the same file {args.json!r}; allowed: two different files")
     previous = answered_in_results_file(args.json)
     if previous is not None:
         check_output_file(aside_path(args.json), "--json (where fewer results would go)")
     return previous, RepliesFile(args.replies, warn=_warn)
+
+
+def _not_owned(path, flag: str, inputs: list) -> None:
+    """The guard every command applies to its outputs (training.cli_common.check_not_owned), as the
+    ValueError this module's pre-flight turns into one line."""
+    try:
+        check_not_owned(path, flag, inputs=inputs)
+    except UsageError as error:
+        raise ValueError(str(error)) from None
 
 
 def _warn(text: str) -> None:

@@ -30,6 +30,7 @@ import os
 from pathlib import Path
 
 from theory.files import atomic_write_json
+from theory.inputs import Checked, InputError, load_json, parse_json, read_text
 
 from .checkpoints import RUN_FILES, STATE_JSON, list_checkpoints
 from .runchecks import RunError
@@ -47,23 +48,24 @@ def holds_run(folder) -> bool:
     return any((Path(folder) / name).exists() for name in RUN_FILES)
 
 
+# owner.json; a path with a NUL byte would make every later path operation raise
+OWNER_SHAPE = {"run": Checked(str, lambda run: bool(run) and "\0" not in run, "a non-empty path")}
+_LEGACY_SHAPE = {"settings": {"checkpoint_dir": str}}
+
+
 def owner_of(ckpt_dir) -> Path | None:
-    """The run that ``CKPT/owner.json`` names (absolute), or None when there is none."""
+    """The run that ``CKPT/owner.json`` names (absolute), or None when there is none.  A FIFO,
+    a non-UTF-8 or hostile file there is RunError naming it (theory.inputs), never a hang."""
     path = Path(ckpt_dir) / OWNER_NAME
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return None
-    except (OSError, UnicodeDecodeError) as error:
-        raise RunError(f"cannot read {path}: {error}") from None
-    if not text.strip():
-        return None  # an exclusive create whose writer died before writing: nobody's
     try:
-        run = json.loads(text)["run"]
-    except (json.JSONDecodeError, KeyError, TypeError) as error:
-        raise RunError(f"bad {path}: expected {{\"run\": PATH}} ({error})") from None
-    if not isinstance(run, str) or not run:
-        raise RunError(f"bad {path}: field 'run' must be a path, got {run!r}")
+        text = read_text(path, OWNER_NAME)
+        if not text.strip():
+            return None  # an exclusive create whose writer died before writing: nobody's
+        run = parse_json(text, str(path), OWNER_SHAPE)["run"]
+    except InputError as error:
+        raise RunError(str(error)) from None
     return Path(os.path.normpath(_absolute(ckpt_dir) / run))
 
 
@@ -71,11 +73,10 @@ def _legacy_owner_is(out: Path, ckpt_dir: Path, checkpoints) -> bool:
     """A folder from before owner.json: its first readable checkpoint says where its run put it."""
     for _, path in checkpoints:
         try:
-            where = json.loads((path / STATE_JSON).read_text())["settings"]["checkpoint_dir"]
-        except (OSError, ValueError, KeyError, TypeError):
+            where = load_json(path / STATE_JSON, _LEGACY_SHAPE)["settings"]["checkpoint_dir"]
+        except InputError:
             continue
-        if isinstance(where, str):
-            return _absolute(out / where) == _absolute(ckpt_dir)
+        return _absolute(out / where) == _absolute(ckpt_dir)
     return _absolute(out / "checkpoints") == _absolute(ckpt_dir)
 
 

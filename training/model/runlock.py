@@ -13,13 +13,20 @@ that was just removed and tries again), so two processes can never both hold the
 
 flock is advisory (only ``train`` takes it) and, on NFS, depends on the server; local and
 ordinary network-mounted home folders behave as described.
+
+Only a regular file (or nothing) is taken as the lock: the lock file is opened with
+``O_NOFOLLOW`` and ``O_NONBLOCK`` and checked with ``fstat``, because the holder line is
+written into it -- a symlink planted at ``.lock`` would have us overwrite its target, and a
+FIFO would block the open.  Anything else there is refused in one line (remove it by hand).
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import socket
+import stat
 from pathlib import Path
 
 from .runchecks import RunError
@@ -33,13 +40,23 @@ class LockHeld(RunError):
     """Another live process holds the lock (the message names it)."""
 
 
-def _holder_line() -> str:
-    return f"pid {os.getpid()} on host {socket.gethostname()}"
+def _holder_line(detail: str) -> str:
+    line = f"pid {os.getpid()} on host {socket.gethostname()}" + (f", {detail}" if detail else "")
+    return " ".join(line.split())  # one line whatever a path in it holds
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "a special file"
 
 
 def _same_file(fd: int, path: Path) -> bool:
     try:
-        on_disk = os.stat(path)
+        on_disk = os.lstat(path)
     except FileNotFoundError:
         return False
     mine = os.fstat(fd)
@@ -48,11 +65,13 @@ def _same_file(fd: int, path: Path) -> bool:
 
 class RunLock:
     """``with RunLock(run_folder):`` -- the folder must exist.  Raises LockHeld (a RunError) if
-    it is held.  ``name`` and ``user`` serve other one-worker folders (a study member)."""
+    it is held.  ``name`` and ``user`` serve other one-worker folders (a study member);
+    ``detail`` goes into the holder line (which run holds a checkpoint folder, say)."""
 
-    def __init__(self, folder, name: str = LOCK_NAME, user: str = "train process"):
+    def __init__(self, folder, name: str = LOCK_NAME, user: str = "train process", detail: str = ""):
         self.path = Path(folder) / name
         self.user = user
+        self.detail = detail
         self.fd: int | None = None
 
     def acquire(self) -> None:
@@ -61,7 +80,7 @@ class RunLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                holder = os.pread(fd, 300, 0).decode(errors="replace").strip() or "another process"
+                holder = " ".join(os.pread(fd, 300, 0).decode(errors="replace").split()) or "another process"
                 os.close(fd)
                 raise LockHeld(f"{self.path.parent} is in use by another {self.user} ({holder}); "
                                f"wait for it to end or stop it") from None
@@ -70,17 +89,37 @@ class RunLock:
                 raise RunError(f"cannot lock {self.path}: {error.strerror or error}") from None
             if _same_file(fd, self.path):
                 os.ftruncate(fd, 0)
-                os.pwrite(fd, (_holder_line() + "\n").encode(), 0)
+                os.pwrite(fd, (_holder_line(self.detail) + "\n").encode(), 0)
                 self.fd = fd
                 return
             os.close(fd)
         raise RunError(f"cannot lock {self.path}: it keeps being removed by another process")
 
+    def _refuse(self, mode: int) -> RunError:
+        return RunError(f"cannot lock {self.path}: it is {_kind(mode)}, not a regular file; "
+                        f"remove it (a lock file is an empty or one-line regular file)")
+
     def _open(self) -> int:
+        """The lock file, created if absent; a symlink, FIFO, folder or device there is refused."""
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
         try:
-            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            fd = os.open(self.path, flags, 0o666)
         except OSError as error:
+            try:
+                mode = os.lstat(self.path).st_mode
+            except OSError:
+                mode = None
+            if mode is not None and not stat.S_ISREG(mode):  # ELOOP for a symlink, EISDIR, ENXIO, ...
+                raise self._refuse(mode) from None
+            if error.errno == errno.ELOOP:
+                raise self._refuse(stat.S_IFLNK) from None
             raise RunError(f"cannot lock {self.path}: {error.strerror or error}") from None
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # a FIFO or device opens fine with O_NONBLOCK: refuse it now
+            os.close(fd)
+            raise self._refuse(mode)
+        os.set_blocking(fd, True)
+        return fd
 
     def release(self) -> None:
         """Remove the lock file while still holding it, then let go."""

@@ -3,14 +3,20 @@
 ``open_run`` goes in this order, and creates nothing before step 3:
 
 1. ``--out`` and an explicit ``--checkpoint-dir`` must be folders this process can write in,
-   or be creatable as such (``theory.files.check_output_dir``); ``--resume`` needs a run.
+   or be creatable as such (``theory.files.check_output_dir``), and lie in no other run's
+   folder (``training.cli_common.check_not_owned``): ``--out OTHER/checkpoints/step-000040``
+   is refused, ``--out RUN --force`` on RUN's own folder is not.  ``--resume`` needs a run.
 2. (nothing is trained or written before the checks above and below have passed)
 3. ``--out`` is created if missing and locked for the whole run (``RUN/.lock``, runlock).
-4. With the lock held, the folder's state decides: a fresh start needs an empty run (or
+4. With that lock held, the checkpoint folder is created if missing (a fresh start) and locked
+   too (``CKPT/.lock``), so two runs given one ``--checkpoint-dir`` cannot both write it: the
+   second is refused naming the first, whose claim (step 6) it would otherwise see as a start
+   that failed before writing anything.
+5. With both locks held, the folder's state decides: a fresh start needs an empty run (or
    ``--force``), ``--resume`` needs a checkpoint.  The checkpoint folder must be free or the
    run's own (``training.model.ownership``) -- ``--force`` then deletes the run files at
    ``--out`` and the checkpoints of that folder, never another run's and never unknown files.
-5. The checkpoint folder is created if missing and claimed (``CKPT/owner.json``).
+6. The checkpoint folder is claimed (``CKPT/owner.json``).
 
 A fresh start is complete once its step-0 checkpoint exists (``RunFolder.started``).  If it
 fails before that (an error, Ctrl-C, a full disk), everything it made is removed again: the
@@ -32,12 +38,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from theory.files import OutputError, atomic_write_json, check_output_dir
+from training.cli_common import UsageError, check_not_owned
 from training.tasks.definitions import load_vocab, save_vocab
 
 from .checkpoints import (RUN_FILES, Metrics, list_checkpoints, load_checkpoint, read_state_info, remove_partial,
                           write_json_atomic)
 from .distributed import Ranks
-from .ownership import OWNER_NAME, check_owner, claim, holds_run
+from .ownership import OWNER_NAME, check_owner, claim, holds_run, owner_of
 from .presets import Preset
 from .recipe import apply_overrides, resolved_recipe
 from .resume import check_run_config, model_config, restore_best_weights, resumed_settings, truncate_metrics
@@ -98,8 +105,29 @@ def _remove_if_empty(folders) -> None:
             folder.rmdir()
 
 
-def _fresh_plan(out: Path, explicit: Path | None, force: bool) -> Path:
-    ckpt_dir = explicit or out / "checkpoints"
+def _check_not_anothers(out: Path, explicit: Path | None) -> None:
+    """--out and --checkpoint-dir lie in no other run's folder and are no checkpoint (module doc, 1)."""
+    try:
+        check_not_owned(out, "--out", own=[out], folder=True)
+        if explicit is not None:
+            check_not_owned(explicit, "--checkpoint-dir", own=[out], folder=True)
+        owner = owner_of(out)  # --out may be its own checkpoint folder (--checkpoint-dir RUN), no other's
+    except UsageError as error:
+        raise RunError(str(error)) from None
+    if owner is not None and owner != Path(os.path.normpath(out.resolve())) and holds_run(owner):
+        raise RunError(f"--out {out} is the checkpoint folder of another run ({owner}, named by "
+                       f"{out / OWNER_NAME}); choose another folder")
+
+
+def _checkpoint_lock(out: Path, ckpt_dir: Path):
+    """The flock on CKPT/.lock (module doc, 4); none when CKPT is RUN (its lock covers it) or is
+    missing (a resume from it fails before touching anything)."""
+    if not ckpt_dir.is_dir() or os.path.realpath(ckpt_dir) == os.path.realpath(out):
+        return contextlib.nullcontext()
+    return RunLock(ckpt_dir, user="train process, as its checkpoint folder", detail=f"run {out}")
+
+
+def _fresh_plan(out: Path, ckpt_dir: Path, explicit: Path | None, force: bool) -> Path:
     check_owner(out, ckpt_dir, "--checkpoint-dir" if explicit else "checkpoint folder")
     existing = [name for name in RUN_FILES if (out / name).exists()]
     checkpoints = list_checkpoints(ckpt_dir, same_architecture=False)
@@ -119,16 +147,20 @@ def _fresh_plan(out: Path, explicit: Path | None, force: bool) -> Path:
     return ckpt_dir
 
 
-def _resume_plan(out: Path, explicit: Path | None, task: str) -> Path:
+def _resume_dir(out: Path, explicit: Path | None, task: str) -> Path:
     try:
         load_vocab(out / "vocab.json", task)
     except (OSError, ValueError) as e:
         raise RunError(f"cannot resume: {e}") from None
-    if explicit is None:  # the settings line remembers where checkpoints went
-        ckpt_dir = out / Metrics(out / "metrics.jsonl").settings().get("checkpoint_dir", "checkpoints")
-        _writable(ckpt_dir, f"checkpoint folder of {out}")  # an absolute one replaces out
-    else:
-        ckpt_dir = explicit
+    if explicit is not None:
+        return explicit
+    # the settings line remembers where checkpoints went
+    ckpt_dir = out / Metrics(out / "metrics.jsonl").settings().get("checkpoint_dir", "checkpoints")
+    _writable(ckpt_dir, f"checkpoint folder of {out}")  # an absolute one replaces out
+    return ckpt_dir
+
+
+def _resume_plan(out: Path, ckpt_dir: Path) -> Path:
     check_owner(out, ckpt_dir)
     if not list_checkpoints(ckpt_dir):
         raise RunError(f"cannot resume: no checkpoint in {ckpt_dir} (pass --force to start the run again)")
@@ -146,22 +178,27 @@ def open_run(out, checkpoint_dir, task: str, resume: bool, force: bool):
     _writable(out, "--out")
     if explicit is not None:
         _writable(explicit, "--checkpoint-dir")
+    _check_not_anothers(out, explicit)
     if resume and not holds_run(out):
         raise RunError(f"nothing to resume: {out} holds no run")
     run = RunFolder(out, resume=resume, complete=resume)
     run.made = _make_dirs(out)
     try:
         with RunLock(out):
-            try:
-                run.ckpt_dir = _resume_plan(out, explicit, task) if resume else _fresh_plan(out, explicit, force)
-                run.made += _make_dirs(run.ckpt_dir)
-                run.claimed = claim(out, run.ckpt_dir)
-                run.writing = not resume  # only now: a lost claim must not undo the winner's files
-                yield run
-            except BaseException:
-                if run.writing and not run.complete:
-                    run._undo()
-                raise
+            ckpt_dir = _resume_dir(out, explicit, task) if resume else explicit or out / "checkpoints"
+            if not resume:
+                run.made += _make_dirs(ckpt_dir)
+            with _checkpoint_lock(out, ckpt_dir):
+                try:
+                    run.ckpt_dir = _resume_plan(out, ckpt_dir) if resume else _fresh_plan(out, ckpt_dir, explicit,
+                                                                                          force)
+                    run.claimed = claim(out, run.ckpt_dir)
+                    run.writing = not resume  # only now: a lost claim must not undo the winner's files
+                    yield run
+                except BaseException:
+                    if run.writing and not run.complete:
+                        run._undo()
+                    raise
     finally:
         if not run.complete:
             _remove_if_empty(run.made)
