@@ -39,9 +39,10 @@ import torch
 import torch.nn.functional as F
 
 from .gptj import GPTJ, ModelConfig
+from .runchecks import check_memory
 from .train import make_optimizer
 
-__all__ = ["run_bench", "step_flops", "gemm_gflops"]
+__all__ = ["run_bench", "check_bench_memory", "step_flops", "gemm_gflops"]
 
 
 def step_flops(config: ModelConfig, batch_size: int, tokens: int = 17) -> float:
@@ -81,8 +82,16 @@ def _hf_model(config: ModelConfig):
     return GPTJForCausalLM(GPTJConfig(**hf_dict))
 
 
+def check_bench_memory(batch_size: int, device: str = "cpu", vocab_size: int = 136) -> int:
+    """RunError before any allocation when the two models' steps (ours, HF's; 18 tokens) need
+    more memory than ``device`` has: the estimate ``train`` uses too (runchecks.check_memory)."""
+    return check_memory(ModelConfig(vocab_size=vocab_size), batch_size, 18, device, f"--batch-size {batch_size}",
+                        copies=2)
+
+
 def run_bench(rounds: int = 7, steps_per_round: int = 5, batch_size: int = 64, device: str = "cpu",
               vocab_size: int = 136, seed: int = 0) -> dict:
+    check_bench_memory(batch_size, device, vocab_size)
     torch.manual_seed(seed)
     config = ModelConfig(vocab_size=vocab_size)
     ours = GPTJ(config).to(device).train()

@@ -16,10 +16,17 @@ Layout (``spec/architecture.md``)::
 No pickles anywhere: tensors go to safetensors, scalars to JSON.  A checkpoint is
 written into a hidden temporary directory and moved into place with one
 ``os.replace``, so a kill leaves either the whole checkpoint or none of it.  Every JSON
-file is checked for shape where it is read (``training.model.runchecks``), and one folder's
-checkpoints must share one architecture.  ``metrics.jsonl`` is appended to, so a kill can
-tear its last line: readers drop a final line that is not JSON (``Metrics.torn_line``); a
-bad line anywhere else is an error naming the line.
+file is read through ``theory.inputs`` (regular files only, strict UTF-8, nesting bounded) and
+checked for shape where it is read (``training.model.runchecks``), and one folder's
+checkpoints must share one architecture.  ``metrics.jsonl`` is appended to, so a kill or a
+full disk can tear its last line: readers drop a final line that is not JSON
+(``Metrics.torn_line``); a bad line anywhere else is an error naming the line.
+
+A checkpoint holds only finite tensors: one with a NaN or an infinity is neither written nor
+resumed from (``nonfinite``), and the optimizer state loaded on ``--resume`` must have the
+shapes of the model's parameters (``runchecks.check_optimizer_state``), so another run's state cannot
+be fed to AdamW.  A full disk while writing one (``theory.files.DISK_ERRORS``) is an
+``OutputError`` naming the file: the temporary folder goes, the previous checkpoints stay.
 """
 
 from __future__ import annotations
@@ -34,15 +41,16 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save
 
-from theory.files import atomic_write_bytes, atomic_write_json, atomic_write_text
+from theory.files import DISK_ERRORS, OutputError, atomic_write_bytes, atomic_write_json, atomic_write_text
+from theory.inputs import ANY, InputError, load_json, parse_json, read_text
 
 from .gptj import GPTJ, ModelConfig
-from .runchecks import RunError, check_metrics_record, check_state_info, config_from_dict
+from .runchecks import RunError, check_metrics_record, check_optimizer_state, check_state_info, config_from_dict
 
 __all__ = [
     "RunError", "RUN_FILES", "Metrics", "save_weights", "load_model", "read_config", "read_state_info",
     "write_json_atomic", "save_checkpoint", "load_checkpoint", "list_checkpoints", "checkpoint_name",
-    "remove_partial",
+    "remove_partial", "nonfinite",
 ]
 
 CONFIG, WEIGHTS = "config.json", "model.safetensors"
@@ -83,12 +91,13 @@ def save_weights(directory, model: GPTJ, write_config: bool = True) -> None:
 
 
 def _read_json(path: Path, what: str = "corrupt"):
+    """The JSON value in ``path`` (theory.inputs: a FIFO, bad UTF-8 or deep nesting is one line)."""
+    if not os.path.lexists(path):
+        raise RunError(f"missing {path}")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RunError(f"missing {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise RunError(f"{what} {path}: {e}") from None
+        return load_json(path, ANY, what)
+    except InputError as error:
+        raise RunError(str(error)) from None
 
 
 def read_config(directory) -> ModelConfig:
@@ -157,8 +166,8 @@ def _check_one_architecture(found) -> None:
     first = None
     for _, path in found:
         try:
-            config = json.loads((path / CONFIG).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            config = load_json(path / CONFIG)
+        except InputError:
             continue  # reported by whoever loads that checkpoint
         if first is None:
             first = (path, config)
@@ -183,7 +192,8 @@ def _optimizer_to_files(optimizer: torch.optim.Optimizer):
     return tensors, {"param_groups": sd["param_groups"], "state_scalars": scalars}
 
 
-def _optimizer_from_files(optimizer, tensors: dict, meta: dict) -> None:
+def _optimizer_from_files(tensors: dict, meta: dict) -> dict:
+    """The ``optimizer.state_dict()`` that ``_optimizer_to_files`` split (ValueError if malformed)."""
     state: dict = {}
     for name, value in tensors.items():
         if name.startswith("optimizer."):
@@ -192,38 +202,59 @@ def _optimizer_from_files(optimizer, tensors: dict, meta: dict) -> None:
     for name, value in meta["state_scalars"].items():
         index, key = name.split(".", 1)
         state.setdefault(int(index), {})[key] = value
-    optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+    return {"state": state, "param_groups": meta["param_groups"]}
+
+
+def nonfinite(tensors: dict) -> str | None:
+    """The name of the first tensor of ``tensors`` holding a NaN or an infinity, or None."""
+    return next((name for name, value in tensors.items()
+                 if value.is_floating_point() and not torch.isfinite(value).all()), None)
 
 
 def read_state_info(path) -> dict:
     """The checked ``training_state.json`` of the checkpoint folder ``path``."""
     path = Path(path)
-    info = _read_json(path / STATE_JSON, f"corrupt checkpoint {path}:")
+    info = _read_json(path / STATE_JSON, f"corrupt checkpoint {path}")
     named = _STEP_DIR.match(path.name)
     return check_state_info(info, path / STATE_JSON, int(named.group(1)) if named else None)
 
 
 def save_checkpoint(checkpoint_dir, step: int, model: GPTJ, optimizer, info: dict) -> Path:
-    """Write ``CKPT/step-NNNNNN`` atomically.  ``info`` (JSON-able) holds settings etc."""
+    """Write ``CKPT/step-NNNNNN`` atomically.  ``info`` (JSON-able) holds settings etc.
+    RunError (nothing written) if a weight or moment is not finite; OutputError on a full disk."""
     checkpoint_dir = Path(checkpoint_dir)
-    checkpoint_dir.mkdir(parents=True, exist_ok=True)
     final = checkpoint_dir / checkpoint_name(step)
-    tmp = checkpoint_dir / f".tmp-{checkpoint_name(step)}-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
-    save_weights(tmp, model)
     tensors, optim_meta = _optimizer_to_files(optimizer)
+    bad = nonfinite({**model.state_dict(), **tensors})
+    if bad is not None:  # the last resort: train stops before this (training.model.train)
+        raise RunError(f"not writing checkpoint {final}: tensor {bad} holds NaN or infinite values")
     tensors["rng.torch"] = torch.get_rng_state()
     if torch.cuda.is_available():
         for d, s in enumerate(torch.cuda.get_rng_state_all()):
             tensors[f"rng.cuda.{d}"] = s
-    _save_tensors_atomic(tmp / STATE_TENSORS, tensors)
-    write_json_atomic(tmp / STATE_JSON, {"format": 1, "step": step, "optimizer": optim_meta, **info})
-    if final.exists():  # only after --force/--resume decided it may go
-        shutil.rmtree(final)
-    os.replace(tmp, final)
-    _fsync(checkpoint_dir)
+    tmp = checkpoint_dir / f".tmp-{checkpoint_name(step)}-{os.getpid()}"
+    try:
+        checkpoint_dir.mkdir(parents=True, exist_ok=True)
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir()
+        save_weights(tmp, model)
+        _save_tensors_atomic(tmp / STATE_TENSORS, tensors)
+        write_json_atomic(tmp / STATE_JSON, {"format": 1, "step": step, "optimizer": optim_meta, **info})
+        if final.exists():  # only after --force/--resume decided it may go
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+        _fsync(checkpoint_dir)
+    except Exception as error:  # (a kill or Ctrl-C leaves the folder to remove_partial, like SIGKILL)
+        shutil.rmtree(tmp, ignore_errors=True)  # a failed write leaves no half-written checkpoint
+        if isinstance(error, OSError) and error.errno in DISK_ERRORS:  # mkdir, rename, fsync
+            reason = error.strerror
+        elif isinstance(error, OutputError):  # a file's write (theory.files: "cannot write TMP: REASON; ...")
+            reason = str(error).rsplit(": ", 1)[-1].split(";")[0]
+        else:
+            raise
+        raise OutputError(f"cannot write checkpoint {final}: {reason}; the earlier checkpoints are unchanged "
+                          f"and --resume continues from the last one") from None
     return final
 
 
@@ -234,10 +265,25 @@ def load_checkpoint(path, model: GPTJ, optimizer) -> dict:
     loaded = load_model(path, device="cpu")
     if loaded.config != model.config:
         raise RunError(f"checkpoint {path} has a different model config than this run")
+    bad = nonfinite(loaded.state_dict())
+    if bad is not None:
+        raise RunError(f"{path / WEIGHTS}: tensor {bad} holds NaN or infinite values; resume from an earlier "
+                       f"checkpoint")
     model.load_state_dict(loaded.state_dict())
     tensors = _read_tensors(path / STATE_TENSORS)
     try:
-        _optimizer_from_files(optimizer, tensors, info["optimizer"])
+        saved = _optimizer_from_files(tensors, info["optimizer"])
+    except (KeyError, ValueError, TypeError, AttributeError) as e:
+        raise RunError(f"corrupt checkpoint {path}: training state: {e}") from None
+    names = {id(p): name for name, p in model.named_parameters()}
+    check_optimizer_state(path / STATE_TENSORS, [(names.get(id(p), "?"), p.shape) for group in
+                                                 optimizer.param_groups for p in group["params"]], saved)
+    bad = nonfinite({k: v for k, v in tensors.items() if k.startswith("optimizer.")})
+    if bad is not None:
+        raise RunError(f"{path / STATE_TENSORS}: tensor {bad} holds NaN or infinite values; resume from an "
+                       f"earlier checkpoint")
+    try:
+        optimizer.load_state_dict(saved)
         torch.set_rng_state(tensors["rng.torch"])
         if torch.cuda.is_available():
             states = [tensors[k] for k in sorted(k for k in tensors if k.startswith("rng.cuda."))]
@@ -256,22 +302,26 @@ class Metrics:
         self.torn_line: int | None = None  # the number of a torn last line the last read() dropped
 
     def read(self) -> list[dict]:
-        try:
-            text = self.path.read_bytes().decode("utf-8", errors="replace")
-        except FileNotFoundError:
+        """The records, each checked (runchecks.check_metrics_record).  The lines go through
+        theory.inputs like every JSON we read (a FIFO, bad UTF-8, deep nesting: one line naming
+        the file); not ``iter_jsonl``, because a torn last line must be reported by number
+        (``torn_line``) and the record checks name their line too."""
+        if not os.path.lexists(self.path):
             return []
-        except OSError as e:
-            raise RunError(f"cannot read {self.path}: {e}") from None
+        try:
+            text = read_text(self.path, "metrics")
+        except InputError as error:
+            raise RunError(str(error)) from None
         numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
         records, self.torn_line = [], None
         for index, (number, line) in enumerate(numbered):
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError as e:
-                if index == len(numbered) - 1:  # a kill during append: the record never was
+                record = parse_json(line, f"corrupt {self.path} line {number}")
+            except InputError as error:
+                if index == len(numbered) - 1:  # a kill or a full disk during append: the record never was
                     self.torn_line = number
                     break
-                raise RunError(f"corrupt {self.path} line {number}: {e}") from None
+                raise RunError(str(error)) from None
             records.append(check_metrics_record(record, self.path, number))
         return records
 
@@ -286,8 +336,16 @@ class Metrics:
         atomic_write_text(self.path, "".join(json.dumps(r) + "\n" for r in keep), parents=False)
 
     def append(self, record: dict) -> None:
-        with open(self.path, "a") as f:
-            f.write(json.dumps(record) + "\n")
+        """One line at the end.  A full disk may leave part of it (read() drops that torn last
+        line) and is an OutputError naming the file, not a traceback."""
+        try:
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(record) + "\n")
+        except OSError as error:
+            if error.errno in DISK_ERRORS:
+                raise OutputError(f"cannot append to {self.path}: {error.strerror}; the run stops here and "
+                                  f"--resume continues it from its last checkpoint") from None
+            raise
 
 
 def remove_partial(ckpt_dir: Path) -> None:

@@ -87,7 +87,7 @@ def add_bench_parser(subparsers) -> None:
 def run_bench_command(args) -> int:
     import torch
 
-    from .bench import run_bench
+    from .bench import check_bench_memory, run_bench
 
     if args.device not in ("cpu", "cuda"):
         raise UsageError(f"unknown device {args.device!r} (expected cpu or cuda)")
@@ -97,6 +97,10 @@ def run_bench_command(args) -> int:
         raise UsageError("--rounds, --steps-per-round and --batch-size must be >= 1")
     if args.threads is not None and args.threads < 1:
         raise UsageError(f"--threads must be >= 1, got {args.threads}")
+    try:  # before anything is allocated (a batch of 10,000,000 asked for 87 GB)
+        check_bench_memory(args.batch_size, args.device)
+    except RunError as error:
+        raise UsageError(str(error)) from None
     try:
         import transformers  # noqa: F401
     except ImportError:

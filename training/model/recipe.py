@@ -11,8 +11,12 @@ Preset field of the same name; ``data`` itself is taken by the split's name).  A
 read as a JSON literal (``3000``, ``1e-4``, ``[0.9, 0.99]``, ``true``); a value that is not
 JSON is taken as a string (``data=generated``).  Every key and value is checked against the
 table below, then the whole model is built once on paper (``ModelConfig``) so that
-constraints between keys (``rotary_dim`` <= head size) are checked too.  A bad one raises
-RecipeError whose one-line message names the key and the allowed values.
+constraints between keys (``rotary_dim`` <= head size) are checked too, and so are the
+counts of generated data (``check_data``: ``train_count`` and ``validation_count`` within the
+generator's own bound, ``training.tasks.definitions.MAX_COUNT``, whenever ``data`` is
+``generated``).  A bad one raises RecipeError whose one-line message names the key, the value
+and the allowed values.  ``check_steps`` is the one check of a step count: ``--steps`` at a
+start, and the saved settings at a resume, go through the same ``steps`` row.
 """
 
 from __future__ import annotations
@@ -21,11 +25,13 @@ import dataclasses
 import json
 import math
 
+from training.tasks.definitions import MAX_COUNT
+
 from .gptj import ModelConfig
 from .presets import EXTRA_TARGET_MAX_LIMIT, Preset
 
-__all__ = ["RecipeError", "KEYS", "key_of_field", "check_value", "parse_override", "apply_overrides",
-           "resolved_recipe"]
+__all__ = ["RecipeError", "KEYS", "key_of_field", "check_value", "check_steps", "check_data", "parse_override",
+           "apply_overrides", "resolved_recipe"]
 
 
 class RecipeError(ValueError):
@@ -49,6 +55,11 @@ def _real(low, high, *, low_open=False, high_open=False):
 def _optional_int(low, high):
     kind, ok, allowed = _int(low, high)
     return ("integer or null", lambda v: v is None or ok(v), f"null or {allowed}")
+
+
+def _count():
+    kind, ok, _ = _int(0, MAX_COUNT)
+    return kind, ok, f"an integer in [1, {MAX_COUNT}] (the generator's bound; 0 only with data=paper, which ignores it)"
 
 
 def _choice(*options):
@@ -76,8 +87,9 @@ KEYS = {
     "weight_decay": _real(0, 10),
     "grad_clip": _real(0, 1e6, low_open=True),
     "data": _choice("paper", "generated"),
-    "train_count": _int(0, 100_000_000),
-    "validation_count": _int(0, 10_000_000),
+    # the generator's bound; 0 means unused, which only the paper data allows (check_data)
+    "train_count": _count(),
+    "validation_count": _count(),
     "eval_batch_size": _int(1, 65_536),
     # a random extra target window per training batch (Preset.extra_target_max; 0: none)
     "data.extra_target_max": _int(0, EXTRA_TARGET_MAX_LIMIT),
@@ -131,7 +143,42 @@ def check_value(key: str, value):
         value = float(value)
     if not ok(value):
         raise RecipeError(f"got {value!r}, expected {allowed}")
+    if kind == "pair":  # torch's AdamW refuses betas [0, 0]: "both floats or both Tensors"
+        value = [float(v) for v in value]
     return value
+
+
+def check_steps(value, where: str = "--steps") -> int:
+    """A run's step count, by the ``steps`` row: the one check for ``--steps``, ``--set steps``
+    and the settings a resumed run was started with, so a run that starts can be resumed."""
+    try:
+        return check_value("steps", value)
+    except RecipeError as error:
+        raise RecipeError(f"{where}: {error}") from None
+
+
+_COUNTS = ("train_count", "validation_count")
+
+
+def check_data(recipe: Preset, given=None) -> Preset:
+    """Generated data needs both counts within the generator's bound (``Task.generate`` refuses
+    0 and more than MAX_COUNT sequences: a traceback at the start of training otherwise).
+    ``given``: the keys ``--set`` gave, so the message names the one to change; None for a
+    saved recipe."""
+    if recipe.data != "generated":
+        return recipe
+    for key in _COUNTS:
+        value = getattr(recipe, key)
+        if 1 <= value <= MAX_COUNT:
+            continue
+        allowed = f"an integer in [1, {MAX_COUNT}] (the generator's bound)"
+        if given is None:
+            raise RecipeError(f"field {key!r} is {value}, but data 'generated' needs {allowed}")
+        if key in given or "data" not in given:
+            raise RecipeError(f"--set {key}={value}: data=generated needs {key} to be {allowed}")
+        raise RecipeError(f"--set data=generated: the {recipe.name} preset has {key}={value}, but generated "
+                          f"data needs {allowed}; add --set {key}=N")
+    return recipe
 
 
 def parse_override(text: str) -> tuple[str, object]:
@@ -155,9 +202,10 @@ def parse_override(text: str) -> tuple[str, object]:
 def apply_overrides(preset: Preset, overrides) -> Preset:
     """The preset with every ``KEY=VALUE`` of ``overrides`` applied (later ones win), checked
     key by key and then as a whole model."""
-    top, model = {}, dict(preset.model)
+    top, model, given = {}, dict(preset.model), set()
     for text in overrides:
         key, value = parse_override(text)
+        given.add(key)
         if key.startswith("model."):
             model[key[len("model."):]] = value
         else:
@@ -167,7 +215,7 @@ def apply_overrides(preset: Preset, overrides) -> Preset:
         ModelConfig(**model)
     except (TypeError, ValueError) as error:
         raise RecipeError(f"--set model: {error}") from None
-    return recipe
+    return check_data(recipe, given)
 
 
 def resolved_recipe(recipe: Preset, vocab_size: int) -> dict:

@@ -2,6 +2,10 @@
 
 * Settings come from the last checkpoint's ``training_state.json`` (shape-checked); a flag
   given again must agree with them.
+* The checkpoint's weights must match its config and this run's model, and its AdamW state
+  must have the shapes of the model's parameters (``runchecks.check_optimizer_state``); both
+  must be finite (``checkpoints.load_checkpoint``).  Another run's state (another vocabulary,
+  another width) is refused naming the tensor.
 * ``RUN/config.json`` must describe the checkpoints' model: a checkpoint folder holding
   another architecture is refused by name.  A missing ``config.json`` is written again.
 * ``RUN/model.safetensors`` missing: it is restored from the checkpoint of the best step so

@@ -8,11 +8,14 @@ analysis code.  Checked here:
   integers and whose model has at most ``MAX_PARAMETERS`` parameters -- 2**31 float32 weights
   are 8 GiB, and training needs four times that (gradients and two AdamW moments), more than
   one GPU or a workstation holds;
-* ``training_state.json``: an object with ``step``, ``best``, ``settings`` and ``optimizer``;
+* ``training_state.json``: an object with ``step``, ``best``, ``settings`` and ``optimizer``,
+  and the AdamW tensors it goes with: each of its parameter's shape (``check_optimizer_state``);
 * the settings a run was started with (``settings`` above, and the first line of
   ``metrics.jsonl``): task, steps, seed in ``0..SEED_MAX``, checkpoint folder, recipe;
 * every line of ``metrics.jsonl``: an object whose ``step`` is a non-negative integer and
-  whose known fields have their types.
+  whose known fields have their types;
+* the memory a training step needs (``check_memory``, used by ``train`` and ``bench``): an
+  estimate from the sizes alone, refused above the memory available before anything is allocated.
 
 Standard library only (plus the model's own dataclasses), so reading a run costs no torch work.
 """
@@ -20,16 +23,18 @@ Standard library only (plus the model's own dataclasses), so reading a run costs
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import MISSING, fields
 
 from training.tasks.definitions import TASKS
 
 from .gptj import ModelConfig
 from .presets import Preset
-from .recipe import KEYS, RecipeError, check_value, key_of_field
+from .recipe import KEYS, RecipeError, check_data, check_value, key_of_field
 
 __all__ = ["RunError", "MAX_PARAMETERS", "SEED_MAX", "check_seed", "config_from_dict", "check_model_size",
-           "parameter_count", "check_state_info", "check_settings", "check_recipe", "check_metrics_record"]
+           "parameter_count", "step_memory", "available_memory", "check_memory", "check_state_info", "check_settings",
+           "check_recipe", "check_optimizer_state", "check_metrics_record"]
 
 MAX_PARAMETERS = 2**31
 SEED_MAX = 2**64 - 1  # torch.manual_seed takes an unsigned 64-bit seed; numpy's data order takes any
@@ -88,6 +93,68 @@ def check_model_size(config: ModelConfig, where: str) -> ModelConfig:
                        f"{config.n_layer}, n_inner {config.n_inner}, vocab_size {config.vocab_size}); "
                        f"at most {MAX_PARAMETERS} (8 GiB of float32) are supported")
     return config
+
+
+# --- memory: estimated from the sizes, refused before anything is allocated ---------------------
+
+# Bytes one training step keeps per (row x token x n_embd x layer): what autograd saves for the
+# backward pass (LayerNorm, q/k/v and their rotary copies, the MLP's 4 n_embd in and out, dropout
+# masks), float32.  Measured about 105 on CPU (the paper model, batch 256); 128 leaves a margin.
+ACTIVATION_BYTES = 128
+# Per attention score (row x head x token^2 x layer): scores, softmax, dropout mask; measured ~12.
+ATTENTION_BYTES = 16
+# Per parameter: the float32 weight, its gradient and AdamW's two moments.
+PARAMETER_BYTES = 16
+
+
+def step_memory(config: ModelConfig, rows: int, tokens: int, *, training: bool = True, copies: int = 1,
+                scores: bool = True) -> int:
+    """Bytes a step on ``rows`` sequences of ``tokens`` tokens needs, by estimate.  Without
+    ``training`` (evaluation under no_grad) only about two layers' activations live at once.
+    ``copies``: models side by side (bench trains ours and HF's).  ``scores``: the attention
+    matrices are materialised (CPU); CUDA's fused attention kernels never hold them."""
+    layers = config.n_layer if training else min(2, config.n_layer)
+    per_token = ACTIVATION_BYTES * config.n_embd + ATTENTION_BYTES * config.n_head * tokens * scores
+    logits = 12 * config.vocab_size  # logits, softmax and gradient at every position (HF's head does that)
+    return copies * (PARAMETER_BYTES * parameter_count(config) + rows * tokens * (layers * per_token + logits))
+
+
+def available_memory(device) -> tuple[int, str]:
+    """(bytes, where they were read): free memory of a CUDA device, else the host's
+    MemAvailable (/proc/meminfo), else its physical memory."""
+    name = str(device)
+    if name.startswith("cuda"):
+        import torch  # only asked with a CUDA device, which training has imported torch for
+
+        return torch.cuda.mem_get_info(device)[0], f"free on {name}"
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024, "available (MemAvailable in /proc/meminfo)"
+    except (OSError, ValueError, IndexError):
+        pass
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), "of physical memory"
+
+
+def _size(n: float) -> str:
+    unit, scale = next(((u, f) for u, f in (("PB", 1e15), ("TB", 1e12), ("GB", 1e9)) if n >= f), ("MB", 1e6))
+    return f"{n / scale:.3g} {unit}"
+
+
+def check_memory(config: ModelConfig, rows: int, tokens: int, device, what: str, *, training: bool = True,
+                 copies: int = 1) -> int:
+    """RunError naming ``what`` (the value to change), the estimate and the limit when a step
+    would need more memory than ``device`` has: refused before the first allocation, not an
+    out-of-memory kill (or minutes of swapping) later.  Returns the estimate."""
+    need = step_memory(config, rows, tokens, training=training, copies=copies,
+                       scores=not str(device).startswith("cuda"))
+    limit, source = available_memory(device)
+    if need > limit:
+        raise RunError(f"{what}: a step on {rows} sequences of {tokens} tokens needs about {_size(need)} of "
+                       f"memory (estimated from the model's sizes), more than the {_size(limit)} {source}; "
+                       f"use a smaller batch")
+    return need
 
 
 _CONFIG_SIZES = ("vocab_size", "n_layer", "n_head", "n_embd", "n_inner", "rotary_dim", "n_positions")
@@ -155,7 +222,10 @@ def check_recipe(recipe, where: str) -> Preset:
             values[key] = _checked(key_of_field(key), value, name)
     if isinstance(values.get("betas"), list):
         values["betas"] = tuple(values["betas"])
-    return Preset(**values)
+    try:  # the same checks as a start's --set: a recipe that starts can be resumed, and only such a one
+        return check_data(Preset(**values))
+    except RecipeError as error:
+        raise RunError(f"{where}: {error}") from None
 
 
 def check_settings(settings, where: str) -> dict:
@@ -168,7 +238,7 @@ def check_settings(settings, where: str) -> dict:
         raise RunError(f"{where}: field 'task' must be one of {', '.join(TASKS)}, got {settings['task']!r}")
     if not isinstance(settings["preset"], str):
         raise RunError(f"{where}: field 'preset' must be a string, got {settings['preset']!r}")
-    _integer(settings["steps"], f"{where}: field 'steps'", 1)
+    _checked("steps", settings["steps"], f"{where}: field 'steps'")  # the row --steps is checked by at a start
     check_seed(settings["seed"], f"{where}: field 'seed'")
     if not isinstance(settings.get("checkpoint_dir", ""), str):
         raise RunError(f"{where}: field 'checkpoint_dir' must be a string, got {settings['checkpoint_dir']!r}")
@@ -191,12 +261,47 @@ def check_state_info(info, path, step: int | None) -> dict:
     _number(best.get("accuracy"), f"{where}: field 'best.accuracy'", -1.0, 1.0)
     check_settings(info["settings"], f"{where}: field 'settings'")
     optimizer = _object(info["optimizer"], f"{where}: field 'optimizer'")
-    if not isinstance(optimizer.get("param_groups"), list):
+    groups = optimizer.get("param_groups")
+    if not isinstance(groups, list):
         raise RunError(f"{where}: field 'optimizer.param_groups' must be a list")
+    for n, group in enumerate(groups):  # "params": the parameter indices the state's tensors are saved under
+        params = group.get("params") if isinstance(group, dict) else None
+        if not isinstance(params, list) or not all(type(i) is int for i in params):
+            raise RunError(f"{where}: field 'optimizer.param_groups[{n}].params' must be a list of integers")
     _object(optimizer.get("state_scalars"), f"{where}: field 'optimizer.state_scalars'")
     if info.get("grad_scaler") is not None:
         _object(info["grad_scaler"], f"{where}: field 'grad_scaler'")
     return info
+
+
+_MOMENTS = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")  # AdamW's per-parameter tensors; "step" is a scalar
+
+
+def check_optimizer_state(where, params: list, saved: dict) -> None:
+    """Every saved AdamW tensor must have its parameter's shape: torch's ``load_state_dict`` does
+    not check, and the fused AdamW then reads past a smaller moment (another task's vocabulary,
+    another width): NaN weights one checkpoint later.  ``params``: (name, shape) of the
+    optimizer's parameters in its order; ``saved``: the state dict about to be loaded."""
+    sizes = [len(group["params"]) for group in saved["param_groups"]]
+    if sum(sizes) != len(params):
+        raise RunError(f"{where}: the optimizer state is of {sum(sizes)} parameters, this model has {len(params)}: "
+                       f"it is the state of another model")
+    theirs = [index for group in saved["param_groups"] for index in group["params"]]
+    param_of = dict(zip(theirs, params))  # torch maps saved indices to parameters by position, as here
+    for index, entries in saved["state"].items():
+        if index not in param_of:
+            raise RunError(f"{where}: optimizer state for parameter index {index}, which no parameter group holds")
+        name, shape = param_of[index]
+        for key, value in entries.items():
+            if not hasattr(value, "shape"):  # a scalar from training_state.json
+                continue
+            expected = tuple(shape) if key in _MOMENTS else () if key == "step" else None
+            if expected is None:
+                raise RunError(f"{where}: unknown optimizer tensor optimizer.{index}.{key}")
+            if tuple(value.shape) != expected:
+                raise RunError(f"{where}: tensor optimizer.{index}.{key} has shape {tuple(value.shape)}, but its "
+                               f"parameter {name} has shape {expected}: this is the optimizer state of another "
+                               f"model; resume only from the run's own checkpoints")
 
 
 # --- metrics.jsonl ------------------------------------------------------------------

@@ -10,8 +10,13 @@ paper's data) prepends K ~ uniform{0..M} extra target-window symbols (Task.exten
 to every row of a training batch, one K per batch and step; validation stays 17 tokens.
 
 Validation (accuracy overall and per hop count) and a checkpoint every ``eval_every`` /
-``checkpoint_every`` steps, step 0 and the final step included; RUN/model.safetensors
+``checkpoint_every`` steps, step 0 and the final step included (a resumed run does not
+validate its resume step again: that record is already in metrics.jsonl); RUN/model.safetensors
 always holds the best validation accuracy so far (ties keep the earlier step).
+
+Checked alike at a start and on ``--resume``, before any allocation: ``--steps`` (recipe.check_steps)
+and the memory a step needs (runchecks.check_memory).  A non-finite loss, gradient norm or weight
+stops the run with one line (exit 2), writing nothing from that state: the last checkpoint is good.
 
 Reproducible: ``--seed`` sets the initial weights and dropout (torch RNG) and the
 data order: the batch of step s is a pure function of (seed, s) -- epoch e is the
@@ -51,13 +56,15 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from training.tasks.definitions import Batch, get_task
+from training.tasks.vocab import SEQ_LEN
 
-from .checkpoints import Metrics, RunError, save_checkpoint, save_weights
+from .checkpoints import Metrics, RunError, nonfinite, save_checkpoint, save_weights
 from .distributed import SINGLE, Ranks, process_group, rank0_run, ranks_from_env
 from .gptj import GPTJ
 from .presets import Preset, get_preset
-from .recipe import apply_overrides
-from .runchecks import check_seed
+from .recipe import apply_overrides, check_steps
+from .resume import model_config
+from .runchecks import check_memory, check_seed
 from .runsetup import RunFolder, check_stop_at, fresh_files, open_run, resume_state, run_settings
 
 __all__ = ["train", "make_optimizer", "lr_factor", "batch_indices", "extra_window", "training_batch", "evaluate",
@@ -179,6 +186,8 @@ def _checked_flags(task: str, preset, steps, seed, stop_at, resume: bool, overri
     try:
         get_task(task)
         recipe = apply_overrides(get_preset(preset or "paper"), overrides)
+        if steps is not None:  # the check a resume applies to the saved settings: what starts, resumes
+            steps = check_steps(steps)
     except ValueError as e:
         raise RunError(str(e)) from None
     if seed is not None:
@@ -186,10 +195,24 @@ def _checked_flags(task: str, preset, steps, seed, stop_at, resume: bool, overri
     if resume:
         return recipe
     total = recipe.steps if steps is None else steps
-    if total < 1:
-        raise RunError(f"--steps must be >= 1, got {total}")
     check_stop_at(stop_at, 0, total)
     return dataclasses.replace(recipe, steps=total)
+
+
+def _check_memory(recipe: Preset, config, dev: torch.device, ranks: Ranks) -> None:
+    """Refuse, before any allocation, a batch whose step needs more memory than the device has.
+    On CUDA each process holds its share of the batch; on the CPU the processes share the host."""
+    rows = recipe.batch_size // ranks.world_size if dev.type == "cuda" else recipe.batch_size
+    tokens = SEQ_LEN + recipe.extra_target_max
+    check_memory(config, rows, tokens, dev, f"batch_size {recipe.batch_size}"
+                 + (f" with data.extra_target_max {recipe.extra_target_max}" if recipe.extra_target_max else ""))
+    check_memory(config, recipe.eval_batch_size, SEQ_LEN, dev, f"eval_batch_size {recipe.eval_batch_size}",
+                 training=False)
+
+
+def _stop_diverged(what: str, step: int, last_checkpoint: int, ranks: Ranks):
+    ranks.fail(f"{what} at step {step}: training diverged and stopped; nothing was written from this state, "
+               f"the last checkpoint is step {last_checkpoint} (lower lr, or check the recipe; --force starts again)")
 
 
 def train(task: str, out, preset: str | None = None, steps: int | None = None, seed: int | None = None,
@@ -204,6 +227,9 @@ def train(task: str, out, preset: str | None = None, steps: int | None = None, s
         if not resume:  # a resumed run's batch size is checked once its recipe is read
             ranks.check_batch_split(recipe.batch_size)
     dev = ranks.device(dev)
+    if not resume:  # before the run folder is made (a resume checks once it has read the recipe)
+        with ranks.said_once():
+            _check_memory(recipe, model_config(task, recipe, f"--preset {recipe.name}"), dev, ranks)
     opened = rank0_run(ranks, lambda: open_run(out, checkpoint_dir, task, resume, force))  # rank 0 holds the folder
     with process_group(ranks, dev), opened as run:
         flags = {"task": task, "preset": preset, "steps": steps, "seed": seed}
@@ -217,6 +243,9 @@ def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop
     settings, recipe, config, last_path = ranks.on_rank0(
         lambda: run_settings(run, task, recipe, flags, overrides, ranks))
     total, seed = settings["steps"], settings["seed"]
+    if resume:
+        with ranks.said_once():
+            _check_memory(recipe, config, dev, ranks)
 
     torch.manual_seed(seed)  # on every rank: the same initial weights
     model = GPTJ(config).to(dev)
@@ -236,27 +265,37 @@ def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop
     step_model = ranks.wrap(model, dev)  # DDP for the training steps; evaluation and saving use the model
 
     def validate_and_checkpoint(step: int, force_checkpoint: bool = False):
-        nonlocal best
+        nonlocal best, last_checkpoint
+        checkpoint = step % recipe.checkpoint_every == 0 or step == total or force_checkpoint
         if not ranks.writer:  # the others go on to the next step, whose all-reduce waits for rank 0
+            last_checkpoint = step if checkpoint else last_checkpoint
             return
-        if step % recipe.eval_every == 0 or step == total:
+        validate = step % recipe.eval_every == 0 or step == total
+        if validate or checkpoint:  # nothing is written from weights that are not finite
+            bad = nonfinite({name: p.detach() for name, p in model.named_parameters()})
+            if bad is not None:
+                _stop_diverged(f"weight {bad} is NaN or infinite", step, last_checkpoint, ranks)
+        if validate:
             result = evaluate(model, val_data, recipe.eval_batch_size, amp)
+            if not math.isfinite(result["loss"]):
+                _stop_diverged(f"the validation loss is {result['loss']}", step, last_checkpoint, ranks)
             is_best = result["accuracy"] > best["accuracy"]
             if is_best:
                 best = {"step": step, "accuracy": result["accuracy"]}
                 save_weights(out, model, write_config=False)
             metrics.append({"split": "validation", "step": step, **result, "is_best": is_best})
             bar.set_postfix(loss=f"{running:.3f}", val_acc=f"{result['accuracy']:.3f}")
-        if step % recipe.checkpoint_every == 0 or step == total or force_checkpoint:
+        if checkpoint:
             info = {"settings": settings, "best": best,
                     "grad_scaler": scaler.state_dict() if scaler is not None else None}
             save_checkpoint(ckpt_dir, step, model, optimizer, info)
+            last_checkpoint = step
 
     bar = tqdm(total=total, initial=start, disable=not progress or not ranks.writer, desc=f"{task}",
                dynamic_ncols=True, mininterval=1.0 if sys.stderr.isatty() else 30.0)  # a log file: a line per 30 s
     running, window, t0, t_window = math.nan, [], time.perf_counter(), time.perf_counter()
-    done = start
-    if start == 0:
+    done, last_checkpoint = start, start
+    if start == 0 and not resume:  # a resume from step 0 has its step-0 record and checkpoint already
         validate_and_checkpoint(0)
         run.started()
     model.train()
@@ -280,7 +319,7 @@ def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop
         else:
             loss.backward()
         # backward() returned after DDP's all-reduce: every rank clips the same, global-batch gradient
-        torch.nn.utils.clip_grad_norm_(model.parameters(), recipe.grad_clip)
+        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), recipe.grad_clip)
         if scaler is not None:
             scaler.step(optimizer)
             scaler.update()
@@ -290,6 +329,11 @@ def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop
 
         done = step + 1
         window.append((loss.item(), (logits.argmax(-1) == answers).float().mean().item()))
+        # read where the step already waits for the loss; the norm is of the all-reduced gradient, so
+        # every rank stops alike.  With a GradScaler an infinite norm is routine: that step is skipped.
+        if not math.isfinite(window[-1][0]) or (scaler is None and not math.isfinite(grad_norm.item())):
+            _stop_diverged(f"the training loss is {window[-1][0]} (gradient norm {grad_norm.item()})", done,
+                           last_checkpoint, ranks)
         running = float(np.mean([w[0] for w in window]))
         bar.update(1)
         if done % recipe.log_every == 0 or done == total:
