@@ -16,8 +16,14 @@ occurs (a proper input has a match for c).  ALPH x INT queries give the vectors 
 d_0 = 0, a subset.  So a reading is an optimisation over those vectors
 (tests/test_discrepancy.py re-derives the set from theory.functions.retrieval).
 
-Closed forms, in the regime 0 < theta and 2 (n - 1) theta < omega (every t theta lies in
-[0, omega/2); theta < omega / (2 n0) puts all n <= n0 there):
+Symmetry (issue 30).  theta enters only through cos(d omega + t theta) with t an integer and d
+running over Z_A, so every reading is 2 pi-periodic in theta; and d -> -d maps the realizable
+vectors onto themselves (relabel letters phi -> -phi: proper inputs stay proper), so every
+reading is even in theta.  Hence a reading is a function of theta' = the distance from theta
+to the nearest multiple of 2 pi (``fold``), and the closed forms below are stated in theta'.
+
+Closed forms, in the regime 0 < theta' and 2 (n - 1) theta' < omega (every t theta' lies in
+[0, omega/2); theta' < omega / (2 n0) puts all n <= n0 there), writing theta for theta':
 
 * matched keys (d = 0): cos(t theta), decreasing in t, all > cos(omega / 2);
 * the best other symbol at offset t is d = -1: cos(omega - t theta) < cos(omega / 2), so
@@ -37,6 +43,12 @@ Closed forms, in the regime 0 < theta and 2 (n - 1) theta < omega (every t theta
 t* != t the two candidates are (n-1, n-2) and (n-2, n-1), and the second is smaller since
 sin x <= sin(omega - x) for x = (2n-3) theta / 2 < omega/2 <= pi/2.  The copy gap
 cos(t theta) - cos((t+1) theta) = 2 sin((2t+1) theta/2) sin(theta/2) is least at t = 0.)
+
+At theta' = 0 (no rotation) the logits are cos(d omega), whatever the offset: sup, min,
+competitor and margin are the theta' -> 0 limits of the forms above (2 or 1 + cos(omega/2);
+0; 1 - cos omega; 1 - cos omega), but lambda is not: a copy of the top now TIES it instead of
+sitting 1 - cos theta' below, so lambda(n) = 1 - cos omega (the top is always 1, the largest
+value strictly below it is cos omega), for every n >= 2 (C8).
 """
 
 from __future__ import annotations
@@ -52,7 +64,7 @@ from .functions import is_integer_token, split_pair
 from .numbers import Interval
 from .phases import Angle, certified_cosines, cosine_key
 
-__all__ = ["omega_of", "bound_stated", "in_regime", "n0_max", "query_letter", "logits_from_tokens", "retrieval_closed_form", "retrieval_brute",
+__all__ = ["fold", "angle_sign", "omega_of", "bound_stated", "in_regime", "n0_max", "query_letter", "logits_from_tokens", "retrieval_closed_form", "retrieval_brute",
            "retrieval_general", "inf_lower_bound", "realizable_vectors", "retrieval_discrepancy",
            "RETRIEVAL_READINGS"]
 
@@ -63,6 +75,31 @@ def omega_of(A: int) -> Angle:
     if A < 2:
         raise ValueError(f"|ALPH| must be >= 2, got {A}")
     return Angle(pi_multiple=Fraction(2, A))
+
+
+def angle_sign(angle) -> int:
+    """-1, 0 or 1: exact for a pure rational or a pure multiple of pi; arb for a mixed angle
+    (never 0, since pi is irrational)."""
+    angle = Angle.of(angle)
+    if angle.rational == 0 or angle.pi_multiple == 0:
+        x = angle.rational if angle.pi_multiple == 0 else angle.pi_multiple
+        return (x > 0) - (x < 0)
+    balls = Interval(256)
+    with balls.working():
+        return 1 if bool(angle.ball(balls) > 0) else -1
+
+
+def fold(theta) -> Angle:
+    """theta' = the distance from theta to the nearest multiple of 2 pi, an exact Angle in
+    [0, pi]: every reading is a function of theta' (module docstring, Symmetry)."""
+    theta = Angle.of(theta)
+    k = round(float(theta) / (2 * np.pi))  # any k near the nearest works: the sign tests below fix it up
+    rest = theta + Angle(pi_multiple=Fraction(-2 * k))
+    while angle_sign(rest + Angle(pi_multiple=Fraction(-1))) > 0:
+        rest = rest + Angle(pi_multiple=Fraction(-2))
+    while angle_sign(rest + Angle(pi_multiple=Fraction(1))) < 0:
+        rest = rest + Angle(pi_multiple=Fraction(2))
+    return -rest if angle_sign(rest) < 0 else rest
 
 
 def phase(theta: Angle, A: int, t: int, d: int) -> Angle:
@@ -77,15 +114,9 @@ def bound_stated(theta, A: int, n: int, balls: Interval):
 
 
 def in_regime(theta, A: int, n: int) -> bool:
-    """0 < theta and 2 (n - 1) theta < omega, decided with arb (exactly when theta is a
-    rational multiple of pi)."""
-    theta = Angle.of(theta)
-    slack = omega_of(A) + theta * (-2 * (n - 1))  # omega - 2(n-1) theta
-    if theta.rational == 0:
-        return theta.pi_multiple > 0 and slack.pi_multiple > 0
-    balls = Interval(256)
-    with balls.working():
-        return bool(theta.ball(balls) > 0) and bool(slack.ball(balls) > 0)
+    """2 (n - 1) theta' < omega (theta' = ``fold(theta)``, 0 included: the closed forms cover
+    theta' = 0 too), decided exactly for a rational multiple of pi, else with arb."""
+    return angle_sign(omega_of(A) + fold(theta) * (-2 * (n - 1))) > 0
 
 
 def n0_max(theta, A: int) -> int:
@@ -122,14 +153,17 @@ def logits_from_tokens(tokens, theta, letters, numbers):
 
 
 def retrieval_closed_form(theta, A: int, n: int, reading: str, balls: Interval):
-    """The reading's value from the closed forms of the module docstring (regime only)."""
+    """The reading's value from the closed forms of the module docstring (regime only), in
+    theta' = ``fold(theta)``; lambda at theta' = 0 is 1 - cos omega."""
     theta = Angle.of(theta)
     if n < 2 or not in_regime(theta, A, n):
-        raise ValueError(f"closed forms need n >= 2, 0 < theta and 2(n-1) theta < omega "
-                         f"(theta = {theta}, |ALPH| = {A}, n = {n})")
-    w, th = omega_of(A), theta
+        raise ValueError(f"closed forms need n >= 2 and 2(n-1) theta' < omega, theta' = the distance from theta "
+                         f"to 2 pi Z (theta = {theta}, |ALPH| = {A}, n = {n})")
+    w, th = omega_of(A), fold(theta)
     with balls.working():
         c = lambda ph: ph.ball(balls).cos()  # noqa: E731
+        if reading == "inf" and th == Angle():
+            return 1 - c(w)
         if reading == "sup":
             return 1 + c(th * (n - 1)) if A % 2 == 0 else 1 + c(Angle(pi_multiple=w.pi_multiple / 2) + -th)
         margin = c(th * (n - 2)) - c(w + th * (-(n - 1)))

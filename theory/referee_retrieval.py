@@ -9,7 +9,8 @@ ones is certified with arb balls (``theory.phases.certified_cosines``).  Each re
 then an optimisation over those rows, as a certified ball.
 
 The statements under test are transcribed from their claim texts in ``STATEMENTS`` (a
-second, independent transcription of each formula) and compared with the brute force.
+second, independent transcription of each formula) and compared with the brute force; each
+names its stated range (``CONDITIONS``), which the searches must sample whole (issue 30).
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from fractions import Fraction
 import flint
 
 from .discrepancy import enclose_max, enclose_min
+from .discrepancy_retrieval import angle_sign, fold  # the statements' theta'; the brute force never folds
 from .functions import is_integer_token, retrieval, split_pair
 from .numbers import Interval
 from .phases import Angle, certified_cosines, cosine_key
 
-__all__ = ["proper_inputs", "brute_last_position", "STATEMENTS", "statement_value", "omega", "in_range",
-           "check_statement", "other_symbols_below_match", "bound_value"]
+__all__ = ["proper_inputs", "brute_last_position", "STATEMENTS", "OLD_FORMULAS", "CONDITIONS", "statement_value",
+           "omega", "in_range", "check_statement", "other_symbols_below_match", "bound_value"]
 
 LETTERS = "abcdefgh"
 
@@ -148,6 +150,9 @@ def other_symbols_below_match(theta, A: int, m: int, n0: int) -> bool:
 
 
 # ---- the statements, transcribed from the claim texts ---------------------------------------
+# Each formula is written in theta' = ``fold(theta)`` (the distance from theta to 2 pi Z), as the
+# texts now are (issue 30); ``OLD_FORMULAS`` keep the texts before issue 30, which read theta for
+# theta' and had no lower bound: they are false for theta < 0 (and lambda's at theta = 0).
 
 def _cos(angle: Angle, balls):
     return angle.ball(balls).cos()
@@ -171,42 +176,55 @@ def _margin_product(th, A, n, b):
     return 2 * ((w - t) / 2).sin() * ((w - (2 * n - 3) * t) / 2).sin()
 
 
-def _inf(th, A, n, b):
+def _inf_positive(th, A, n, b):
     return (1 - _cos(th, b)).min(_margin(th, A, n, b))
+
+
+def _inf(th, A, n, b):  # at theta' = 0 a copy of the top ties it: lambda = 1 - cos omega (C8)
+    return 1 - _cos(omega(A), b) if th == Angle() else _inf_positive(th, A, n, b)
 
 
 def _bound(th, A, n, b):
     return 1 - _cos(omega(A) + th * (-n), b)
 
 
-# name: (reading compared, formula, the range the claim states for it, an ``in_range`` condition).
-# "n <= n0 with theta < omega/(2 n0)" is the same as 2 n theta < omega (take n0 = n).
+def _in_theta_prime(form):
+    return lambda th, A, n, b: form(fold(th), A, n, b)
+
+
+OLD_FORMULAS = {"sup-exact": _sup_exact, "competitor-corrected": _competitor, "margin-exact": _margin,
+                "margin-product": _margin_product, "inf-corrected": _inf_positive}
+
+# name: (reading compared, formula, the range the claim states for it: a ``CONDITIONS`` key).
+# "n <= n0 with theta' < omega/(2 n0)" is the same as 2 n theta' < omega (take n0 = n).
 STATEMENTS = {
-    "sup-exact": ("sup", _sup_exact, "2n theta < omega"),
-    "competitor-corrected": ("competitor", _competitor, "2n theta < omega"),
-    "margin-exact": ("margin", _margin, "2n theta < omega"),
-    "margin-product": ("margin", _margin_product, "2n theta < omega"),
-    "inf-corrected": ("inf", _inf, "2(n-1) theta < omega"),
+    "sup-exact": ("sup", _in_theta_prime(_sup_exact), "2n theta' < omega"),
+    "competitor-corrected": ("competitor", _in_theta_prime(_competitor), "2n theta' < omega"),
+    "margin-exact": ("margin", _in_theta_prime(_margin), "2n theta' < omega"),
+    "margin-product": ("margin", _in_theta_prime(_margin_product), "2n theta' < omega"),
+    "inf-corrected": ("inf", _in_theta_prime(_inf), "2(n-1) theta' < omega"),
+}
+
+# condition: (k(n), edge closed, theta' = 0 included, stated on theta' (every real theta) or on theta).
+# The range is {theta: 0 <= theta' and k(n) theta' < omega (or <=)}, 0 dropped when not included;
+# the one on theta (the paper's 0 < theta < omega/(2 n0)) admits only 0 < theta itself.
+CONDITIONS = {
+    "2n theta' < omega": (lambda n: 2 * n, False, True, True),
+    "2(n-1) theta' < omega": (lambda n: 2 * (n - 1), False, True, True),
+    "(n+1) theta' <= omega": (lambda n: n + 1, True, True, True),
+    "(2n-3) theta' < omega": (lambda n: 2 * n - 3, False, True, True),
+    "0 < theta < omega/(2n)": (lambda n: 2 * n, False, False, False),
 }
 
 
 def in_range(theta, A: int, n: int, condition: str) -> bool:
-    """The statement's range, decided on exact angles (arb for a mixed angle)."""
+    """The condition's range, decided on exact angles (arb for a mixed angle)."""
+    factor, closed, zero, folded = CONDITIONS[condition]
     theta = Angle.of(theta)
-    factor = {"2n theta < omega": 2 * n, "2(n-1) theta < omega": 2 * (n - 1), "(n+1) theta <= omega": n + 1,
-              "(2n-3) theta < omega": 2 * n - 3}[condition]
-    slack = omega(A) + theta * (-factor)
-    return n >= 2 and _positive(theta) and (_positive(slack) or ("<=" in condition and slack == Angle()))
-
-
-def _positive(angle: Angle) -> bool:
-    """angle > 0, exactly for a pure rational or pure multiple of pi, else with arb (a mixed angle
-    is never 0, since pi is irrational)."""
-    if angle.rational == 0 or angle.pi_multiple == 0:
-        return angle.rational > 0 or angle.pi_multiple > 0
-    balls = Interval(256)
-    with balls.working():
-        return bool(angle.ball(balls) > 0)
+    t = fold(theta) if folded else theta
+    slack = angle_sign(omega(A) + t * (-factor(n)))
+    low = angle_sign(t) > 0 or (zero and t == Angle())
+    return n >= 2 and low and (slack > 0 or (closed and slack == 0))
 
 
 def statement_value(name: str, theta, A: int, n: int, prec: int = 128):
@@ -231,6 +249,7 @@ def check_statement(name: str, theta, A: int, m: int, n: int, formula=None) -> d
 
 
 def bound_value(theta, A: int, n: int, prec: int = 128):
+    """1 - cos(omega - n theta') (Theorem 3.2's bound, in theta')."""
     balls = Interval(prec)
     with balls.working():
-        return _bound(Angle.of(theta), A, n, balls)
+        return _bound(fold(theta), A, n, balls)

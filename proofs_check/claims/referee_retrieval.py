@@ -1,19 +1,28 @@
-"""The referee's referee for T_Retrieval (issue 16): every statement the package wrote about
+"""The referee's referee for T_Retrieval (issues 16, 30): every statement the package wrote about
 Retrieval is compared with a token-level brute force (``theory.referee_retrieval``) over
-every proper input of small alphabets, at angles across and at the edges of its range.
+every proper input of small alphabets, at angles covering its WHOLE stated range.
 
-Each function returns an evidence dict naming the range it brute-forced; ``mismatches`` lists
-every disagreement (a claim fails on any).  ``formula`` / ``theta_of`` hooks let the tests
-feed deliberately wrong formulas or out-of-range angles, which the checks must reject.
+Ranges (issue 30).  Each statement names a ``CONDITIONS`` range; ``range_angles`` samples it
+whole: theta' = 0 when included, the edge itself (closed) or 1e-9 below it (open), 1e-7, and
+three angles inside; a range on theta' (every real theta) is also sampled at -theta,
+theta + 2 pi, 4 pi - theta and -theta - 2 pi.  Every n from 2 to the largest enumerated is
+searched, and at each n the edge angle makes that n the largest the range allows.  Each
+search reports ``coverage_gaps`` (what of the stated range its sample missed, or any sample
+outside it); a claim fails on any, as on any mismatch.
+
+``formula`` / ``theta_of`` hooks let the tests feed deliberately wrong formulas or
+out-of-range angles, which the checks must reject.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 
+from theory.discrepancy_retrieval import fold
 from theory.numbers import Interval
 from theory.phases import Angle
 from theory.referee_retrieval import (
+    CONDITIONS,
     STATEMENTS,
     bound_value,
     brute_last_position,
@@ -25,47 +34,86 @@ from theory.referee_retrieval import (
 
 SIZES = ((2, 1, 5), (3, 1, 4), (4, 1, 3))  # (|ALPH|, m, largest n): every proper input is enumerated
 THOROUGH_SIZES = SIZES + ((2, 2, 5), (3, 1, 5), (5, 1, 3))
+TWO_PI = Angle(pi_multiple=Fraction(2))
 
 
 def sizes(thorough: bool) -> tuple:
     return THOROUGH_SIZES if thorough else SIZES
 
 
-def angles_below(limit: Angle, A: int) -> list:
-    """Angles in (0, limit): just below the edge (1e-9), half of it, a near-rational multiple of
-    pi (limit * 2/3 + 1e-12), an angle with theta/pi irrational (a rational number of
-    radians below the limit) and a tiny one (1e-7 rad)."""
-    out = [limit + Angle(Fraction(-1, 10 ** 9)), limit * Fraction(1, 2),
-           Angle(limit.rational * Fraction(2, 3) + Fraction(1, 10 ** 12), limit.pi_multiple * Fraction(2, 3)),
-           Angle(Fraction(int(float(limit) * 1000 * 0.9), 1000) or Fraction(1, 10 ** 4)), Angle(Fraction(1, 10 ** 7))]
-    return [a for a in out if float(a) > 0]
+def edge(condition: str, A: int, n: int) -> Angle:
+    """omega / k(n): the condition's edge for theta' (or theta)."""
+    return Angle(pi_multiple=omega(A).pi_multiple / CONDITIONS[condition][0](n))
 
 
-def _edge(A: int, divisor: int) -> Angle:
-    return Angle(pi_multiple=omega(A).pi_multiple / divisor)
+def range_angles(condition: str, A: int, n: int) -> list:
+    """The whole stated range of ``condition`` at (|ALPH|, n) (module docstring)."""
+    _, closed, zero, folded = CONDITIONS[condition]
+    top = edge(condition, A, n)
+    inside = [top if closed else top + Angle(Fraction(-1, 10 ** 9)), Angle(Fraction(1, 10 ** 7)), top * Fraction(1, 2),
+              Angle(top.rational * Fraction(2, 3) + Fraction(1, 10 ** 12), top.pi_multiple * Fraction(2, 3)),
+              Angle(Fraction(int(float(top) * 900), 1000) or Fraction(1, 10 ** 4))]  # theta/pi irrational
+    values = ([Angle()] if zero else []) + [v for v in inside if float(v) > 0]
+    if not folded:
+        return values
+    mirrors = (lambda v: -v, lambda v: v + TWO_PI, lambda v: TWO_PI * 2 + -v, lambda v: -(v + TWO_PI))
+    out = list(values)
+    for i, v in enumerate(values):  # the edge and 0 in every form, the rest in one form each
+        out += [m(v) for m in mirrors] if i < 1 + zero else [mirrors[i % 4](v)]
+    return list(dict.fromkeys(out))
 
 
-EDGES = {"2n theta < omega": lambda n: 2 * n, "2(n-1) theta < omega": lambda n: 2 * (n - 1),
-         "(n+1) theta <= omega": lambda n: n + 1}  # the last: C7-retrieval-inf-corrected's range before issue 16
+def coverage_gaps(condition: str, A: int, n: int, thetas) -> list:
+    """What of the stated range the sampled ``thetas`` miss, and any sample outside it."""
+    _, closed, zero, folded = CONDITIONS[condition]
+    thetas = [Angle.of(t) for t in thetas]
+    where = f"{condition} at |ALPH| = {A}, n = {n}"
+    gaps = [f"{where}: samples theta = {t} outside the range" for t in thetas if not in_range(t, A, n, condition)]
+    primes = [float(fold(t)) if folded else float(t) for t in thetas]
+    top = float(edge(condition, A, n))
+    if not any((top - p == 0) if closed else (0 < top - p <= 2e-9) for p in primes):
+        gaps.append(f"{where}: misses the edge theta' = omega/k(n){'' if closed else ' (to within 1e-9 below)'}")
+    if zero and not any(p == 0 for p in primes):
+        gaps.append(f"{where}: misses theta' = 0")
+    if not any(0 < p <= 1e-6 for p in primes):
+        gaps.append(f"{where}: misses theta' just above 0")
+    if folded:
+        for name, test in (("theta < 0", lambda x: x < 0), ("theta > 2 pi", lambda x: x > 2 * 3.141592653589793),
+                           ("theta < -2 pi", lambda x: x < -2 * 3.141592653589793)):
+            if not any(test(float(t)) for t in thetas):
+                gaps.append(f"{where}: misses {name}")
+    return gaps
 
 
-def exact_statement(name: str, thorough: bool, formula=None, edge: str | None = None) -> dict:
-    """Statement ``name`` (theory.referee_retrieval.STATEMENTS) vs brute force at every n in
-    2..n_max and angles in (0, omega / EDGES[edge](n)); ``edge`` defaults to the statement's
-    own range (``formula`` and ``edge`` let the tests feed a wrong formula or a wider range)."""
-    edge = edge or STATEMENTS[name][2]
-    checked, bad = 0, []
+def _search(condition: str, thorough: bool, visit, theta_of=None, n_low: int = 2) -> dict:
+    """Run ``visit(theta, A, m, n)`` (returns a mismatch row or None) over the whole range of
+    ``condition`` (``theta_of(A, n)`` replaces the angles: the tests feed out-of-range ones).
+    Lengths n_low..n_max for every size; coverage gaps include a missing n."""
+    checked, bad, gaps, lengths = 0, [], [], {}
     for A, m, n_top in sizes(thorough):
-        for n in range(2, n_top + 1):
-            for theta in angles_below(_edge(A, EDGES[edge](n)), A):
-                row = check_statement(name, theta, A, m, n, formula)
+        ns = list(range(n_low, n_top + 1))
+        lengths[f"A={A},m={m}"] = [ns[0], ns[-1]] if ns else []
+        for n in ns:
+            thetas = theta_of(A, n) if theta_of else range_angles(condition, A, n)
+            gaps += coverage_gaps(condition, A, n, thetas)
+            for theta in thetas:
                 checked += 1
-                if not row["agrees"]:
+                row = visit(theta, A, m, n)
+                if row is not None:
                     bad.append(row)
-    return {"statement": name, "checked": checked, "mismatches": bad,
-            "range": f"every proper input of length n, (|ALPH|, m, n_max) in {sizes(thorough)}, n = 2..n_max, "
-                     f"5 angles per n with {edge} (just below the edge, half, a near-rational multiple of pi, "
-                     f"theta/pi irrational, 1e-7)"}
+    return {"checked": checked, "mismatches": bad, "coverage_gaps": gaps, "condition": condition,
+            "n_sampled": lengths,
+            "range": f"every proper input of length n, (|ALPH|, m, n_max) in {sizes(thorough)}, n = {n_low}..n_max, "
+                     f"{condition} sampled whole (theory.referee_retrieval.CONDITIONS; range_angles)"}
+
+
+def exact_statement(name: str, thorough: bool, formula=None, condition: str | None = None) -> dict:
+    """Statement ``name`` (theory.referee_retrieval.STATEMENTS) vs brute force over its whole
+    stated range, or over ``condition`` (the tests feed a wider one), or with ``formula`` (a mutant)."""
+    def visit(theta, A, m, n):
+        row = check_statement(name, theta, A, m, n, formula)
+        return None if row["agrees"] else row
+    return {"statement": name, **_search(condition or STATEMENTS[name][2], thorough, visit)}
 
 
 def _half_omega_floor(A: int, balls):
@@ -75,84 +123,74 @@ def _half_omega_floor(A: int, balls):
 def sup_floor(thorough: bool, floor=_half_omega_floor) -> dict:
     """C7-retrieval-sup-exact's 'never falls below 1 + cos(omega/2)', on the brute-force sup
     (a ``floor(A, balls)`` mutant can be fed); fails only where certified below."""
-    bad, checked = [], 0
-    for A, m, n_top in sizes(thorough):
-        for n in range(2, n_top + 1):
-            for theta in angles_below(_edge(A, 2 * n), A):
-                checked += 1
-                value = brute_last_position(theta, A, m, n)["sup"]
-                balls = Interval(128)
-                with balls.working():
-                    if bool(value < floor(A, balls)):
-                        bad.append({"theta": str(theta), "A": A, "n": n, "sup": value.str(10)})
-    return {"checked": checked, "mismatches": bad}
+    def visit(theta, A, m, n):
+        value = brute_last_position(theta, A, m, n)["sup"]
+        balls = Interval(128)
+        with balls.working():
+            below = bool(value < floor(A, balls))
+        return {"theta": str(theta), "A": A, "n": n, "sup": value.str(10)} if below else None
+    return _search(STATEMENTS["sup-exact"][2], thorough, visit)
 
 
 def margin_positive(thorough: bool, theta_of=None) -> dict:
-    """C7-retrieval-margin-exact's '> 0' for n <= n0 (theta < omega/(2 n0)), by brute force
-    (``theta_of(A, n)`` replaces the angles: the tests feed ones outside the range)."""
-    bad, checked = [], 0
-    for A, m, n_top in sizes(thorough):
-        for n in range(2, n_top + 1):
-            for theta in (theta_of(A, n) if theta_of else angles_below(_edge(A, 2 * n), A)):
-                checked += 1
-                value = brute_last_position(theta, A, m, n)["margin"]
-                if not value > 0:
-                    bad.append({"theta": str(theta), "A": A, "n": n, "margin": value.str(10)})
-    return {"checked": checked, "mismatches": bad}
+    """C7-retrieval-margin-exact's '> 0' over its whole range, by brute force."""
+    def visit(theta, A, m, n):
+        value = brute_last_position(theta, A, m, n)["margin"]
+        return None if value > 0 else {"theta": str(theta), "A": A, "n": n, "margin": value.str(10)}
+    return _search(STATEMENTS["margin-exact"][2], thorough, visit, theta_of)
 
 
-def inf_bound_chain(thorough: bool, theta_of=None, copy_gap=lambda theta, balls: 1 - theta.ball(balls).cos()) -> dict:
-    """C7-retrieval-inf-corrected's inequalities lambda(n) <= 1 - cos theta <= 1 - cos(omega -
-    n theta) at every n >= 2 with (n+1) theta <= omega, including theta = omega/(n+1) itself and
-    omega/(2n-3) (where the equality fails); brute-force lambda, certified comparisons."""
-    bad, checked = [], 0
-    for A, m, n_top in sizes(thorough):
-        for n in range(2, n_top + 1):
-            thetas = (theta_of(A, n) if theta_of else
-                      [_edge(A, n + 1)] + angles_below(_edge(A, n + 1), A)
-                      + ([_edge(A, 2 * n - 3)] if 2 * n - 3 >= n + 1 else []))
-            for theta in thetas:
-                if not in_range(theta, A, n, "(n+1) theta <= omega"):
-                    continue
-                checked += 1
-                lam = brute_last_position(theta, A, m, n)["inf"]
-                balls = Interval(128)
-                with balls.working():  # equality is allowed (theta = omega/(n+1)): fail only when certified <
-                    copy = copy_gap(theta, balls)
-                    broken = bool(copy < lam) or bool(bound_value(theta, A, n) < copy)
-                if broken:
-                    bad.append({"theta": str(theta), "A": A, "n": n, "lambda": lam.str(10), "copy_gap": copy.str(10)})
-    return {"checked": checked, "mismatches": bad,
-            "range": "every n in 2..n_max with (n+1) theta <= omega, theta = omega/(n+1), omega/(2n-3) and 5 below"}
+def _copy_gap(theta: Angle, balls):
+    return 1 - fold(theta).ball(balls).cos()
+
+
+def inf_bound_chain(thorough: bool, theta_of=None, copy_gap=_copy_gap) -> dict:
+    """C7-retrieval-inf-corrected's inequalities over the whole range (n+1) theta' <= omega:
+    lambda(n) <= 1 - cos theta' <= 1 - cos(omega - n theta') for theta' > 0 and lambda(n) =
+    1 - cos(omega - n theta') at theta' = 0 (brute-force lambda, certified comparisons; at
+    theta' = omega/(n+1) the second inequality is an equality, so fail only where certified)."""
+    def visit(theta, A, m, n):
+        lam = brute_last_position(theta, A, m, n)["inf"]
+        balls = Interval(128)
+        with balls.working():
+            bound = bound_value(theta, A, n)
+            if fold(theta) == Angle():
+                broken = not bool(lam.overlaps(bound))
+                copy = bound
+            else:
+                copy = copy_gap(theta, balls)
+                broken = bool(copy < lam) or bool(bound < copy)
+        return {"theta": str(theta), "A": A, "n": n, "lambda": lam.str(10), "copy_gap": copy.str(10)} if broken else None
+    out = _search("(n+1) theta' <= omega", thorough, visit, theta_of)
+    if theta_of is None:  # also omega/(2n-3), where the equality fails (inside this range for n >= 4)
+        extra = _search("(n+1) theta' <= omega", thorough, visit,
+                        lambda A, n: [edge("(2n-3) theta' < omega", A, n)] if 2 * n - 3 >= n + 1 else [], n_low=4)
+        out["checked"] += extra["checked"]
+        out["mismatches"] += extra["mismatches"]
+    return out
 
 
 def equality_fails_beyond(thorough: bool) -> list:
-    """Where (2n-3) theta >= omega and (n+1) theta <= omega (inside the old statement's range),
+    """Where (2n-3) theta' >= omega and (n+1) theta' <= omega (inside the range before issue 16),
     the formula for lambda(n) is wrong: its second term is <= 0 while brute-force lambda > 0.
-    Tried at both ends, theta = omega/(2n-3) and omega/(n+1), and half-way (n >= 4)."""
+    Tried at both ends, theta = omega/(2n-3) and omega/(n+1), half-way, and their mirrors -theta,
+    theta + 2 pi (n >= 4)."""
     rows = []
     for A, m, n_top in sizes(thorough):
         for n in range(4, n_top + 1):
-            low, high = _edge(A, 2 * n - 3), _edge(A, n + 1)
+            low, high = edge("(2n-3) theta' < omega", A, n), edge("(n+1) theta' <= omega", A, n)
             middle = Angle(pi_multiple=(low.pi_multiple + high.pi_multiple) / 2)
-            rows += [check_statement("inf-corrected", theta, A, m, n) for theta in dict.fromkeys([low, middle, high])]
+            thetas = [low, middle, high, -middle, middle + TWO_PI]
+            rows += [check_statement("inf-corrected", theta, A, m, n) for theta in dict.fromkeys(thetas)]
     return rows
 
 
-def condition_separates(thorough: bool, theta_of=None) -> dict:
-    """C7-retrieval-condition: for theta < omega/(2 n0) every other-symbol key is strictly below
+def condition_separates(thorough: bool, theta_of=None, condition: str = "0 < theta < omega/(2n)") -> dict:
+    """C7-retrieval-condition: for 0 < theta < omega/(2 n0) every other-symbol key is strictly below
     the matched key on every proper input of every length <= n0 (brute force)."""
-    bad, checked = [], 0
-    for A, m, n_top in sizes(thorough):
-        for n0 in range(2, n_top + 1):
-            for theta in (theta_of(A, n0) if theta_of else angles_below(_edge(A, 2 * n0), A)):
-                checked += 1
-                if not other_symbols_below_match(theta, A, m, n0):
-                    bad.append({"theta": str(theta), "A": A, "m": m, "n0": n0})
-    return {"checked": checked, "mismatches": bad,
-            "range": f"n0 = 2..n_max, (|ALPH|, m, n_max) in {sizes(thorough)}, every proper input of every length "
-                     f"2..n0, 5 angles in (0, omega/(2 n0))"}
+    def visit(theta, A, m, n0):
+        return None if other_symbols_below_match(theta, A, m, n0) else {"theta": str(theta), "A": A, "m": m, "n0": n0}
+    return _search(condition, thorough, visit, theta_of)
 
 
 # ---- C4-retrieval-exact-condition and C5 (constructions) --------------------------------------

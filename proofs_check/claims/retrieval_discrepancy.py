@@ -12,6 +12,7 @@ token-level brute force over every proper input of small alphabets (``.referee_r
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 from theory.discrepancy import decide
@@ -20,6 +21,7 @@ from theory.discrepancy_retrieval import (bound_stated, inf_lower_bound, logits_
 from theory.functions import retrieval
 from theory.numbers import Interval, MultiPrecision
 from theory.phases import Angle
+from theory.referee_retrieval import OLD_FORMULAS, check_statement, statement_value
 
 from ..registry import Outcome, claim
 from .referee_retrieval import (condition_separates, equality_fails_beyond, exact_statement, inf_bound_chain,
@@ -122,24 +124,46 @@ def _brute_agreement(readings, cases) -> list:
     return bad
 
 
-BRUTE_CASES = [("0.0027", 8, 3), ("0.1", 3, 4), ("0.05", 4, 4), ("0.01", 2, 6), ("0.02", 5, 3)]
+# theta = 0, negative and beyond 2 pi too: the closed forms are in theta' (theory.discrepancy_retrieval, Symmetry)
+BRUTE_CASES = [("0.0027", 8, 3), ("0.1", 3, 4), ("0.05", 4, 4), ("0.01", 2, 6), ("0.02", 5, 3), ("0", 3, 4),
+               ("-1/100", 3, 3), ("2*pi + 1/50", 5, 3), ("-2*pi - 1/20", 4, 3)]
+THETA_PRIME = ("theta' = the distance from theta to the nearest multiple of 2 pi, since every reading is 2 pi-periodic "
+               "and even in theta; theta' = theta for 0 <= theta <= pi")
+
+
+def _old_text_fails(name: str, theta: str, A: int, n: int) -> dict:
+    """The text before issue 30 (theta for theta', no lower bound) at a point of its range where
+    it is false: the brute force and the old formula, certified apart."""
+    row = check_statement(name, Angle.of(theta), A, 1, n, OLD_FORMULAS[name])
+    return {**row, "certified_false": not row["agrees"]}
+
+
+def _referee_outcome(searches, old, extra_bad=(), summary="", evidence=None) -> Outcome:
+    """verified iff no search mismatches, no search misses part of its range and every recorded
+    counterexample to the old text is certified."""
+    bad = [row for r in searches for row in r["mismatches"] + r["coverage_gaps"]] + list(extra_bad)
+    bad += [o for o in old if not o["certified_false"]]
+    return Outcome("verified" if not bad else "refuted", summary,
+                   {"mismatches": bad, "searches": searches, "old_text_counterexamples": old, **(evidence or {})})
 
 
 @claim("C7-retrieval-sup-exact",
-       "For 2 <= n <= n0 (theta < omega/(2 n0)): Delta_Retrieval^sup(n) = 1 + cos((n-1) theta) for |ALPH| even and "
-       "1 + cos(omega/2 - theta) for |ALPH| odd; it never falls below 1 + cos(omega/2)",
+       "For every real theta and every n >= 2 with 2n theta' < omega (" + THETA_PRIME + "): Delta_Retrieval^sup(n) "
+       "= 1 + cos((n-1) theta') for |ALPH| even and 1 + cos(omega/2 - theta') for |ALPH| odd; it never falls below "
+       "1 + cos(omega/2). Before issue 30 it read theta for theta', false for theta < 0 (|ALPH| odd)",
        "corrects Theorem 3.2 (Retrieval, max reading)", recorded="verified")
 def retrieval_sup_exact(options):
     cases = BRUTE_CASES + ([("0.0027", 8, 4), ("0.03", 3, 6)] if options.thorough else [])
     referee, floor = exact_statement("sup-exact", options.thorough), sup_floor(options.thorough)
-    bad = _brute_agreement(["sup"], cases) + referee["mismatches"] + floor["mismatches"]
-    return Outcome("verified" if not bad else "refuted",
-                   f"the stated formula = token-level brute force over every proper input at {referee['checked']} "
-                   f"(theta, |ALPH|, n) points (theory.referee_retrieval), and = the row brute force for "
-                   f"{len(cases)} more cases",
-                   {"mismatches": bad, "cases": cases, "referee": referee, "floor_1_plus_cos_omega_half": floor,
-                    "proof": "top 1 at offset 0 (an ALPH x INT query), every other key at its lowest value min_d "
-                             "cos(d omega + t theta); the largest of those is at t = n-1 (even) or t = 1 (odd)"})
+    old = [_old_text_fails("sup-exact", "-1/100", 3, 2), _old_text_fails("sup-exact", "-1/100", 5, 3)]
+    return _referee_outcome(
+        [referee, floor], old, _brute_agreement(["sup"], cases),
+        f"the stated formula = token-level brute force over every proper input at {referee['checked']} (theta, "
+        f"|ALPH|, n) points covering the whole range (theta' = 0, the edge, theta < 0, theta > 2 pi), = the row brute "
+        f"force for {len(cases)} more cases; the old text (theta for theta') fails at theta = -0.01, |ALPH| = 3, n = 2: "
+        f"{old[0]['brute']} vs {old[0]['stated']}",
+        {"cases": cases, "proof": "top 1 at offset 0 (an ALPH x INT query), every other key at its lowest value min_d "
+                                  "cos(d omega + t theta'); the largest of those is at t = n-1 (even) or t = 1 (odd)"})
 
 
 @claim("C7-retrieval-competitor",
@@ -161,16 +185,19 @@ def retrieval_competitor(options):
 
 
 @claim("C7-retrieval-competitor-corrected",
-       "The proof's displayed discrepancy, maximised over inputs, equals 1 - cos(omega - (n-1) theta) for n <= n0: "
-       "Theorem 3.2's bound holds with n - 1 in place of n, with equality",
+       "For every real theta and every n >= 2 with 2n theta' < omega (" + THETA_PRIME + "): the proof's displayed "
+       "discrepancy, maximised over inputs, equals 1 - cos(omega - (n-1) theta'): Theorem 3.2's bound holds with "
+       "n - 1 in place of n, with equality. Before issue 30 it read theta for theta', false for theta < 0",
        "corrects Appendix F.2.2", recorded="verified")
 def retrieval_competitor_corrected(options):
     referee = exact_statement("competitor-corrected", options.thorough)
-    bad = _brute_agreement(["competitor"], BRUTE_CASES) + referee["mismatches"]
-    return Outcome("verified" if not bad else "refuted",
-                   f"1 - cos(omega - (n-1) theta) = token-level brute force at {referee['checked']} (theta, |ALPH|, n) "
-                   f"points and = the row brute force on {len(BRUTE_CASES)} more cases",
-                   {"mismatches": bad, "cases": BRUTE_CASES, "referee": referee})
+    old = [_old_text_fails("competitor-corrected", "-1/100", A, 2) for A in (3, 5)]
+    return _referee_outcome(
+        [referee], old, _brute_agreement(["competitor"], BRUTE_CASES),
+        f"1 - cos(omega - (n-1) theta') = token-level brute force at {referee['checked']} (theta, |ALPH|, n) points "
+        f"covering the whole range and = the row brute force on {len(BRUTE_CASES)} more cases; the old text fails at "
+        f"theta = -0.01, n = 2: |ALPH| = 3 {old[0]['brute']} vs {old[0]['stated']}, |ALPH| = 5 {old[1]['brute']} vs "
+        f"{old[1]['stated']}", {"cases": BRUTE_CASES})
 
 
 @claim("C7-retrieval-inf",
@@ -196,10 +223,13 @@ def retrieval_inf(options):
 
 
 @claim("C7-retrieval-inf-corrected",
-       "lambda(n) = min{1 - cos theta, cos((n-2) theta) - cos(omega - (n-1) theta)} for every n >= 2 with "
-       "2(n-1) theta < omega (so every n <= n0); lambda(n) <= 1 - cos theta <= 1 - cos(omega - n theta) for every "
-       "n >= 2 with (n+1) theta <= omega; the equality fails wherever also (2n-3) theta >= omega (n = 4, theta = "
-       "omega/5)",
+       "With " + THETA_PRIME + ": lambda(n) = 1 - cos omega at theta' = 0 for every n >= 2 (C8: a copy of the top "
+       "ties it); lambda(n) = min{1 - cos theta', cos((n-2) theta') - cos(omega - (n-1) theta')} for every n >= 2 "
+       "with 0 < theta' and 2(n-1) theta' < omega (so every n <= n0); lambda(n) <= 1 - cos theta' <= 1 - cos(omega "
+       "- n theta') for every n >= 2 with 0 < theta' and (n+1) theta' <= omega, and lambda(n) = 1 - cos(omega - n "
+       "theta') at theta' = 0; the equality fails wherever also (2n-3) theta' >= omega (n = 4, theta = omega/5). "
+       "Before issue 30 it read theta for theta' and included theta = 0, where its formula gives 0 but lambda = 1 - cos "
+       "omega > 0",
        "corrects Theorem 3.2 (Retrieval, Lemma F.1 reading)", recorded="verified")
 def retrieval_inf_corrected(options):
     # Until issue 16 the equality was stated for every n with (n+1) theta <= omega: false for n >= 4 where
@@ -207,15 +237,17 @@ def retrieval_inf_corrected(options):
     equality = exact_statement("inf-corrected", options.thorough)
     chain = inf_bound_chain(options.thorough)
     beyond = equality_fails_beyond(options.thorough)
-    bad = _brute_agreement(["inf", "min"], BRUTE_CASES) + equality["mismatches"] + chain["mismatches"]
-    bad += [row for row in beyond if row["agrees"]]  # the stated exception must really be one
-    return Outcome("verified" if not bad else "refuted",
-                   f"equality = token-level brute force at {equality['checked']} points with 2(n-1) theta < omega; "
-                   f"the inequalities at {chain['checked']} points with (n+1) theta <= omega (edge included); the "
-                   f"formula is wrong for omega/(2n-3) <= theta <= omega/(n+1) at all {len(beyond)} points tried",
-                   {"equality": equality, "inequalities": chain, "equality_fails_between_omega_over_2n_3_and_n_1": beyond,
-                    "mismatches": bad, "text_before_issue_16": "lambda(n) = min{...} <= 1 - cos theta <= 1 - cos(omega "
-                    "- n theta) for every n >= 2 with (n+1) theta <= omega, hence for every n <= n0"})
+    old = [_old_text_fails("inf-corrected", "0", A, 2) for A in (8, 3, 2)] + [_old_text_fails("inf-corrected", "0", 3, 4)]
+    return _referee_outcome(
+        [equality, chain], old, _brute_agreement(["inf", "min"], BRUTE_CASES) + [r for r in beyond if r["agrees"]],
+        f"equality = token-level brute force at {equality['checked']} points covering 2(n-1) theta' < omega whole "
+        f"(theta' = 0, theta < 0, theta > 2 pi); the inequalities at {chain['checked']} points with (n+1) theta' <= "
+        f"omega (edge included); the formula is wrong for omega/(2n-3) <= theta' <= omega/(n+1) at all {len(beyond)} "
+        f"points tried; the old text fails at theta = 0 (|ALPH| = 8: lambda = {old[0]['brute']}, formula 0)",
+        {"equality": equality, "inequalities": chain, "equality_fails_between_omega_over_2n_3_and_n_1": beyond,
+         "text_before_issue_30": "lambda(n) = min{1 - cos theta, ...} for every n >= 2 with 2(n-1) theta < omega; "
+                                 "lambda(n) <= 1 - cos theta <= 1 - cos(omega - n theta) for every n >= 2 with (n+1) "
+                                 "theta <= omega"})
 
 
 @claim("C7-retrieval-margin",
@@ -233,29 +265,47 @@ def retrieval_margin(options):
                    corrected="C7-retrieval-margin-exact")
 
 
+def _margin_by_enumeration(theta, A: int, n: int, balls):
+    """margin(n) from its definition, by enumeration over positions and letters (not the
+    closed form): the worst input holds one matched key at some offset t* and, at every other
+    offset, the other symbol with the highest logit; min over t* of cos(t* theta) - max over
+    t != t*, d != 0 of cos(d omega + t theta), in arb, on theta itself (never folded)."""
+    with balls.working():
+        th, w = Angle.of(theta).ball(balls), omega_of(A).ball(balls)
+        matched = [(t * th).cos() for t in range(n)]
+        best = [functools.reduce(lambda a, b: a.max(b), [(d * w + t * th).cos() for d in range(1, A)])
+                for t in range(n)]
+        return functools.reduce(lambda a, b: a.min(b), [matched[s] - functools.reduce(
+            lambda a, b: a.max(b), [best[t] for t in range(n) if t != s]) for s in range(n)])
+
+
 @claim("C7-retrieval-margin-exact",
-       "For 2 <= n <= n0: margin(n) = cos((n-2) theta) - cos(omega - (n-1) theta) = 2 sin((omega - theta)/2) "
-       "sin((omega - (2n-3) theta)/2) > 0: a lower bound on what Lemma F.1 needs, not an upper bound",
+       "For every real theta and every n >= 2 with 2n theta' < omega (" + THETA_PRIME + "): margin(n) = "
+       "cos((n-2) theta') - cos(omega - (n-1) theta') = 2 sin((omega - theta')/2) sin((omega - (2n-3) theta')/2) > 0: "
+       "a lower bound on what Lemma F.1 needs, not an upper bound. Before issue 30 it read theta for theta', false for "
+       "theta < 0",
        "corrects Theorem 3.2 / Appendix F.2.2", recorded="verified")
 def retrieval_margin_exact(options):
-    bad = _brute_agreement(["margin"], BRUTE_CASES)
-    balls = Interval(128)
-    identity = []
-    with balls.working():
-        for t, A in CASES:
-            th, w = Angle.of(t).ball(balls), omega_of(A).ball(balls)
-            for n in (2, max(2, n0_max(t, A))):
-                product = 2 * ((w - th) / 2).sin() * ((w - (2 * n - 3) * th) / 2).sin()
-                closed = retrieval_closed_form(t, A, n, "margin", balls)
-                identity.append(bool(closed.overlaps(product)) and bool(product > 0))
     referee = [exact_statement(name, options.thorough) for name in ("margin-exact", "margin-product")]
     positive = margin_positive(options.thorough)
-    bad += [row for r in referee + [positive] for row in r["mismatches"]]
-    ok = not bad and all(identity)
-    return Outcome("verified" if ok else "refuted",
-                   f"both forms = token-level brute force at {referee[0]['checked']} points and brute margin > 0 at "
-                   f"{positive['checked']}; product form certified > 0 at n = 2 and n = n0 for {len(CASES)} cases",
-                   {"mismatches": bad, "product_form_ok": all(identity), "referee": referee, "positive": positive})
+    # long inputs: the product form against the definition, maximised over positions and letters by enumeration
+    balls, long = Interval(128), []
+    for t, A in CASES:
+        for theta in (t, f"-({t})", f"2*pi + {t}"):
+            for n in (2, max(2, n0_max(t, A))):
+                stated, direct = statement_value("margin-product", theta, A, n), _margin_by_enumeration(theta, A, n, balls)
+                if not (stated.overlaps(direct) and direct > 0):
+                    long.append({"theta": theta, "A": A, "n": n, "stated": _s(stated), "enumerated": _s(direct)})
+    old = [_old_text_fails("margin-exact", "-1/100", 3, 2)]
+    return _referee_outcome(
+        referee + [positive], old, _brute_agreement(["margin"], BRUTE_CASES) + long,
+        f"both forms = token-level brute force at {referee[0]['checked']} points covering the whole range and brute "
+        f"margin > 0 at {positive['checked']}; the product form = the margin enumerated over positions and letters "
+        f"(arb) at n = 2 and n = n0 for {len(CASES)} (theta, |ALPH|) cases and their mirrors -theta, theta + 2 pi",
+        {"long_inputs_by_enumeration": {"cases": CASES, "mismatches": long},
+         "identity_only": "cos((n-2) x) - cos(omega - (n-1) x) = 2 sin((omega - x)/2) sin((omega - (2n-3) x)/2) is a "
+                          "trigonometric identity (sum-to-product); it is not evidence: both sides are checked "
+                          "against brute force and enumeration above"})
 
 
 @claim("C7-retrieval-condition",
@@ -287,7 +337,7 @@ def retrieval_condition(options):
     # ``edge`` is evidence only (large n0): the closed form is positive there by its product form whenever the
     # condition holds, so it cannot fail; the decision rests on brute force over tokens (``referee``) and rows.
     referee = condition_separates(options.thorough)
-    ok = all(g["margin_positive"] for g in general) and not referee["mismatches"] \
+    ok = all(g["margin_positive"] for g in general) and not referee["mismatches"] and not referee["coverage_gaps"] \
         and all(s["margin_at"].startswith("0") and s["margin_below_positive"] for s in sharp)
     return Outcome("verified" if ok else "refuted",
                    f"sufficient: token-level brute force at {referee['checked']} (|ALPH|, m, n0, theta) cases, every "
@@ -319,3 +369,6 @@ def no_rope(options):
                    "lambda = competitor = margin = 1 - cos omega); the 'min' reading is exactly 0, since repeated "
                    "tokens tie, and T_Retrieval itself errs at theta = 0 (C7-retrieval-condition)",
                    {"values_by_n": table})
+
+
+from . import bounded_positional  # noqa: E402,F401  (registers C6-retrieval-bounded, issue 30)
