@@ -16,6 +16,7 @@ import flint
 from theory.index_brute import (
     CosineOrder,
     average_hard_errors,
+    literal_errors,
     reading_gap,
     tied_differences,
 )
@@ -238,3 +239,78 @@ def check_index_theorem_angle(n0s, theta_of=lambda n0: Angle(pi_multiple=Fractio
     failures += [{"brute_force": k, "errors": e} for k, e in small.items() if e]
     return {"tied_offset_differences": {n0: len(d) for n0, d in ties.items()}, "brute_force_errors": small,
             "failures": failures}
+
+
+# ---- Definition F.1 read literally (C4-index-literal, C4-index-literal-corrected) -------------
+def stated_literal_condition(theta, m: int, n0: int) -> bool:
+    """C4-index-literal-corrected: exact on the valid inputs (no tie up to D_max) and
+    cos(theta) < cos(2 theta) < ... < cos(m theta) (certified ranks, 0 = largest)."""
+    order = CosineOrder(theta, max(n0, m + 1))
+    rising = all(order.rank(u) > order.rank(u + 1) for u in range(1, m))
+    return rising and not tied_differences(theta, stated_d_max(m, n0))
+
+
+def literal_angles() -> list[Angle]:
+    """The exactness angles plus angles inside, outside and 1e-9 around the edges of the
+    windows 1/3 < theta/2pi < 2/5 and 3/5 < theta/2pi < 2/3 where m = 2, 3 can work; 0, a
+    negative angle and one above 2 pi (the statement says any theta)."""
+    turns = [Fraction(k, 100) for k in (30, 35, 37, 39, 41, 45, 50, 55, 61, 63, 65, 70)]
+    edges = [Fraction(1, 3), Fraction(2, 5), Fraction(3, 5), Fraction(2, 3)]
+    out = [Angle(pi_multiple=2 * t) for t in turns]
+    out += [Angle(pi_multiple=2 * e) + Angle(Fraction(sign, 10 ** 9)) for e in edges for sign in (-1, 1)]
+    return out + [Angle(), Angle(pi_multiple=Fraction(-74, 100)), Angle(pi_multiple=Fraction(274, 100))]
+
+
+def check_literal(thorough: bool = False, condition=stated_literal_condition) -> dict:
+    """Average-hard T_Index token by token on every input of Sigma^n (m < n <= n0), against F.1
+    read literally, compared with ``condition``; and the errors at the package's theta = 2 pi/n0."""
+    grid = [(m, n0) for m in range(1, 5) for n0 in range(m + 1, m + (3 if thorough else 2) + 1) if n0 <= 6]
+    cases, mismatches, positions, at_package_angle = 0, [], 0, {}
+    for m, n0 in grid:
+        for theta in exactness_angles(n0, wide=thorough) + literal_angles():
+            run = literal_errors(theta, 2, m, n0)
+            cases, positions = cases + 1, positions + run["positions"]
+            if condition(theta, m, n0) != (run["errors"] == 0):
+                mismatches.append({"m": m, "n0": n0, "theta": str(theta), "errors": run["errors"],
+                                   "example_ids": run["examples"][:1]})
+        run = literal_errors(Angle(pi_multiple=Fraction(2, n0)), 2, m, n0)
+        at_package_angle[f"m={m}, n0={n0}"] = {k: run[k] for k in ("errors", "pointing_before_start", "examples")}
+    return {"range": f"|ALPH| = 2, 1 <= m <= 4, m < n0 <= min(6, m + {3 if thorough else 2}); every 2 pi k/P "
+                     f"(P <= n0 + 1) {'in (0, 2 pi)' if thorough else 'in (0, pi]'}, 0.8, 3, 2 pi/3 + 1e-9 and "
+                     f"{len(literal_angles())} angles in and around the windows; every input of Sigma^n at every "
+                     "position (token by token)", "cases": cases, "positions": positions,
+            "mismatches": mismatches[:5], "mismatch_count": len(mismatches), "at_theta_2pi_over_n0": at_package_angle}
+
+
+def rising_windows(m: int) -> list[tuple[Fraction, Fraction]]:
+    """Every alpha in [0, 1) with ||alpha|| > ||2 alpha|| > ... > ||m alpha||, as open intervals,
+    exactly: between consecutive points k/(2u) (u <= m) each ||u alpha|| is linear, so each
+    inequality is a half-line; intersect them in Fractions."""
+    points = sorted({Fraction(k, 2 * u) for u in range(1, m + 1) for k in range(2 * u + 1)})
+    found = []
+    for a, b in zip(points, points[1:]):
+        c = (a + b) / 2
+        lines = []  # ||u x|| = sign * (u x - r) on (a, b)
+        for u in range(1, m + 1):
+            r = round(u * c)
+            lines.append((1 if u * c > r else -1, u, r))
+        lo, hi, ok = a, b, True
+        for (s1, u1, r1), (s2, u2, r2) in zip(lines, lines[1:]):  # ||u1 x|| - ||u2 x|| > 0
+            slope, const = s1 * u1 - s2 * u2, -s1 * r1 + s2 * r2
+            if slope > 0:
+                lo = max(lo, Fraction(-const, slope))
+            elif slope < 0:
+                hi = min(hi, Fraction(-const, slope))
+            else:
+                ok = ok and const > 0
+        if ok and lo < hi:
+            if found and found[-1][1] == lo and _rising_at(lo, m):
+                found[-1] = (found[-1][0], hi)
+            else:
+                found.append((lo, hi))
+    return found
+
+
+def _rising_at(x: Fraction, m: int) -> bool:
+    dist = [abs(u * x - round(u * x)) for u in range(1, m + 1)]
+    return all(p > q for p, q in zip(dist, dist[1:]))

@@ -92,6 +92,31 @@ def test_index_agrees_with_definition_f1(seq):
     assert index(as_strings) == [str(s) for s in definition_f1(seq)]
 
 
+def definition_f1_literal(sigma):
+    """F.1 word for word (1-based): sigma_(j-i) if it is a letter, sigma_j otherwise; a
+    position j - i < 1 holds no letter (F.1 asks only n > m)."""
+    return [sigma[j - s - 1] if isinstance(s, int) and j - s >= 1 and not isinstance(sigma[j - s - 1], int)
+            else s for j, s in enumerate(sigma, start=1)]
+
+
+@given(st.integers(1, 5).flatmap(lambda m: st.tuples(st.just(m), st.lists(
+    st.one_of(st.sampled_from("AB"), st.integers(1, m)), min_size=m + 1, max_size=12))))
+@settings(max_examples=300, deadline=None)
+def test_literal_index_agrees_with_definition_f1_read_word_for_word(case):
+    m, seq = case  # integers anywhere, also pointing before the start
+    assert index(seq, literal=True) == definition_f1_literal(seq)
+    if all(not isinstance(s, int) or s <= j for j, s in enumerate(seq)):  # every integer points inside
+        assert index(seq, literal=True) == index(seq)
+
+
+@pytest.mark.parametrize("seq,literal", [(["A", 2, "A"], ["A", 2, "A"]), ([3, "B", 2, 2], [3, "B", 2, "B"]),
+                                         (["a", "2", "b"], ["a", "2", "b"])])
+def test_the_package_reading_refuses_what_the_literal_reading_keeps(seq, literal):
+    assert index(seq, literal=True) == literal
+    with pytest.raises(ValueError, match="before the start"):
+        index(seq)
+
+
 @st.composite
 def proper_inputs(draw):
     """Proper by construction: every left letter is bound to one token, and a

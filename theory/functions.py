@@ -19,7 +19,11 @@ Two readings of the paper differ and we follow the Definition:
   Listing 1 scans ``range(n)`` (strictly earlier).  They differ only on tokens
   whose two letters are equal.
 * Listing 1 reads ``seq[n - i]`` even when ``n - i < 0`` (Python then wraps
-  around to the end); Definition F.1 leaves it undefined.  We raise.
+  around to the end).  Definition F.1 asks only n > m and says "sigma_(j-i) if it is a
+  letter, sigma_j otherwise": read literally, an integer that points before the start has no
+  sigma_(j-i) in ALPH, so it stays itself.  ``index`` raises there by default (the package's
+  reading: valid inputs have every integer pointing inside, as the task data do);
+  ``index(seq, literal=True)`` is the literal reading (claims C4-index and C4-index-literal).
 """
 
 from __future__ import annotations
@@ -71,32 +75,37 @@ def _check_nonempty(seq) -> list:
     return seq
 
 
-def _index_target(seq: list, position: int) -> int:
-    """Where the integer at ``position`` points, or a ValueError naming why it cannot."""
+def _index_target(seq: list, position: int, literal: bool = False) -> int | None:
+    """Where the integer at ``position`` points, or a ValueError naming why it cannot
+    (``literal``: None before the start instead of an error)."""
     offset = _int_value(seq[position])
     if offset < 1:
         raise ValueError(f"integer {seq[position]!r} at position {position} is not in INT = [m]: "
                          f"offsets must be >= 1")
     target = position - offset
+    if target < 0 and literal:
+        return None
     if target < 0:
         raise ValueError(f"integer {seq[position]!r} at position {position} points to position "
                          f"{target}, before the start of the sequence (allowed offsets: 1..{position})")
     return target
 
 
-def index(seq: Sequence) -> list:
+def index(seq: Sequence, literal: bool = False) -> list:
     """Selective Index (Definition F.1), applied at every position simultaneously.
 
     An integer ``i`` at position ``j`` becomes ``seq[j - i]`` when that token is a
-    symbol of ALPH and stays ``i`` otherwise; symbols map to themselves.
+    symbol of ALPH and stays ``i`` otherwise; symbols map to themselves.  An integer
+    pointing before the start raises ValueError, unless ``literal`` (F.1 read literally:
+    there is no letter there, so it stays ``i``).
     """
     seq = _check_nonempty(seq)
     out = list(seq)
     for j, token in enumerate(seq):
         if is_integer_token(token):
-            target = seq[_index_target(seq, j)]
-            if not is_integer_token(target):
-                out[j] = target
+            k = _index_target(seq, j, literal)
+            if k is not None and not is_integer_token(seq[k]):
+                out[j] = seq[k]
     return out
 
 

@@ -12,17 +12,21 @@ Two levels:
 * ``row_gap`` / ``reading_gap``: every query token of length n, each row enumerated entry
   by entry (the row depends on the query token only, so this covers every input);
 * ``average_hard_errors``: every valid input itself, token by token, through average-hard
-  attention, the value map, the residual and the decoding of T_Index, against Index.
+  attention, the value map, the residual and the decoding of T_Index, against Index;
+  ``literal_errors``: the same over every input of Sigma^n (integers may point before the
+  start), against Definition F.1 read literally (``theory.functions.index(literal=True)``).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 
 import flint
 import numpy as np
 
+from .functions import index
 from .numbers import Interval
 from .phases import Angle, certified_cosines, cosine_key
 
@@ -30,6 +34,7 @@ __all__ = [
     "CosineOrder",
     "RowGap",
     "average_hard_errors",
+    "literal_errors",
     "query_shifts",
     "reading_gap",
     "row_gap",
@@ -187,3 +192,42 @@ def average_hard_errors(theta, letters: int, m: int, n0: int, order: CosineOrder
             examples += [rows[w].tolist() for w in wrong[:max(0, limit - len(examples))]]
     inputs = sum(int(np.prod([letters + min(m, p) for p in range(n)])) for n in range(m + 1, n0 + 1))
     return {"inputs": inputs, "positions": positions, "errors": errors, "examples": examples, "vacuous": False}
+
+
+@functools.lru_cache(maxsize=64)
+def _all_prefixes(letters: int, m: int, length: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every sequence of Sigma^length as ids (letters first, then the integers 1..m), and the
+    literal Index answer at its last position (theory.functions.index, literal=True)."""
+    ids = np.array(list(itertools.product(range(letters + m), repeat=length)), dtype=np.int64)
+    name = [chr(ord("A") + c) for c in range(letters)] + list(range(1, m + 1))
+    back = {t: c for c, t in enumerate(name)}
+    answers = np.array([back[index([name[c] for c in row], literal=True)[-1]] for row in ids], dtype=np.int64)
+    return ids, answers
+
+
+def literal_errors(theta, letters: int, m: int, n0: int, order: CosineOrder | None = None, limit: int = 3) -> dict:
+    """Average-hard T_Index (any theta) on every input of Sigma^n, m < n <= n0, at every
+    position, token by token, against Definition F.1 read literally.  The positions of those
+    inputs are exactly the sequences of Sigma^length, length 1..n0 (extend by letters).
+    ``pointing_before_start``: errors at a query integer i >= length (no key i back)."""
+    if n0 <= m:
+        return {"inputs": 0, "positions": 0, "errors": 0, "pointing_before_start": 0, "examples": [],
+                "vacuous": True}
+    order = order or CosineOrder(theta, max(n0, m + 1))
+    positions = errors = before = 0
+    examples = []
+    for length in range(1, n0 + 1):
+        ids, answers = _all_prefixes(letters, m, length)
+        for query in range(letters + m):
+            chosen = ids[:, -1] == query
+            rows, expected = ids[chosen], answers[chosen]
+            s = 0 if query < letters else query - letters + 1
+            ranks = order.rank(length - 1 - np.arange(length) - s)  # offset t = length - 1 - j
+            top = np.flatnonzero(ranks == ranks.min())
+            wrong = np.flatnonzero(_decode(rows, top, letters, m) != expected)
+            positions, errors = positions + len(rows), errors + len(wrong)
+            before += len(wrong) if s > length - 1 else 0
+            examples += [rows[w].tolist() for w in wrong[:max(0, limit - len(examples))]]
+    inputs = sum((letters + m) ** n for n in range(m + 1, n0 + 1))
+    return {"inputs": inputs, "positions": positions, "errors": errors, "pointing_before_start": before,
+            "examples": examples, "vacuous": False}

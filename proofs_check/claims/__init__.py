@@ -2,8 +2,11 @@
 
 from . import foundation  # noqa: F401
 from . import constructions  # noqa: F401
+from . import index_literal  # noqa: F401  (Theorem 3.1 under the literal reading of F.1)
+from . import lemma_f1  # noqa: F401  (C5)
 from . import discrepancy  # noqa: F401
 from . import retrieval_discrepancy  # noqa: F401
+from . import bounded_positional  # noqa: F401  (C6-retrieval-bounded)
 from . import impossibility  # noqa: F401
 from . import trained  # noqa: F401
 from . import table1  # noqa: F401

@@ -369,6 +369,3 @@ def no_rope(options):
                    "lambda = competitor = margin = 1 - cos omega); the 'min' reading is exactly 0, since repeated "
                    "tokens tie, and T_Retrieval itself errs at theta = 0 (C7-retrieval-condition)",
                    {"values_by_n": table})
-
-
-from . import bounded_positional  # noqa: E402,F401  (registers C6-retrieval-bounded, issue 30)
