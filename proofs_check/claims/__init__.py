@@ -6,6 +6,7 @@ from . import index_literal  # noqa: F401  (Theorem 3.1 under the literal readin
 from . import lemma_f1  # noqa: F401  (C5)
 from . import discrepancy  # noqa: F401
 from . import retrieval_discrepancy  # noqa: F401
+from . import retrieval_margin  # noqa: F401
 from . import bounded_positional  # noqa: F401  (C6-retrieval-bounded)
 from . import impossibility  # noqa: F401
 from . import trained  # noqa: F401
