@@ -288,7 +288,7 @@ def test_oversized_requests_are_refused_before_any_model_loads(nothing_heavy, tm
 
 
 def test_the_reference_grids_are_within_the_limits(nothing_heavy):
-    from training.analysis.cli import check_analysis_size, check_evaluation_size
+    from training.analysis.cli_checks import check_analysis_size, check_evaluation_size
     from training.analysis.evaluate import DEFAULT_LENGTHS
     from training.model.checkpoints import read_config
 

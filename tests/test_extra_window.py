@@ -14,7 +14,7 @@ from training.model import train as train_module
 from training.model.checkpoints import RunError
 from training.model.presets import EXTRA_TARGET_MAX_LIMIT, get_preset
 from training.model.runchecks import check_recipe
-from training.model.train import batch_indices, extra_window, training_batch
+from training.model.step_parts import batch_indices, extra_window, training_batch
 from training.studies.plan import PlanError, load_plan
 from training.tasks.definitions import get_task
 

@@ -18,11 +18,11 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from training.__main__ import main
-from training.model import runchecks
+from training.model import memory
 from training.model import train as train_module
 from training.model.checkpoints import RunError, list_checkpoints
 from training.model.presets import get_preset
-from training.model.runchecks import step_memory
+from training.model.memory import step_memory
 from training.model.train import train
 from training.tasks.definitions import MAX_COUNT
 
@@ -266,7 +266,7 @@ def test_train_refuses_a_batch_beyond_memory_before_any_work(tmp_path, capsys):
 
 @pytest.mark.parametrize("resume", [False, True])
 def test_train_and_resume_use_the_one_estimate(stopped, copy_of, tmp_path, monkeypatch, resume):
-    monkeypatch.setattr(runchecks, "available_memory", lambda device: (1_000_000, "in this test"))
+    monkeypatch.setattr(memory, "available_memory", lambda device: (1_000_000, "in this test"))
     run = copy_of(stopped) if resume else tmp_path / "fresh"
     before = tree_digest(run) if resume else None
     with pytest.raises(RunError, match=r"batch_size 32: .* needs about [\d.]+ MB .* more than the 1 MB in this test"):

@@ -3,13 +3,12 @@
 - class 2: ``--collect`` never replaces a shipped summary with one holding fewer results
   unless ``--overwrite-summary`` is given (on a COPY of the shipped seeds folder);
 - class 10b: a plan's root and ship folders are checked before any work;
-- class 9b: a stage's child process dies with a ``study`` killed by SIGKILL;
-- classes 4 and 5: every file a study reads (the plan, member.json, the stage outputs, the
-  shipped summary) that is damaged or hostile is one line, exit 2, naming file and field;
 - class 3: a full disk while writing the ship folder is one line, the old files unchanged.
 
-Most cases call the command in-process (``training.__main__.main``); the ones about
-processes and file-size limits run it in a subprocess.
+Classes 4 and 5 (damaged or hostile study files) are in test_study_hostile_files.py and class
+9b (a stage's child process dies with its study) in test_study_processes.py; both use the
+helpers and fixtures here.  Most cases call the command in-process (``training.__main__.main``);
+the ones about file-size limits run it in a subprocess.
 """
 
 from __future__ import annotations
@@ -23,18 +22,17 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from training.__main__ import main
-from training.studies.stage_process import _die_with, run_tied
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "training" / "reference" / "seeds"
 PLAN = ROOT / "training" / "studies" / "seeds.json"
 ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
+MEMBER = Path("runs") / "paper" / "letter" / "seed-1"  # one member of ``mini``, under its tmp_path
 
 
 def cli(capsys, *args) -> tuple[int, str, str]:
@@ -176,164 +174,6 @@ def test_a_read_only_plan_folder_exits_2_before_any_work(capsys, monkeypatch, tm
     line = one_line(err)
     assert code == 2 and f"{mini}: {key}" in line and "Read-only file system" in line
     assert snapshot(tmp_path) == before
-
-
-# classes 4 and 5: every file a study reads, damaged or hostile: one line naming it, exit 2
-
-MEMBER = Path("runs") / "paper" / "letter" / "seed-1"
-RECIPE = {"task": "letter", "seed": 1, "preset": "paper", "set": []}
-LENGTHS, BOTH = MEMBER / "length_generalisation.json", ("run", "collect")
-
-
-def _edit(change):
-    """The file's JSON, changed in place by ``change(document)``."""
-    def make(data: bytes) -> bytes:
-        document = json.loads(data)
-        change(document)
-        return json.dumps(document).encode()
-    return make
-
-
-TRUNCATED = ("truncated", lambda data: data[: len(data) // 2], "not valid JSON")
-NESTED = ("nested", lambda data: b'{"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested deeper than")
-LATIN1 = ("latin-1", lambda data: '{"name": "étude"}'.encode("latin-1"), "not UTF-8")
-EMPTY = ("empty", lambda data: b"", "not valid JSON")
-FIFO = ("fifo", "fifo", "is a FIFO, not a regular file")
-FOLDER = ("folder", "folder", "is a directory, not a regular file")
-HOSTILE = [  # (file, (case, make, what the line says), modes)
-    *[("plan.json", case, BOTH) for case in (TRUNCATED, NESTED, LATIN1, EMPTY, FIFO, FOLDER)],
-    ("plan.json", ("a-list", lambda data: b"[]", "top level: expected an object, got a list"), BOTH),
-    *[(MEMBER / "member.json", case, BOTH) for case in (TRUNCATED, NESTED, LATIN1, FIFO, FOLDER)],
-    (MEMBER / "member.json", ("seed-a-string", _edit(lambda d: d.update(seed="1")),
-                              "field seed: expected an integer, got a string"), BOTH),
-    (MEMBER / "member.json", ("set-missing", _edit(lambda d: d.pop("set")), "field set is missing"), BOTH),
-    *[(LENGTHS, case, BOTH) for case in (TRUNCATED, NESTED, LATIN1, FIFO)],
-    (LENGTHS, ("accuracy-a-string", _edit(lambda d: d.update(accuracy="high")),
-               "field accuracy: expected a list, got a string"), BOTH),
-    (LENGTHS, ("ragged", _edit(lambda d: d["accuracy"].pop()), "as long as lengths"), BOTH),
-    (LENGTHS, ("hop-not-a-count", _edit(lambda d: d["per_hop"].update(x=[])), "field per_hop: "), BOTH),
-    (MEMBER / "test_accuracy.json", ("per-hop-a-list", _edit(lambda d: d.update(per_hop=[1.0])),
-                                     "field per_hop: expected an object, got a list"), BOTH),
-    (MEMBER / "analysis.json", ("scores-a-string", _edit(lambda d: d["scores"].update(positional="x")),
-                                "field scores.positional: expected a list"), BOTH),
-    (MEMBER / "dilution.json", ("gap-a-list", _edit(lambda d: d["dilution"]["layers"][0].update(gap=[1.0])),
-                                "field dilution.layers[0].gap: expected an object"), BOTH),
-    (MEMBER / "dilution.json", ("grid-mismatch", _edit(lambda d: d["dilution"]["lengths"].__setitem__(0, 25)),
-                                "both grids must start at the same length"), ("collect",)),  # collect compares them
-    (MEMBER / "train.json", TRUNCATED, BOTH),
-    (Path("ship") / "summary.json", TRUNCATED, ("collect",)),
-    (Path("ship") / "summary.json", ("members-a-list", lambda data: b'{"members": []}',
-                                     "field members: expected an object, got a list"), ("collect",)),
-]
-
-
-@pytest.fixture
-def no_hang():
-    """A read that blocks (a FIFO) fails the test instead of hanging it."""
-    def expired(*_):
-        raise TimeoutError("the command blocked")
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(30)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
-
-
-@pytest.mark.parametrize("mode, name, case", [(mode, name, case) for name, case, modes in HOSTILE for mode in modes],
-                         ids=lambda v: str(v) if isinstance(v, (str, Path)) else v[0] if isinstance(v, tuple) else "")
-def test_a_damaged_or_hostile_study_file_is_one_line_exit_2(capsys, tmp_path, mini, no_hang, mode, name, case):
-    _, make, says = case
-    (tmp_path / MEMBER / "member.json").write_text(json.dumps(RECIPE))
-    if name == Path("ship") / "summary.json":
-        assert cli(capsys, mini, "--collect")[0] == 0  # a summary to damage
-    target = tmp_path / name
-    data = target.read_bytes() if target.is_file() else b"{}"
-    target.unlink(missing_ok=True)
-    if make == "fifo":
-        os.mkfifo(target)
-    elif make == "folder":
-        target.mkdir()
-    else:
-        target.write_bytes(make(data))
-    before = snapshot(tmp_path)
-    code, out, err = cli(capsys, mini, *(["--collect"] if mode == "collect" else ["--no-progress"]))
-    line = one_line(err)
-    assert code == 2 and out == "", err
-    assert str(target) in line and says in line, line
-    assert snapshot(tmp_path) == before  # nothing written, no stage started (no logs/)
-
-
-# class 9b: a stage's child dies with the study
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")  # a zombie has died; only its exit status waits for a parent
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; the parent-death signal is Linux's")
-def test_a_stage_child_dies_with_a_killed_study(tmp_path):
-    plan = tmp_path / "plan.json"
-    plan.write_text(json.dumps({"name": "kill", "root": str(tmp_path / "runs"), "ship": str(tmp_path / "ship"),
-                                "tasks": ["letter"], "seeds": [1], "analyze": False,
-                                "variants": {"tiny": {"preset": "smoke", "set": ["steps=20"]}}}))
-    study = subprocess.Popen([sys.executable, "-m", "training", "study", str(plan), "--no-progress"], cwd=ROOT,
-                             env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    stage = None
-    try:
-        deadline = time.monotonic() + 120
-        while stage is None and time.monotonic() < deadline and study.poll() is None:
-            stage = next((c for c in _children(study.pid) if "training train" in _cmdline(c)), None)
-            time.sleep(0.05)
-        assert stage is not None, "the study started no train stage"
-        study.kill()
-        study.wait(timeout=10)
-        deadline = time.monotonic() + 5
-        while _alive(stage) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _alive(stage), "the train stage outlived its study"
-    finally:
-        study.kill()
-        if stage is not None and _alive(stage):
-            os.kill(stage, signal.SIGKILL)
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
-def test_a_stage_child_whose_parent_is_already_gone_exits_at_once():
-    # the race prctl's man page warns about: the parent died between fork and prctl
-    started = time.monotonic()
-    done = subprocess.run(["sleep", "30"], preexec_fn=_die_with(parent=1))
-    assert done.returncode == 128 + signal.SIGKILL and time.monotonic() - started < 10
-
-
-def test_a_stage_child_writes_to_files_never_to_a_pipe(tmp_path):
-    # a pipe whose reader died fails the writer with a BrokenPipeError traceback; a file cannot
-    probe = "import os, stat, sys; print(stat.S_ISREG(os.fstat(1).st_mode), stat.S_ISREG(os.fstat(2).st_mode))"
-    with open(tmp_path / "stage.log", "a") as log:
-        code, out = run_tied([sys.executable, "-c", probe], log, ENV, tmp_path)
-    assert (code, out) == (0, "True True\n")
 
 
 # class 3: a full disk while writing the ship folder

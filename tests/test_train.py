@@ -17,7 +17,8 @@ from safetensors.torch import load_file
 from training.model import checkpoints
 from training.model.checkpoints import RunError, list_checkpoints, load_model
 from training.analysis.evaluate import _sliced_accuracy
-from training.model.train import batch_indices, evaluate, lr_factor, make_optimizer, train
+from training.model.step_parts import batch_indices, evaluate, lr_factor, make_optimizer
+from training.model.train import train
 from training.tasks.definitions import get_task
 
 REPO = Path(__file__).resolve().parents[1]

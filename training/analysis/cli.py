@@ -51,119 +51,16 @@ import json
 from training.cli_common import UsageError, add_compute_options, prepare_json_output
 from training.model.checkpoints import RunError
 from training.model.gptj import INFERENCE_QUERY_SCALES
-from training.tasks.definitions import MAX_EXTRA_TARGET, TASKS, check_seed
+from training.tasks.definitions import TASKS
 
-from .limits import add_device_option, check_budget, device_of, forward_memory, forward_work
+from .cli_checks import (MAX_LENGTH, check_analysis_size, check_checkpoints_of_run, check_evaluation_size,
+                         check_query_scale, check_seed_option, parse_lengths, read_run_config)
+from .limits import add_device_option, device_of
 from .llm_cli import MAX_LLM_BATCH
 
 # argparse shows these first lines of the two commands' descriptions above
 ANALYZE_DESCRIPTION = '``python -m training analyze``: positional/symbolic scores of every checkpoint of a run,'
 EVALUATE_DESCRIPTION = '``python -m training evaluate``: accuracy (overall and per hop) against total input length,'
-
-
-# The longest input the task generator builds: its 17 tokens plus MAX_EXTRA_TARGET symbols.
-MAX_LENGTH = 17 + MAX_EXTRA_TARGET
-
-
-def _lengths(text: str, option: str) -> list[int]:
-    try:
-        values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise UsageError(f"{option}: expected comma-separated lengths, got {text!r}") from None
-    if not values or min(values) < 17 or max(values) > MAX_LENGTH:
-        raise UsageError(f"{option}: lengths must be integers in 17..{MAX_LENGTH} (the task's 17 tokens plus at "
-                         f"most {MAX_EXTRA_TARGET:,} extra symbols), got {text!r}")
-    return values
-
-
-def _read_config(run, task):
-    """The run's model config (light: JSON only), after checking RUN is a run of ``task``."""
-    from training.model.checkpoints import read_config
-
-    from .dynamics import check_run
-
-    try:
-        check_run(run, task)
-        return read_config(run)
-    except RunError as error:
-        raise UsageError(str(error)) from None
-
-
-def _check_checkpoints(args, config) -> None:
-    """Refuse (UsageError) checkpoints that are not of this run: another task (their
-    training_state.json settings) or another model (their config.json against RUN/config.json).
-    Read before any model loads; only the small JSON files are read."""
-    from dataclasses import fields
-
-    from training.model.checkpoints import list_checkpoints, read_config, read_state_info
-    from training.tasks.definitions import get_task
-
-    from .dynamics import checkpoint_dir_of
-
-    task = get_task(args.task).name
-    try:
-        ckpt_dir = checkpoint_dir_of(args.run, args.checkpoint_dir)
-        checkpoints = list_checkpoints(ckpt_dir)  # one architecture among them, or RunError
-        if not checkpoints:
-            return  # analyse_run says so, naming the folder
-        theirs = read_config(checkpoints[0][1])
-        tasks = [(read_state_info(path)["settings"]["task"], path) for _, path in checkpoints]
-    except RunError as error:
-        raise UsageError(str(error)) from None
-    flag = "--checkpoint-dir" if args.checkpoint_dir is not None else "the checkpoint folder"
-    other = next(((name, path) for name, path in tasks if name != task), None)
-    if other is not None:
-        raise UsageError(f"{flag} {ckpt_dir}: {other[1].name} is a checkpoint of the {other[0]} task (its "
-                         f"training_state.json), not of --task {task}; pass the checkpoints of {args.run}")
-    differ = next((f.name for f in fields(config) if getattr(config, f.name) != getattr(theirs, f.name)), None)
-    if differ is not None:
-        raise UsageError(f"{flag} {ckpt_dir}: its checkpoints are of another model than {args.run} ({differ} "
-                         f"{getattr(theirs, differ)!r} in {checkpoints[0][1].name}/config.json, "
-                         f"{getattr(config, differ)!r} in the run's); pass the checkpoints of {args.run}")
-
-
-def _check_query_scale(args, config) -> None:
-    """Refuse --query-scale for a run that was trained with a scale (it already has one)."""
-    if args.query_scale and config.query_scale != "none":
-        raise UsageError(f"--query-scale {args.query_scale}: {args.run} was trained with query_scale="
-                         f"{config.query_scale}; the option is for a run trained without one (query_scale=none)")
-
-
-def check_evaluation_size(config, lengths, count: int, max_tokens) -> None:
-    """Refuse (UsageError) a length-generalisation request over the limits."""
-    from .evaluate import BATCH_TOKENS, MIN_COUNT, batch_size_for, sequences_for
-
-    memory, work = 0, 0.0
-    for n in lengths:
-        m = sequences_for(n, count, max_tokens, MIN_COUNT)
-        # a length's inputs are generated at once (int64, with the generator's temporaries)
-        held = 3 * 8 * m * n + forward_memory(config, batch_size_for(n, BATCH_TOKENS) * n)
-        memory, work = max(memory, held), work + forward_work(config, n, m)
-    check_budget(f"evaluating lengths up to {max(lengths):,} ({count} per length)", memory, work,
-                 "lower --count or the lengths, or cap the sequences with --max-tokens")
-
-
-def check_analysis_size(config, n_inputs: int, lengths, count: int, discrepancy: bool) -> None:
-    """Refuse (UsageError) an analysis over the limits: the score inputs (every layer's hidden
-    states and keys of all of them at once, float64, 17 tokens) and the measured discrepancy."""
-    from .measured_discrepancy import TOKEN_BUDGET, batch_rows
-
-    memory = forward_memory(config, n_inputs * 17, internals=True, itemsize=8) + 3 * 8 * 17 * n_inputs
-    check_budget(f"scoring {n_inputs:,} inputs per checkpoint", memory, 0.0, "lower --n-inputs")
-    if discrepancy:
-        memory = max(forward_memory(config, min(count, batch_rows(n, TOKEN_BUDGET)) * n, internals=True)
-                     + 3 * 8 * count * n for n in lengths)
-        work = sum(forward_work(config, n, count) for n in lengths)
-        check_budget(f"the measured discrepancy at lengths up to {max(lengths):,} ({count} inputs per length)", memory,
-                     work, "lower --discrepancy-lengths or --discrepancy-count, or pass --no-discrepancy")
-
-
-def _check_seed(seed) -> None:
-    if seed is not None:
-        try:
-            check_seed(seed)
-        except ValueError as error:
-            raise UsageError(f"--{error}") from None
 
 
 def add_analyze_parser(subparsers) -> None:
@@ -214,7 +111,7 @@ def run_analyze(args) -> int:
         from .llm_cli import run_analyze_model
 
         return run_analyze_model(args)
-    from training.model.checkpoints import write_json_atomic
+    from training.model.weights import write_json_atomic
 
     from .dynamics import SCORE_SEED, analyse_run
     from .measured_discrepancy import DEFAULT_LENGTHS
@@ -224,12 +121,12 @@ def run_analyze(args) -> int:
     if args.n_inputs < 1 or args.discrepancy_count < 1:
         raise UsageError(f"--n-inputs and --discrepancy-count must be >= 1, got {args.n_inputs} and "
                          f"{args.discrepancy_count}")
-    _check_seed(args.seed)
+    check_seed_option(args.seed)
     lengths = (DEFAULT_LENGTHS if args.discrepancy_lengths is None
-               else _lengths(args.discrepancy_lengths, "--discrepancy-lengths"))
+               else parse_lengths(args.discrepancy_lengths, "--discrepancy-lengths"))
     out = prepare_json_output(args)
-    config = _read_config(args.run, args.task)
-    _check_checkpoints(args, config)
+    config = read_run_config(args.run, args.task)
+    check_checkpoints_of_run(args, config)
     check_analysis_size(config, args.n_inputs, lengths, args.discrepancy_count, not args.no_discrepancy)
     try:
         result = analyse_run(args.run, args.task, method=args.method, checkpoint_dir=args.checkpoint_dir,
@@ -268,21 +165,21 @@ def add_evaluate_parser(subparsers) -> None:
 
 
 def run_evaluate(args) -> int:
-    from training.model.checkpoints import load_model, write_json_atomic
     from training.model.gptj import scale_queries_at_inference
+    from training.model.weights import load_model, write_json_atomic
 
     from .evaluate import length_generalisation, split_accuracy
 
-    lengths = None if args.split else _lengths(args.lengths, "--lengths")
+    lengths = None if args.split else parse_lengths(args.lengths, "--lengths")
     if args.count < 1:
         raise UsageError(f"--count must be >= 1, got {args.count}")
     if args.max_tokens is not None and args.max_tokens < 17:
         raise UsageError(f"--max-tokens must be >= 17, got {args.max_tokens}")
-    _check_seed(args.seed)
+    check_seed_option(args.seed)
     device = device_of(args)
     out = prepare_json_output(args)
-    config = _read_config(args.run, args.task)
-    _check_query_scale(args, config)
+    config = read_run_config(args.run, args.task)
+    check_query_scale(args, config)
     if args.split:
         from training.tasks.datasets import check_cache_dir
 

@@ -26,7 +26,7 @@ from training.model.checkpoints import RunError
 from training.model.gptj import INFERENCE_QUERY_SCALES
 from training.tasks.definitions import TASKS
 
-from .cli import MAX_LENGTH, _check_query_scale, _check_seed, _lengths, _read_config
+from .cli_checks import MAX_LENGTH, check_query_scale, check_seed_option, parse_lengths, read_run_config
 from .limits import add_device_option, check_budget, device_of, forward_memory, forward_work
 
 DESCRIPTION = "softmax dilution per layer and length of a run, and the break length it predicts"
@@ -78,8 +78,8 @@ def _read_accuracy(path, lengths) -> dict:
 
 
 def run_dilution(args) -> int:
-    from training.model.checkpoints import load_model, write_json_atomic
     from training.model.gptj import scale_queries_at_inference
+    from training.model.weights import load_model, write_json_atomic
     from training.tasks.definitions import get_task
 
     from .adapters import OurGPTJAdapter
@@ -87,16 +87,16 @@ def run_dilution(args) -> int:
     from .dilution import DEFAULT_COUNT, DEFAULT_SEED, dilution_profile
     from .measured_discrepancy import DEFAULT_LENGTHS, TOKEN_BUDGET, batch_rows
 
-    lengths = list(DEFAULT_LENGTHS) if args.lengths is None else _lengths(args.lengths, "--lengths")
+    lengths = list(DEFAULT_LENGTHS) if args.lengths is None else parse_lengths(args.lengths, "--lengths")
     count = DEFAULT_COUNT if args.count is None else args.count
     if count < 1:
         raise UsageError(f"--count must be >= 1, got {count}")
-    _check_seed(args.seed)
+    check_seed_option(args.seed)
     accuracy = None if args.accuracy is None else _read_accuracy(args.accuracy, lengths)
     device = device_of(args)
     out = prepare_json_output(args)
-    config = _read_config(args.run, args.task)
-    _check_query_scale(args, config)
+    config = read_run_config(args.run, args.task)
+    check_query_scale(args, config)
     memory = max(forward_memory(config, min(count, batch_rows(n, TOKEN_BUDGET)) * n, internals=True) for n in lengths)
     check_budget(f"dilution at lengths up to {max(lengths):,} ({count} inputs per length)", memory,
                  sum(forward_work(config, n, count) for n in lengths), "lower --lengths or --count")

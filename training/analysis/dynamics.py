@@ -15,7 +15,9 @@ import numpy as np
 from tqdm import tqdm
 
 from theory.scores import DEFAULT_TAU
-from training.model.checkpoints import Metrics, RunError, list_checkpoints, load_model
+from training.model.checkpoints import RunError, list_checkpoints
+from training.model.metrics import Metrics
+from training.model.weights import load_model
 from training.tasks.definitions import get_task, load_vocab
 
 from .adapters import adapter_for

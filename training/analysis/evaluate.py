@@ -5,7 +5,7 @@ symbols inserted before the effective target window (``Task.generate(extra_targe
 the answer and the hop structure are unchanged.  Each length gets its own fresh balanced
 set (seed ``seed``; equal hop shares), at most ``count`` sequences and at most
 ``max_tokens`` tokens in all (at least ``min_count`` sequences), so the longest lengths cost
-what the budget allows.  Accuracy is ``training.model.train.evaluate`` (the validation routine of
+what the budget allows.  Accuracy is ``training.model.step_parts.evaluate`` (the validation routine of
 training: argmax of the last position's logits), run in chunks of at most
 ``batch_tokens`` tokens (batch size 1 at 5,000 tokens with the default) so memory is bounded.
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 from tqdm import tqdm
 
-from training.model.train import evaluate
+from training.model.step_parts import evaluate
 from training.tasks.definitions import get_task
 
 __all__ = ["DEFAULT_LENGTHS", "MIN_COUNT", "BATCH_TOKENS", "length_generalisation", "split_accuracy",
@@ -93,7 +93,7 @@ def _tensors(batch) -> dict:
 
 
 def _sliced_accuracy(model, data: dict, slice_rows: int, batch_size: int, done) -> tuple[float, float, dict]:
-    """(accuracy, loss, accuracy per hop) of ``training.model.train.evaluate`` over ``data`` taken
+    """(accuracy, loss, accuracy per hop) of ``training.model.step_parts.evaluate`` over ``data`` taken
     ``slice_rows`` sequences at a time (``done(rows)`` after each slice, for a progress bar),
     each slice's means re-weighted by its size."""
     n = len(data["answers"])

@@ -63,7 +63,7 @@ def _load(args):
 
 
 def run_analyze_model(args) -> int:
-    from training.model.checkpoints import write_json_atomic
+    from training.model.weights import write_json_atomic
 
     from .llm_analysis import analyse_llm, head_table
     from .scores import SCORE_SEED

@@ -39,8 +39,8 @@ import torch
 import torch.nn.functional as F
 
 from .gptj import GPTJ, ModelConfig
-from .runchecks import check_memory
-from .train import make_optimizer
+from .memory import check_memory
+from .step_parts import make_optimizer
 
 __all__ = ["run_bench", "check_bench_memory", "step_flops", "gemm_gflops"]
 
@@ -84,7 +84,7 @@ def _hf_model(config: ModelConfig):
 
 def check_bench_memory(batch_size: int, device: str = "cpu", vocab_size: int = 136) -> int:
     """RunError before any allocation when the two models' steps (ours, HF's; 18 tokens) need
-    more memory than ``device`` has: the estimate ``train`` uses too (runchecks.check_memory)."""
+    more memory than ``device`` has: the estimate ``train`` uses too (memory.check_memory)."""
     return check_memory(ModelConfig(vocab_size=vocab_size), batch_size, 18, device, f"--batch-size {batch_size}",
                         copies=2)
 

@@ -1,4 +1,4 @@
-"""Reading and writing runs: HF-compatible weights, training state, atomic checkpoints.
+"""Checkpoints of a run: writing one atomically, listing them, loading one to resume.
 
 Layout (``spec/architecture.md``)::
 
@@ -13,14 +13,16 @@ Layout (``spec/architecture.md``)::
         training_state.json                    step, settings, best so far, scalars
     CKPT/owner.json              the run these checkpoints belong to (training.model.ownership)
 
+The weights and config of a folder are read and written by ``training.model.weights``, and
+``metrics.jsonl`` by ``training.model.metrics``; both are re-exported here, where most callers
+have always found them.
+
 No pickles anywhere: tensors go to safetensors, scalars to JSON.  A checkpoint is
 written into a hidden temporary directory and moved into place with one
 ``os.replace``, so a kill leaves either the whole checkpoint or none of it.  Every JSON
 file is read through ``theory.inputs`` (regular files only, strict UTF-8, nesting bounded) and
 checked for shape where it is read (``training.model.runchecks``), and one folder's
-checkpoints must share one architecture.  ``metrics.jsonl`` is appended to, so a kill or a
-full disk can tear its last line: readers drop a final line that is not JSON
-(``Metrics.torn_line``); a bad line anywhere else is an error naming the line.
+checkpoints must share one architecture.
 
 A checkpoint holds only finite tensors: one with a NaN or an infinity is neither written nor
 resumed from (``nonfinite``), and the optimizer state loaded on ``--resume`` must have the
@@ -31,21 +33,21 @@ be fed to AdamW.  A full disk while writing one (``theory.files.DISK_ERRORS``) i
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load_file, save
 
-from theory.files import DISK_ERRORS, OutputError, atomic_write_bytes, atomic_write_json, atomic_write_text
-from theory.inputs import ANY, InputError, load_json, parse_json, read_text
+from theory.files import DISK_ERRORS, OutputError
+from theory.inputs import InputError, load_json
 
-from .gptj import GPTJ, ModelConfig
-from .runchecks import RunError, check_metrics_record, check_optimizer_state, check_state_info, config_from_dict
+from .gptj import GPTJ
+from .metrics import Metrics
+from .runchecks import RunError, check_optimizer_state, check_state_info
+from .weights import (CONFIG, WEIGHTS, load_model, read_config, read_run_json, read_tensors, save_tensors_atomic,
+                      save_weights, write_json_atomic)
 
 __all__ = [
     "RunError", "RUN_FILES", "Metrics", "save_weights", "load_model", "read_config", "read_state_info",
@@ -53,7 +55,6 @@ __all__ = [
     "remove_partial", "nonfinite",
 ]
 
-CONFIG, WEIGHTS = "config.json", "model.safetensors"
 STATE_TENSORS, STATE_JSON = "training_state.safetensors", "training_state.json"
 _STEP_DIR = re.compile(r"^step-(\d{6,})$")
 RUN_FILES = ("config.json", "model.safetensors", "vocab.json", "metrics.jsonl", "recipe.json")
@@ -66,78 +67,6 @@ def _fsync(path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def write_json_atomic(path: Path, obj) -> None:
-    """Indented JSON, flushed to disk before the rename (theory.files does the swap)."""
-    atomic_write_json(path, obj, indent=2, trailing_newline=True, fsync=True, parents=False)
-
-
-def _save_tensors_atomic(path: Path, tensors: dict) -> None:
-    # metadata "pt": what HF's loader expects
-    atomic_write_bytes(path, save(tensors, metadata={"format": "pt"}), fsync=True, parents=False)
-
-
-def save_weights(directory, model: GPTJ, write_config: bool = True) -> None:
-    """``config.json`` + ``model.safetensors`` that ``GPTJForCausalLM.from_pretrained`` loads
-    (a variant HF cannot represent gets our own config, ``ModelConfig.to_config_dict``, which
-    only ``load_model`` reads)."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    if write_config:
-        write_json_atomic(directory / CONFIG, model.config.to_config_dict())
-    tensors = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in model.state_dict().items()}
-    _save_tensors_atomic(directory / WEIGHTS, tensors)
-
-
-def _read_json(path: Path, what: str = "corrupt"):
-    """The JSON value in ``path`` (theory.inputs: a FIFO, bad UTF-8 or deep nesting is one line)."""
-    if not os.path.lexists(path):
-        raise RunError(f"missing {path}")
-    try:
-        return load_json(path, ANY, what)
-    except InputError as error:
-        raise RunError(str(error)) from None
-
-
-def read_config(directory) -> ModelConfig:
-    path = Path(directory) / CONFIG
-    return config_from_dict(_read_json(path, "bad config"), path)
-
-
-def _read_tensors(path: Path) -> dict:
-    try:
-        return load_file(str(path))
-    except FileNotFoundError:
-        raise RunError(f"missing {path}") from None
-    except (SafetensorError, OSError, ValueError, RuntimeError) as e:
-        raise RunError(f"corrupt {path}: {e}") from None
-
-
-def load_model(directory, device="cpu") -> GPTJ:
-    """Our ``GPTJ`` from a run, a checkpoint, or any HF GPT-J ``save_pretrained`` folder, in
-    eval mode (dropout off, as HF's ``from_pretrained``); call ``.train()`` to train it.
-
-    Every parameter must be present with the shape the config implies; extra
-    non-parameter entries HF may carry (old ``attn.bias`` masks) are ignored.
-    """
-    directory = Path(directory)
-    config = read_config(directory)
-    state = _read_tensors(directory / WEIGHTS)
-    state = {k: v for k, v in state.items() if not re.search(r"attn\.(bias|masked_bias)$", k)}
-    model = GPTJ(config)
-    expected = model.state_dict()
-    missing = sorted(set(expected) - set(state))
-    unexpected = sorted(set(state) - set(expected))
-    if missing or unexpected:
-        raise RunError(f"{directory / WEIGHTS} does not match {directory / CONFIG}: "
-                       f"missing {missing[:3]}, unexpected {unexpected[:3]}")
-    for name, tensor in expected.items():
-        if state[name].shape != tensor.shape:
-            raise RunError(f"{directory / WEIGHTS} does not match {directory / CONFIG}: {name} has shape "
-                           f"{tuple(state[name].shape)}, config implies {tuple(tensor.shape)}")
-    model.load_state_dict({k: v.to(torch.float32) for k, v in state.items()})
-    return model.to(device).eval()
 
 
 def checkpoint_name(step: int) -> str:
@@ -214,7 +143,7 @@ def nonfinite(tensors: dict) -> str | None:
 def read_state_info(path) -> dict:
     """The checked ``training_state.json`` of the checkpoint folder ``path``."""
     path = Path(path)
-    info = _read_json(path / STATE_JSON, f"corrupt checkpoint {path}")
+    info = read_run_json(path / STATE_JSON, f"corrupt checkpoint {path}")
     named = _STEP_DIR.match(path.name)
     return check_state_info(info, path / STATE_JSON, int(named.group(1)) if named else None)
 
@@ -239,7 +168,7 @@ def save_checkpoint(checkpoint_dir, step: int, model: GPTJ, optimizer, info: dic
             shutil.rmtree(tmp)
         tmp.mkdir()
         save_weights(tmp, model)
-        _save_tensors_atomic(tmp / STATE_TENSORS, tensors)
+        save_tensors_atomic(tmp / STATE_TENSORS, tensors)
         write_json_atomic(tmp / STATE_JSON, {"format": 1, "step": step, "optimizer": optim_meta, **info})
         if final.exists():  # only after --force/--resume decided it may go
             shutil.rmtree(final)
@@ -270,7 +199,7 @@ def load_checkpoint(path, model: GPTJ, optimizer) -> dict:
         raise RunError(f"{path / WEIGHTS}: tensor {bad} holds NaN or infinite values; resume from an earlier "
                        f"checkpoint")
     model.load_state_dict(loaded.state_dict())
-    tensors = _read_tensors(path / STATE_TENSORS)
+    tensors = read_tensors(path / STATE_TENSORS)
     try:
         saved = _optimizer_from_files(tensors, info["optimizer"])
     except (KeyError, ValueError, TypeError, AttributeError) as e:
@@ -292,60 +221,6 @@ def load_checkpoint(path, model: GPTJ, optimizer) -> dict:
     except (KeyError, ValueError, TypeError, AttributeError, RuntimeError) as e:
         raise RunError(f"corrupt checkpoint {path}: training state: {e}") from None
     return info
-
-
-class Metrics:
-    """RUN/metrics.jsonl: a ``settings`` line, then ``train`` and ``validation`` lines."""
-
-    def __init__(self, path: Path):
-        self.path = Path(path)
-        self.torn_line: int | None = None  # the number of a torn last line the last read() dropped
-
-    def read(self) -> list[dict]:
-        """The records, each checked (runchecks.check_metrics_record).  The lines go through
-        theory.inputs like every JSON we read (a FIFO, bad UTF-8, deep nesting: one line naming
-        the file); not ``iter_jsonl``, because a torn last line must be reported by number
-        (``torn_line``) and the record checks name their line too."""
-        if not os.path.lexists(self.path):
-            return []
-        try:
-            text = read_text(self.path, "metrics")
-        except InputError as error:
-            raise RunError(str(error)) from None
-        numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-        records, self.torn_line = [], None
-        for index, (number, line) in enumerate(numbered):
-            try:
-                record = parse_json(line, f"corrupt {self.path} line {number}")
-            except InputError as error:
-                if index == len(numbered) - 1:  # a kill or a full disk during append: the record never was
-                    self.torn_line = number
-                    break
-                raise RunError(str(error)) from None
-            records.append(check_metrics_record(record, self.path, number))
-        return records
-
-    def settings(self) -> dict:
-        """The run's settings line ({} when there is none)."""
-        return next((r for r in self.read() if r["split"] == "settings"), {})
-
-    def truncate(self, step: int) -> None:
-        """Drop what an interrupted run logged after the checkpoint it resumes from (and a
-        torn last line: ``torn_line`` says which)."""
-        keep = [r for r in self.read() if r["step"] <= step]
-        atomic_write_text(self.path, "".join(json.dumps(r) + "\n" for r in keep), parents=False)
-
-    def append(self, record: dict) -> None:
-        """One line at the end.  A full disk may leave part of it (read() drops that torn last
-        line) and is an OutputError naming the file, not a traceback."""
-        try:
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(json.dumps(record) + "\n")
-        except OSError as error:
-            if error.errno in DISK_ERRORS:
-                raise OutputError(f"cannot append to {self.path}: {error.strerror}; the run stops here and "
-                                  f"--resume continues it from its last checkpoint") from None
-            raise
 
 
 def remove_partial(ckpt_dir: Path) -> None:

@@ -24,10 +24,12 @@ from pathlib import Path
 from theory.files import atomic_write_bytes
 from training.tasks.definitions import get_task
 
-from .checkpoints import STATE_JSON, WEIGHTS, Metrics, checkpoint_name, read_config, write_json_atomic
+from .checkpoints import STATE_JSON, checkpoint_name
 from .gptj import ModelConfig
+from .metrics import Metrics
 from .presets import Preset
 from .runchecks import RunError, check_model_size, check_recipe
+from .weights import WEIGHTS, read_config, write_json_atomic
 
 __all__ = ["note", "model_config", "resumed_settings", "check_run_config", "restore_best_weights",
            "truncate_metrics"]

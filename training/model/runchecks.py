@@ -13,9 +13,9 @@ analysis code.  Checked here:
 * the settings a run was started with (``settings`` above, and the first line of
   ``metrics.jsonl``): task, steps, seed in ``0..SEED_MAX``, checkpoint folder, recipe;
 * every line of ``metrics.jsonl``: an object whose ``step`` is a non-negative integer and
-  whose known fields have their types;
-* the memory a training step needs (``check_memory``, used by ``train`` and ``bench``): an
-  estimate from the sizes alone, refused above the memory available before anything is allocated.
+  whose known fields have their types.
+
+The memory a step needs, estimated from the same sizes, is checked by ``training.model.memory``.
 
 Standard library only (plus the model's own dataclasses), so reading a run costs no torch work.
 """
@@ -23,7 +23,6 @@ Standard library only (plus the model's own dataclasses), so reading a run costs
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import MISSING, fields
 
 from training.tasks.definitions import TASKS
@@ -33,8 +32,8 @@ from .presets import Preset
 from .recipe import KEYS, RecipeError, check_data, check_value, key_of_field
 
 __all__ = ["RunError", "MAX_PARAMETERS", "SEED_MAX", "check_seed", "config_from_dict", "check_model_size",
-           "parameter_count", "step_memory", "available_memory", "check_memory", "check_state_info", "check_settings",
-           "check_recipe", "check_optimizer_state", "check_metrics_record"]
+           "parameter_count", "check_state_info", "check_settings", "check_recipe", "check_optimizer_state",
+           "check_metrics_record"]
 
 MAX_PARAMETERS = 2**31
 SEED_MAX = 2**64 - 1  # torch.manual_seed takes an unsigned 64-bit seed; numpy's data order takes any
@@ -93,68 +92,6 @@ def check_model_size(config: ModelConfig, where: str) -> ModelConfig:
                        f"{config.n_layer}, n_inner {config.n_inner}, vocab_size {config.vocab_size}); "
                        f"at most {MAX_PARAMETERS} (8 GiB of float32) are supported")
     return config
-
-
-# --- memory: estimated from the sizes, refused before anything is allocated ---------------------
-
-# Bytes one training step keeps per (row x token x n_embd x layer): what autograd saves for the
-# backward pass (LayerNorm, q/k/v and their rotary copies, the MLP's 4 n_embd in and out, dropout
-# masks), float32.  Measured about 105 on CPU (the paper model, batch 256); 128 leaves a margin.
-ACTIVATION_BYTES = 128
-# Per attention score (row x head x token^2 x layer): scores, softmax, dropout mask; measured ~12.
-ATTENTION_BYTES = 16
-# Per parameter: the float32 weight, its gradient and AdamW's two moments.
-PARAMETER_BYTES = 16
-
-
-def step_memory(config: ModelConfig, rows: int, tokens: int, *, training: bool = True, copies: int = 1,
-                scores: bool = True) -> int:
-    """Bytes a step on ``rows`` sequences of ``tokens`` tokens needs, by estimate.  Without
-    ``training`` (evaluation under no_grad) only about two layers' activations live at once.
-    ``copies``: models side by side (bench trains ours and HF's).  ``scores``: the attention
-    matrices are materialised (CPU); CUDA's fused attention kernels never hold them."""
-    layers = config.n_layer if training else min(2, config.n_layer)
-    per_token = ACTIVATION_BYTES * config.n_embd + ATTENTION_BYTES * config.n_head * tokens * scores
-    logits = 12 * config.vocab_size  # logits, softmax and gradient at every position (HF's head does that)
-    return copies * (PARAMETER_BYTES * parameter_count(config) + rows * tokens * (layers * per_token + logits))
-
-
-def available_memory(device) -> tuple[int, str]:
-    """(bytes, where they were read): free memory of a CUDA device, else the host's
-    MemAvailable (/proc/meminfo), else its physical memory."""
-    name = str(device)
-    if name.startswith("cuda"):
-        import torch  # only asked with a CUDA device, which training has imported torch for
-
-        return torch.cuda.mem_get_info(device)[0], f"free on {name}"
-    try:
-        with open("/proc/meminfo", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024, "available (MemAvailable in /proc/meminfo)"
-    except (OSError, ValueError, IndexError):
-        pass
-    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), "of physical memory"
-
-
-def _size(n: float) -> str:
-    unit, scale = next(((u, f) for u, f in (("PB", 1e15), ("TB", 1e12), ("GB", 1e9)) if n >= f), ("MB", 1e6))
-    return f"{n / scale:.3g} {unit}"
-
-
-def check_memory(config: ModelConfig, rows: int, tokens: int, device, what: str, *, training: bool = True,
-                 copies: int = 1) -> int:
-    """RunError naming ``what`` (the value to change), the estimate and the limit when a step
-    would need more memory than ``device`` has: refused before the first allocation, not an
-    out-of-memory kill (or minutes of swapping) later.  Returns the estimate."""
-    need = step_memory(config, rows, tokens, training=training, copies=copies,
-                       scores=not str(device).startswith("cuda"))
-    limit, source = available_memory(device)
-    if need > limit:
-        raise RunError(f"{what}: a step on {rows} sequences of {tokens} tokens needs about {_size(need)} of "
-                       f"memory (estimated from the model's sizes), more than the {_size(limit)} {source}; "
-                       f"use a smaller batch")
-    return need
 
 
 _CONFIG_SIZES = ("vocab_size", "n_layer", "n_head", "n_embd", "n_inner", "rotary_dim", "n_positions")

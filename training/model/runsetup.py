@@ -41,15 +41,16 @@ from theory.files import OutputError, atomic_write_json, check_output_dir
 from training.cli_common import UsageError, check_not_owned
 from training.tasks.definitions import load_vocab, save_vocab
 
-from .checkpoints import (RUN_FILES, Metrics, list_checkpoints, load_checkpoint, read_state_info, remove_partial,
-                          write_json_atomic)
+from .checkpoints import RUN_FILES, list_checkpoints, load_checkpoint, read_state_info, remove_partial
 from .distributed import Ranks
+from .metrics import Metrics
 from .ownership import OWNER_NAME, check_owner, claim, holds_run, owner_of
 from .presets import Preset
 from .recipe import apply_overrides, resolved_recipe
 from .resume import check_run_config, model_config, restore_best_weights, resumed_settings, truncate_metrics
 from .runchecks import RunError
 from .runlock import RunLock
+from .weights import write_json_atomic
 
 __all__ = ["RunFolder", "open_run", "check_stop_at", "run_settings", "resume_state", "fresh_files"]
 

@@ -15,7 +15,7 @@ validate its resume step again: that record is already in metrics.jsonl); RUN/mo
 always holds the best validation accuracy so far (ties keep the earlier step).
 
 Checked alike at a start and on ``--resume``, before any allocation: ``--steps`` (recipe.check_steps)
-and the memory a step needs (runchecks.check_memory).  A non-finite loss, gradient norm or weight
+and the memory a step needs (memory.check_memory).  A non-finite loss, gradient norm or weight
 stops the run with one line (exit 2), writing nothing from that state: the last checkpoint is good.
 
 Reproducible: ``--seed`` sets the initial weights and dropout (torch RNG) and the
@@ -48,29 +48,31 @@ import dataclasses
 import math
 import sys
 import time
-from contextlib import nullcontext
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from training.tasks.definitions import Batch, get_task
+from training.tasks.definitions import get_task
 from training.tasks.vocab import SEQ_LEN
 
-from .checkpoints import Metrics, RunError, nonfinite, save_checkpoint, save_weights
+from .checkpoints import RunError, nonfinite, save_checkpoint
 from .distributed import SINGLE, Ranks, process_group, rank0_run, ranks_from_env
 from .gptj import GPTJ
+from .memory import check_memory
+from .metrics import Metrics
 from .presets import Preset, get_preset
 from .recipe import apply_overrides, check_steps
 from .resume import model_config
-from .runchecks import check_memory, check_seed
+from .runchecks import check_seed
 from .runsetup import RunFolder, check_stop_at, fresh_files, open_run, resume_state, run_settings
+# looked up here at each call (not as step_parts.X), so a test can replace one in this module
+from .step_parts import autocast_for, evaluate, load_data, lr_factor, make_optimizer, training_batch
+from .weights import save_weights
 
-__all__ = ["train", "make_optimizer", "lr_factor", "batch_indices", "extra_window", "training_batch", "evaluate",
-           "resolve_device"]
+__all__ = ["train", "resolve_device"]
 
-_EXTRA_WINDOW_TAG = 0xE7A0  # a third seed word: the window's stream never equals a data-order one
 
 def resolve_device(name: str) -> torch.device:
     if name == "auto":
@@ -82,102 +84,6 @@ def resolve_device(name: str) -> torch.device:
             raise RunError("--device cuda: no CUDA device is available")
         return torch.device("cuda")
     raise RunError(f"unknown device {name!r} (expected auto, cpu or cuda)")
-
-
-def make_optimizer(model: torch.nn.Module, lr: float, betas, weight_decay: float) -> torch.optim.AdamW:
-    """AdamW with HF Trainer's grouping: no decay on biases and LayerNorm parameters."""
-    decay, no_decay = [], []
-    for name, p in model.named_parameters():
-        (no_decay if name.endswith("bias") or ".ln_" in name or "ln_f" in name else decay).append(p)
-    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    # the fused kernel is one op per step instead of ~10 per tensor (same maths)
-    fused = all(p.device.type in ("cpu", "cuda") for p in model.parameters())
-    return torch.optim.AdamW(groups, lr=lr, betas=tuple(betas), eps=1e-8, fused=fused)
-
-
-def lr_factor(step: int, warmup: int, total: int) -> float:
-    """HF get_linear_schedule_with_warmup: 0 at step 0, 1 at ``warmup``, 0 at ``total``."""
-    if step < warmup:
-        return step / max(1, warmup)
-    return max(0.0, (total - step) / max(1, total - warmup))
-
-
-def batch_indices(seed: int, step: int, batch_size: int, n: int) -> np.ndarray:
-    """Rows of the training set for ``step``: epochs are seeded permutations, read in order."""
-    start = step * batch_size
-    out, filled = np.empty(batch_size, dtype=np.int64), 0
-    while filled < batch_size:
-        epoch, offset = divmod(start + filled, n)
-        take = min(batch_size - filled, n - offset)
-        out[filled:filled + take] = np.random.default_rng([seed, epoch]).permutation(n)[offset:offset + take]
-        filled += take
-    return out
-
-
-def extra_window(seed: int, step: int, extra_max: int) -> tuple[int, int]:
-    """(K, seed of the K tokens) of ``step``'s batch, K uniform on 0..``extra_max``: a pure
-    function of (run seed, step), so every rank and a resumed run draw the same.  (0, 0) when
-    ``extra_max`` is 0, without drawing anything."""
-    if extra_max == 0:
-        return 0, 0
-    rng = np.random.default_rng([seed, _EXTRA_WINDOW_TAG, step])
-    return int(rng.integers(0, extra_max + 1)), int(rng.integers(0, 2**63 - 1))
-
-
-def training_batch(task, train: Batch, seed: int, step: int, batch_size: int, extra_max: int = 0) -> Batch:
-    """The global batch of ``step``: rows ``batch_indices`` of ``train``, each lengthened by the
-    same K extra target-window symbols of ``extra_window`` (one K keeps the batch rectangular).
-    Answers and hop counts are the rows' own: every hop is relative (Task.extend)."""
-    batch = train.select(batch_indices(seed, step, batch_size, len(train)))
-    k, extra_seed = extra_window(seed, step, extra_max)
-    return get_task(task).extend(batch, k, extra_seed)
-
-
-def _autocast(device: torch.device):
-    if device.type != "cuda":
-        return nullcontext(), None
-    dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
-    return torch.autocast("cuda", dtype=dtype), scaler
-
-
-@torch.no_grad()
-def evaluate(model: GPTJ, data: dict, batch_size: int, amp=nullcontext()) -> dict:
-    """Loss and accuracy at the query position, overall and per hop count."""
-    was_training = model.training
-    model.eval()
-    losses, correct = [], []
-    for i in range(0, len(data["answers"]), batch_size):
-        with amp:
-            logits = model(data["inputs"][i:i + batch_size], last_only=True).float()
-        answers = data["answers"][i:i + batch_size]
-        losses.append(F.cross_entropy(logits, answers, reduction="none"))
-        correct.append(logits.argmax(-1) == answers)
-    model.train(was_training)
-    loss, correct = torch.cat(losses).cpu(), torch.cat(correct).cpu()
-    hops = data["hops"].cpu()
-    # count / total in Python floats: a float32 mean stores 180/200 as 0.8999999762, below 0.9
-    by_hop = {str(int(h)): int(correct[hops == h].sum()) / int((hops == h).sum()) for h in torch.unique(hops)}
-    return {"loss": loss.mean().item(), "accuracy": int(correct.sum()) / len(correct), "accuracy_by_hop": by_hop}
-
-
-def _load_data(task_name: str, preset: Preset, device) -> tuple[Batch, dict]:
-    """The training set (numpy: each step's batch is cut and lengthened on the host) and the
-    validation set (on ``device``)."""
-    task = get_task(task_name)
-    if preset.data == "paper":
-        from training.tasks.datasets import paper_splits
-
-        splits = paper_splits(task_name, seed=0)
-        train, validation = splits["train"], splits["validation"]
-    else:  # small fixed generated splits, independent of --seed like the paper data
-        train = task.generate(preset.train_count, seed=1)
-        validation = task.generate(preset.validation_count, seed=2)
-
-    def to_torch(b):
-        return {k: torch.as_tensor(getattr(b, k), dtype=torch.long, device=device)
-                for k in ("inputs", "answers", "hops")}
-    return train, to_torch(validation)
 
 
 def _checked_flags(task: str, preset, steps, seed, stop_at, resume: bool, overrides=()) -> Preset:
@@ -250,8 +156,8 @@ def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop
     torch.manual_seed(seed)  # on every rank: the same initial weights
     model = GPTJ(config).to(dev)
     optimizer = make_optimizer(model, recipe.lr, recipe.betas, recipe.weight_decay)
-    amp, scaler = _autocast(dev)
-    train_data, val_data = _load_data(task, recipe, dev)
+    amp, scaler = autocast_for(dev)
+    train_data, val_data = load_data(task, recipe, dev)
 
     header = {"device": str(dev), "parameters": model.num_parameters(),
               **({"world_size": ranks.world_size} if ranks.distributed else {})}

@@ -53,8 +53,9 @@ from training.analysis.break_prediction import (RULES, break_after_learning, com
                                                 measured_break, member_breaks, never_learned)
 from training.analysis.dynamics import best_step, read_validation
 from training.analysis.measured_discrepancy import ALPH_SIZE
-from training.model.checkpoints import Metrics, write_json_atomic
 from training.model.gptj import ModelConfig
+from training.model.metrics import Metrics
+from training.model.weights import write_json_atomic
 from training.tasks.vocab import SEQ_LEN
 
 from .member_files import BREAKS, check_stage_outputs, read_stage_file
