@@ -7,7 +7,7 @@
 
 The items decided from printed numbers live in ``coverage_numbers`` and ``coverage_costs``; the
 ones decided on the shipped trained results in ``coverage_trained``.  Appendix B.1's definition
-is transcribed here (it is the paper's text under test, not the package's maths).
+is transcribed in ``theory.appendix_b1``.
 
 Each check is a function of the data it decides on, so the tests can feed it a perturbed
 definition, input or number and watch the outcome change.
@@ -16,53 +16,12 @@ definition, input or number and watch the outcome change.
 from __future__ import annotations
 
 import itertools
-import math
-from fractions import Fraction
 
 from theory import paper_data
+from theory.appendix_b1 import b1_as_written, b1_corrected, chain  # noqa: F401  (the definitions under test; tests read them here)
 from theory.functions import solve_number
 
 from ..registry import Outcome, claim
-
-# -- Appendix B.1 ----------------------------------------------------------------------------------
-# Inputs are s_1..s_n1 (symbols) then j_1..j_n2 (integers), 1-based as in the appendix.  Conditions
-# 1 and 3 fix the chain: k_1 = n2, k_(i+1) = k_i - j_(k_i); it goes on while k_i is in 1..n2.
-
-
-def _chain(j: list) -> list[int]:
-    """k_1, k_2, ... of conditions 1 and 3, as long as they index the pre-target window."""
-    ks, k = [], len(j)
-    while 1 <= k <= len(j):
-        ks.append(k)
-        k -= j[k - 1]
-    return ks
-
-
-def b1_as_written(s: list, j: list) -> dict:
-    """{HL: answer} for every hop length HL the definition as written accepts: the chain
-    k_1..k_HL exists and condition 2 (n1 - j_kHL + 1 in {1..n1}) holds; f = s_(n2 - j_kHL + 1)
-    (None where that index leaves 1..n1: the formula names no symbol)."""
-    n1, n2 = len(s), len(j)
-    out = {}
-    for hl, k in enumerate(_chain(j), start=1):
-        if 1 <= n1 - j[k - 1] + 1 <= n1:
-            i = n2 - j[k - 1] + 1
-            out[hl] = s[i - 1] if 1 <= i <= n1 else None
-    return out
-
-
-def b1_corrected(s: list, j: list) -> dict:
-    """The same with the last hop's own position kept: the chain ends at the first k_HL with
-    k_HL - j_kHL <= 0, condition 2 reads n1 + k_HL - j_kHL in {1..n1}, f = s_(n1 + k_HL - j_kHL)."""
-    n1, out = len(s), {}
-    for hl, k in enumerate(_chain(j), start=1):
-        landing = n1 + k - j[k - 1]
-        if k - j[k - 1] <= 0:
-            if 1 <= landing <= n1:
-                out[hl] = s[landing - 1]
-            break
-    return out
-
 
 SIZES = ((1, 1), (1, 3), (2, 2), (2, 3), (3, 2), (3, 3), (3, 4), (4, 3))  # (n1, n2); INT = [n1 + n2]
 
@@ -84,12 +43,12 @@ def b1_outcome(definition, sizes=SIZES, example=None) -> Outcome:
     tokens = text.split()
     n1 = next(i for i, x in enumerate(tokens) if x.isdigit())
     s, j = tokens[:n1], [int(x) for x in tokens[n1:]]
-    chain = _chain(j)
-    k, jk, n2 = chain[-1], j[chain[-1] - 1], len(j)
+    hops_taken = chain(j)
+    k, jk, n2 = hops_taken[-1], j[hops_taken[-1] - 1], len(j)
     at_end = {"condition_2_as_written": f"n1 - j_kHL + 1 = {n1 - jk + 1} (allowed 1..{n1})",
               "f_as_written": f"s_(n2 - j_kHL + 1) = s_{n2 - jk + 1} = {s[n2 - jk] if 1 <= n2 - jk + 1 <= n1 else None}",
               "f_kept_position": f"s_(n1 + k_HL - j_kHL) = s_{n1 + k - jk} = {s[n1 + k - jk - 1] if 1 <= n1 + k - jk <= n1 else None}"}
-    on_example = {"input": text, "n1": n1, "n2": n2, "chain_k": chain, "k_HL": k, "j_kHL": jk, "at_chain_end": at_end,
+    on_example = {"input": text, "n1": n1, "n2": n2, "chain_k": hops_taken, "k_HL": k, "j_kHL": jk, "at_chain_end": at_end,
                   "figure_answer": printed, "figure_hops": hops, "definition_gives": definition(s, j)}
     rows, first_bad = [], None
     for n1_, n2_ in sizes:
@@ -119,7 +78,7 @@ def b1_outcome(definition, sizes=SIZES, example=None) -> Outcome:
                         "exactly the inputs the figures' reading (theory.functions.solve_number) answers, at its hop "
                         "count, with its answer; refuted on the first input where it does not",
                 "figure_1": on_example, "per_size": rows, "total": total}
-    summary = (f"Figure 1 ({text}): chain k = {chain} ends at k_HL = {k} (j_kHL = {jk}): "
+    summary = (f"Figure 1 ({text}): chain k = {hops_taken} ends at k_HL = {k} (j_kHL = {jk}): "
                f"{at_end['condition_2_as_written']}, {at_end['f_as_written']}, {at_end['f_kept_position']}; the "
                f"definition gives {{HL: answer}} = {on_example['definition_gives']}, the figure {printed} in {hops} "
                f"hops; on {total['inputs']} small inputs it agrees on {total['agree']} of "
