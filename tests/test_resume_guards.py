@@ -3,7 +3,6 @@ bounds, --set counts, memory, divergence, a full disk, hostile run files.  Each 
 one parametrised test; runs are smoke runs of a few steps, made in-process where a test needs no
 exit status, and through the command's own ``main`` (in-process too) where it does."""
 
-import hashlib
 import json
 import os
 import resource
@@ -23,37 +22,12 @@ from training.model import train as train_module
 from training.model.checkpoints import RunError, list_checkpoints
 from training.model.presets import get_preset
 from training.model.memory import step_memory
-from training.model.train import train
 from training.tasks.definitions import MAX_COUNT
+
+from test_run_safety import copy_of, finished, same_tensors, smoke, stopped, tree_digest  # noqa: F401  (shared fixtures)
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-
-def smoke(out, **kwargs):
-    kwargs = {"preset": "smoke", "device": "cpu", "progress": False, **kwargs}
-    return train(kwargs.pop("task", "number"), out, **kwargs)
-
-
-def on_one_thread(out, **kwargs):
-    """Module fixtures run before one_torch_thread: every run compared bit for bit uses one thread."""
-    saved = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        smoke(out, **kwargs)
-    finally:
-        torch.set_num_threads(saved)
-    return out
-
-
-def tree_digest(root: Path) -> dict:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def same_tensors(a: Path, b: Path) -> bool:
-    x, y = load_file(a), load_file(b)
-    return x.keys() == y.keys() and all(torch.equal(x[k], y[k]) for k in x)
 
 
 def finite(path: Path) -> bool:
@@ -73,27 +47,6 @@ def cli_error(capsys, *args) -> str:
     lines = err.strip().splitlines()
     assert status == 2 and len(lines) == 1 and "Traceback" not in err, (status, err)
     return lines[0]
-
-
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory):
-    """An uninterrupted 20-step smoke run of the number task."""
-    return on_one_thread(tmp_path_factory.mktemp("guards") / "finished", steps=20)
-
-
-@pytest.fixture(scope="module")
-def stopped(tmp_path_factory):
-    """The same run stopped at step 10 (checkpoints 0 and 10)."""
-    return on_one_thread(tmp_path_factory.mktemp("guards") / "stopped", steps=20, stop_at=10)
-
-
-@pytest.fixture
-def copy_of(tmp_path):
-    def make(run: Path) -> Path:
-        target = tmp_path / f"copy-of-{run.name}"
-        shutil.copytree(run, target)
-        return target
-    return make
 
 
 # --- class 6: resume accepts only its own state ----------------------------------------------------
