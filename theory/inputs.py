@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .cli import UsageError
+from .files import _kind  # "a FIFO", "a directory", ...: one wording for inputs and outputs
 
 __all__ = ["InputError", "MAX_DEPTH", "MAX_BYTES", "ANY", "Nullable", "OneOf", "Choice", "Checked", "check_input_file",
            "read_bytes", "read_text", "load_json", "parse_json", "check_shape", "iter_jsonl", "nesting_depth"]
@@ -88,14 +89,6 @@ class Checked:
     shape: Any
     predicate: Callable[[Any], bool]
     allowed: str
-
-
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "a special file"
 
 
 def check_input_file(path, what: str = "input") -> Path:
