@@ -9,6 +9,9 @@ and analysed (scores over training); every stage is idempotent and resumable.
     python -m training study PLAN --collect                  summary.json with intervals; prints how
                                                              many members have every stage done
     python -m training study PLAN --collect --overwrite-summary   the same, even where it has fewer results
+    python -m training study PLAN --sbatch FILE [--partition P] [--time HH:MM:SS] [--cpus-per-task K]
+                             [--gres G] [--max-parallel K]   a Slurm script: `bash FILE` submits the
+                             members as a job array and the collection after it (``.sbatch``)
 
 Plans: ``training/studies/*.json`` (format in ``training.studies.plan``).  Exit status 2, one
 line, before anything runs: a bad plan, an unknown member, ``--jobs 0``, a plan ``root`` (or,
@@ -41,6 +44,14 @@ def add_study_parser(subparsers) -> None:
     what.add_argument("--list", action="store_true", help="print one shell command per member and exit")
     what.add_argument("--collect", action="store_true", help="write the plan's summary.json and exit")
     what.add_argument("--member", metavar="ID", help="run one member, e.g. paper/letter/seed-1")
+    what.add_argument("--sbatch", metavar="FILE", help="write a Slurm script and exit: `bash FILE` submits one array "
+                                                       "task per member, then --collect once all succeeded")
+    slurm = parser.add_argument_group("with --sbatch (training.studies.sbatch)")
+    slurm.add_argument("--partition", metavar="P", help="Slurm partition (default: the cluster's)")
+    slurm.add_argument("--time", metavar="HH:MM:SS", help="time limit per member (default 04:00:00)")
+    slurm.add_argument("--cpus-per-task", type=int, metavar="K", help="CPUs per member (default: --threads)")
+    slurm.add_argument("--gres", metavar="G", help="generic resources per member, e.g. gpu:1 (default none)")
+    slurm.add_argument("--max-parallel", type=int, metavar="K", help="members running at once (default all)")
     parser.add_argument("--overwrite-summary", action="store_true",  # ship.OVERWRITE_FLAG: its refusal names it
                         help="with --collect: replace the ship folder's summary.json even where the members found "
                              "have fewer finished stages than it records (without this flag such a collect writes "
@@ -65,6 +76,10 @@ def run_study_command(args) -> int:
         raise UsageError(f"--threads must be >= 1, got {args.threads}")
     if args.overwrite_summary and not args.collect:
         raise UsageError("--overwrite-summary only goes with --collect")
+    slurm = {flag: getattr(args, flag.replace("-", "_")) for flag in
+             ("partition", "time", "cpus-per-task", "gres", "max-parallel")}
+    if not args.sbatch and any(value is not None for value in slurm.values()):
+        raise UsageError(f"--{next(f for f, v in slurm.items() if v is not None)} only goes with --sbatch")
     try:
         plan = load_plan(args.plan)
         members = [plan.member(args.member)] if args.member else plan.members()
@@ -75,6 +90,17 @@ def run_study_command(args) -> int:
         return 0
     # the folders the work writes, checked before any (OutputError: one line, exit 2)
     check_output_dir(plan.root, f"{plan.path}: root")
+    if args.sbatch:
+        from training.cli_common import check_output
+
+        from .sbatch import check_slurm_options, write_sbatch
+        if slurm["cpus-per-task"] is None:
+            slurm["cpus-per-task"] = args.threads
+        options = check_slurm_options(*slurm.values())
+        check_output(args.sbatch, "--sbatch", inputs=[plan.path])
+        write_sbatch(plan, args.sbatch, options, args.threads)
+        print(json.dumps({"sbatch": args.sbatch, "members": len(members), "submit": f"bash {args.sbatch}"}))
+        return 0
     if args.collect:
         check_output_dir(plan.ship, f"{plan.path}: ship")
         try:
