@@ -259,12 +259,16 @@ def _check_member_recipe(plan: Plan, member: Member) -> None:
         atomic_write_json(plan.folder(member) / "member.json", _recipe(plan, member), indent=1)
 
 
+def study_command(plan: Plan) -> str:
+    """``cd CWD && PYTHON -m training study PLAN``: the start of every shell line that runs part of
+    the study (a member, the collection) from anywhere that sees the same files."""
+    return (f"cd {shlex.quote(str(Path.cwd()))} && {shlex.quote(sys.executable)} -m training study "
+            f"{shlex.quote(str(plan.path.resolve()))}")
+
+
 def list_commands(plan: Plan, threads: int = 1) -> list[str]:
     """One shell line per member, runnable from anywhere that sees the same files."""
-    cwd, plan_path = Path.cwd(), plan.path.resolve()
-    return [f"cd {shlex.quote(str(cwd))} && {shlex.quote(sys.executable)} -m training study "
-            f"{shlex.quote(str(plan_path))} --member {shlex.quote(m.id)} --threads {threads}"
-            for m in plan.members()]
+    return [f"{study_command(plan)} --member {shlex.quote(m.id)} --threads {threads}" for m in plan.members()]
 
 
 def run_study(plan: Plan, members: list[Member], jobs: int = 1, threads: int = 1, progress: bool = True) -> dict:

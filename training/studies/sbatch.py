@@ -29,14 +29,12 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import sys
-from pathlib import Path
 
 from theory.files import atomic_write_text
 from training.cli_common import UsageError
 
 from .plan import Plan
-from .runner import list_commands
+from .runner import list_commands, study_command
 
 __all__ = ["DEFAULT_TIME", "SlurmOptions", "check_slurm_options", "sbatch_script", "write_sbatch"]
 
@@ -101,8 +99,7 @@ def sbatch_script(plan: Plan, options: SlurmOptions, threads: int = 1) -> str:
     if options.gres:
         array_lines.append(f"--gres={options.gres}")
     array_lines.append(f"--output={logs}/%A_%a.out")
-    collect = (f"cd {shlex.quote(str(Path.cwd()))} && {shlex.quote(sys.executable)} -m training study "
-               f"{shlex.quote(str(plan.path.resolve()))} --collect")
+    collect = f"{study_command(plan)} --collect"
     collect_flags = [f"--job-name={name}-collect", *shared, "--cpus-per-task=1", f"--output={logs}/%j-collect.out",
                      "--dependency=afterok:$array", "--kill-on-invalid-dep=yes", f"--wrap={shlex.quote(collect)}"]
     cases = "\n".join(f"    {i}) {command} --no-progress ;;" for i, command in enumerate(commands))
