@@ -67,12 +67,24 @@ def study(*args, cwd=ROOT):
       "rescale": {"variants": ["tiny", "scaled"]}}, "rescale.variants: scaled already train(s) with a query scale"),
     ({"variants": {"scaled": {"preset": "smoke", "set": ["model.query_scale=learned"]}}, "long": False},
      "rescale: no variant of the plan is trained without a query scale"),
+    ({"variants": {"tiny": {"preset": "smoke", "seeds": {"number": [3]}}}}, "tiny.seeds: unknown key(s) number"),
+    ({"variants": {"tiny": {"preset": "smoke", "seeds": {"letter": [3, 3]}}}}, "tiny.seeds.letter: duplicated member"),
+    ({"variants": {"tiny": {"preset": "smoke", "seeds": [3]}}}, "tiny.seeds: expected an object"),
 ])
 def test_a_bad_plan_exits_2_before_any_work(tmp_path, change, message):
     result = study(smoke_plan(tmp_path, **change))
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "members").exists()
+
+
+def test_a_variant_may_list_its_own_seeds_for_one_task(tmp_path):
+    path = smoke_plan(tmp_path, tasks=["number", "letter"], long=False, variants={
+        "tiny": {"preset": "smoke", "seeds": {"letter": [1, 2, 5]}},
+        "other": {"preset": "smoke", "set": ["steps=30"], "tasks": ["letter"]}})
+    ids = [m.id for m in load_plan(path).members()]
+    assert ids == ["tiny/number/seed-1", "tiny/number/seed-2", "tiny/letter/seed-1", "tiny/letter/seed-2",
+                   "tiny/letter/seed-5", "other/letter/seed-1", "other/letter/seed-2"]
 
 
 def test_duplicated_json_keys_are_refused(tmp_path):

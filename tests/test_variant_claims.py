@@ -10,7 +10,7 @@ import pytest
 
 from scipy.stats import binomtest
 
-from proofs_check.claims.variants import GOAL, MIN_SEEDS, _decide, decide_every_seed, per_seed
+from proofs_check.claims.variants import GOAL, MIN_SEEDS, POOLED_SEEDS, _decide, decide_every_seed, decide_pooled, per_seed
 from theory.statistics import binomial_interval
 
 
@@ -49,6 +49,35 @@ def test_the_claim_reads_its_variant_at_its_length_and_lists_the_long_stage(tmp_
     context = outcome.evidence["accuracy_by_variant_and_seed"]
     assert context["log-scale-3k"]["20000"] == {"0": 0.9} and "20000" not in context["paper-3k"]
     assert per_seed(json.loads(path.read_text()), "log-scale-3k", "letter", 850) == {}  # not measured there
+
+
+@pytest.mark.parametrize("correct, status", [
+    ([64, 63, 63], "undecided"),                     # the three seeds when the rule was registered
+    ([64, 63, 61], "refuted"),                       # 61/64: Wilson upper bound 0.984 < 0.99, clearly below
+    ([64, 62, 64], "undecided"),                     # 62/64: upper bound 0.991, not clearly below
+    ([64] * 5 + [63] * 3, "verified"),               # 509/512 = 0.9941 pooled
+    ([64] * 3 + [63] * 5, "verified"),               # 507/512 = 0.9902 pooled: at the goal's edge, above
+    ([64] * 2 + [63] * 6, "refuted"),                # 506/512 = 0.9883 pooled < 0.99
+    ([64] * 7 + [62], "verified"),                   # one seed at 62/64 is not clearly below; pooled 0.9961
+])
+def test_pooled_rule_of_the_20000_token_claim(correct, status):
+    values = {str(s): k / 64 for s, k in enumerate(correct)}
+    outcome = decide_pooled(values, {s: 64 for s in values}, "x")
+    assert outcome.status == status, outcome.summary
+    assert POOLED_SEEDS == 8
+    if status == "refuted" and len(correct) < POOLED_SEEDS:
+        assert set(outcome.counterexample["seeds_clearly_below"]) == {"2"}
+    if status == "refuted" and len(correct) == POOLED_SEEDS:
+        assert outcome.counterexample == {"pooled_correct": sum(correct), "pooled_inputs": 512}
+
+
+def test_the_20000_token_claim_reads_the_long_block_and_its_counts(tmp_path):
+    summary = summary_with({"0": 1.0}, long_values={"0": 63 / 64, "1": 1.0})
+    summary["results"]["log-scale-3k"]["letter"]["long"]["n_per_length"] = {"0": [64], "1": [64]}
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(summary))
+    outcome = _decide("log-scale-3k", "letter", 20000, "goal", path, block="long")
+    assert outcome.status == "undecided" and "seed 0: 0.984 (63/64" in outcome.summary and "pools 8" in outcome.summary
 
 
 def test_no_summary_is_undecided_not_an_error(tmp_path):

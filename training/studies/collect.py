@@ -249,7 +249,7 @@ def collect(plan: Plan, overwrite: bool = False) -> dict:
     for variant, spec in plan.variants.items():
         for task in spec["tasks"]:
             per_seed = {}
-            for seed in plan.seeds:
+            for seed in plan.seeds_of(variant, task):
                 member = Member(variant, task, seed)
                 result = results[member]
                 members[member.id] = {"stages": result["stages"], "device": result.get("device"),

@@ -7,7 +7,9 @@
      "tasks": ["number", "letter"], "seeds": [0, 1, 2, 3, 4],
      "variants": {"paper": {"preset": "paper", "set": ["steps=6000"], "about": "...",
                             "tasks": ["letter"],        optional: a subset of the plan's tasks
-                            "group": "model"}},         optional: "model" (default) or "data"
+                            "group": "model",           optional: "model" (default) or "data"
+                            "seeds": {"letter": [..]}}}, optional: this variant's seeds for a task
+                                                        (default: the plan's)
      "reuse": {"paper/number/seed-0": "training/reference/number"},
      "evaluate": {"test_split": true, "lengths": [17, 25, ...], "count": 400,
                   "max_tokens": 500000, "seed": 3},
@@ -59,7 +61,7 @@ __all__ = ["PlanError", "Member", "Plan", "load_plan", "GROUPS"]
 
 TOP_KEYS = {"name", "about", "root", "ship", "tasks", "seeds", "variants", "reuse", "evaluate", "analyze",
             "dilution", "ship_best", "long", "rescale"}
-VARIANT_KEYS = {"preset", "set", "about", "tasks", "group"}
+VARIANT_KEYS = {"preset", "set", "about", "tasks", "group", "seeds"}
 GROUPS = ("model", "data")  # what a variant changes; the first is the default
 
 
@@ -95,7 +97,11 @@ class Plan:
 
     def members(self) -> list[Member]:
         return [Member(v, t, s) for v, spec in self.variants.items() for t in self.tasks
-                if t in spec["tasks"] for s in self.seeds]
+                if t in spec["tasks"] for s in self.seeds_of(v, t)]
+
+    def seeds_of(self, variant: str, task: str) -> list:
+        """The seeds of one variant's task: the plan's, unless the variant lists its own."""
+        return self.variants[variant].get("seeds", {}).get(task, self.seeds)
 
     def member(self, member_id: str) -> Member:
         for m in self.members():
@@ -138,6 +144,10 @@ def _variants(raw, where: str, tasks: list) -> tuple[dict, dict]:
         out[name] = {"preset": preset, "set": list(sets), "about": spec.get("about", ""), "tasks": list(only)}
         if "group" in spec:
             out[name]["group"] = spec["group"]
+        if "seeds" in spec:  # more (or other) seeds for some of its tasks, e.g. to decide one claim
+            check_keys(spec["seeds"], set(only), f"{here}.seeds")
+            out[name]["seeds"] = {task: int_list(seeds, f"{here}.seeds.{task}", 0, MAX_SEED)
+                                  for task, seeds in spec["seeds"].items()}
         _check_group(spec.get("group", GROUPS[0]), recipe, f"{here}.group")
     seen = {}
     for name, spec in out.items():  # two names for one recipe would train the same member twice
