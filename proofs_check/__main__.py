@@ -26,7 +26,8 @@ PROG = "python -m proofs_check"
 def parse_args(argv):
     parser = OneLineParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("--json", metavar="FILE", help="also write every result, with evidence, to FILE")
-    parser.add_argument("--only", metavar="IDS", help="comma-separated claim ids (prefixes allowed: C7 runs C7-*)")
+    parser.add_argument("--only", metavar="IDS", help="comma-separated claim ids; an id also selects the claims it "
+                        "prefixes (C7 runs C7-*), =ID selects that claim alone (=C10 runs C10, not C10-relative)")
     parser.add_argument("--list", action="store_true", help="list the registered claims and exit")
     parser.add_argument("--thorough", action="store_true", help="search further (slower)")
     parser.add_argument("--weights", nargs="+", default=(), metavar="RUN",
@@ -44,7 +45,9 @@ def select(only: str | None) -> list[str]:
         raise UsageError(f"--only: no claim id in {only!r}; give comma-separated ids, e.g. C7,S2")
     chosen = []
     for name in wanted:
-        matches = [cid for cid in REGISTRY if cid == name or cid.startswith(name + "-")]
+        exact = name.startswith("=")
+        name = name[1:] if exact else name
+        matches = [cid for cid in REGISTRY if cid == name or (not exact and cid.startswith(name + "-"))]
         if not matches:
             raise UsageError(f"--only: unknown claim id {name!r}; known ids: {', '.join(REGISTRY)}")
         chosen += [m for m in matches if m not in chosen]
@@ -74,7 +77,8 @@ def report(results: list[dict]) -> int:
     for r in errors:
         print(f"\nERROR in {r['id']}: {r['summary']}\n{r['evidence']['traceback']}", file=sys.stderr)
     for r in changed:
-        print(f"CHANGED {r['id']}: recorded {r['recorded']}, now {r['status']}", file=sys.stderr)
+        print(f"CHANGED {r['id']}: recorded {r['recorded_verdict']}, now {r['verdict']} (registry status "
+              f"{r['recorded']} -> {r['status']})", file=sys.stderr)
     if errors or changed:
         print(f"proofs_check: {len(errors)} check(s) errored, {len(changed)} outcome(s) changed", file=sys.stderr)
         return 1
@@ -88,7 +92,7 @@ def run(argv) -> int:
     if args.list:
         for cid in ids:
             c = REGISTRY[cid]
-            print(f"{cid:<24} [{c.recorded}] {c.statement}  ({c.source})")
+            print(f"{cid:<24} [{c.verdict(c.recorded)}] {c.statement}  ({c.source})")
         return 0
     options = Options(thorough=args.thorough, weights=tuple(args.weights))
     results = run_claims(ids, options)

@@ -20,9 +20,11 @@ def run_claims(ids, options: Options) -> list[dict]:
         try:
             outcome = claim.check(options)
             row = {
-                "id": claim.id, "statement": claim.statement, "source": claim.source,
-                "recorded": claim.recorded, "status": outcome.status, "summary": outcome.summary,
-                "evidence": outcome.evidence,
+                "id": claim.id, "kind": claim.kind, "statement": claim.statement, "source": claim.source,
+                "recorded": claim.recorded, "status": outcome.status,
+                "verdict": claim.verdict(outcome.status, outcome.up_to_rounding),
+                "recorded_verdict": claim.verdict(claim.recorded, outcome.up_to_rounding),
+                "summary": outcome.summary, "evidence": outcome.evidence,
             }
             if outcome.counterexample is not None:
                 row["counterexample"] = outcome.counterexample
@@ -30,14 +32,16 @@ def run_claims(ids, options: Options) -> list[dict]:
                 row["corrected_by"] = outcome.corrected
         except InputError as error:  # a damaged shipped file: the loader's line names it and the field
             row = {
-                "id": claim.id, "statement": claim.statement, "source": claim.source,
-                "recorded": claim.recorded, "status": "error", "summary": str(error),
+                "id": claim.id, "kind": claim.kind, "statement": claim.statement, "source": claim.source,
+                "recorded": claim.recorded, "status": "error", "verdict": "error",
+                "recorded_verdict": claim.verdict(claim.recorded), "summary": str(error),
                 "evidence": {"input_error": str(error)},
             }
         except Exception as error:  # a broken check is reported, never hidden
             row = {
-                "id": claim.id, "statement": claim.statement, "source": claim.source,
-                "recorded": claim.recorded, "status": "error",
+                "id": claim.id, "kind": claim.kind, "statement": claim.statement, "source": claim.source,
+                "recorded": claim.recorded, "status": "error", "verdict": "error",
+                "recorded_verdict": claim.verdict(claim.recorded),
                 "summary": f"{type(error).__name__}: {error}",
                 "evidence": {"traceback": traceback.format_exc()},
             }
@@ -47,11 +51,12 @@ def run_claims(ids, options: Options) -> list[dict]:
 
 
 def format_table(results: list[dict], width: int = 100) -> str:
-    lines = [f"{'claim':<24} {'status':<10} evidence", "-" * width]
+    """Two lines a claim: id, verdict word (``verdicts``) and statement; then the evidence."""
+    lines = [f"{'claim':<24} {'verdict':<22} statement / evidence", "-" * width]
     for row in results:
-        flag = "" if row["status"] == row["recorded"] else f"  [recorded: {row['recorded']}]"
-        lines.append(f"{row['id']:<24} {row['status']:<10} {row['statement']}")
-        lines.append(f"{'':<35} -> {row['summary']}{flag}")
+        flag = "" if row["status"] == row["recorded"] else f"  [recorded: {row['recorded_verdict']}]"
+        lines.append(f"{row['id']:<24} {row['verdict']:<22} {row['statement']}")
+        lines.append(f"{'':<47} -> {row['summary']}{flag}")
     return "\n".join(lines)
 
 

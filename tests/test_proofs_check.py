@@ -41,7 +41,7 @@ def temporary_claims():
     added = []
 
     def add(claim_id, recorded, check):
-        claim(claim_id, "a test-only claim", "tests", recorded)(check)
+        claim(claim_id, "a test-only claim", "tests", recorded, kind="statement")(check)
         added.append(claim_id)
 
     yield add
@@ -64,7 +64,7 @@ def test_a_changed_outcome_exits_non_zero_and_a_recorded_refutation_does_not(tem
     assert cli.main(["--only", "T-refuted"]) == 0
     temporary_claims("T-flipped", "verified", lambda options: Outcome("refuted", "no longer holds"))
     assert cli.main(["--only", "T-flipped"]) == 1
-    assert "CHANGED T-flipped: recorded verified, now refuted" in capsys.readouterr().err
+    assert "CHANGED T-flipped: recorded verified, now false (registry status verified -> refuted)" in capsys.readouterr().err
 
 
 def test_table3_claims_point_at_the_cells_that_break_the_summary():

@@ -66,7 +66,7 @@ def _certificate_rows(rng: random.Random) -> list:
        "(cb)^(n-3) cb or b1 a1 (ca)^(n-3) cb. Open: the exact first forced length (at e^(2B) = 5 some readout is exact "
        "on every proper input of length <= 4, |ALPH| = 3, INT = {1}) and |ALPH| = 2. With a residual F(x, a) = x + a "
        "no length is forced: uniform attention (B = 0) is exact at every n, decoding gap >= e^(-2B)/n",
-       "bounds Remark 3.1 / C6-retrieval (issue 30)", recorded="verified")
+       "bounds Remark 3.1 / C6-retrieval (issue 30)", recorded="verified", kind="statement")
 def bounded_positional(options):
     rng = random.Random(30)
     witnesses = {n: [answer for _, answer in bp.witness_inputs(n)] for n in range(4, 13)}

@@ -123,7 +123,7 @@ def _verdict(rows, proof, extra_failures, what):
        "one-angle RoPE transformer T_Index computes Index exactly on every valid input of length n <= n0, valid "
        "meaning every integer i at position j points inside the input (j - i >= 1), as in all task data; F.1 read "
        "literally also admits integers pointing before the start (C4-index-literal, refuted)",
-       "Theorem 3.1, Appendix F.2.1", recorded="verified")
+       "Theorem 3.1, Appendix F.2.1", recorded="verified", kind="statement")
 def index_theorem(options):
     sizes = [(2, 3, 8), (3, 2, 7)] if options.thorough else [(2, 3, 7)]
     small = [IndexConstruction(list("ABC")[:a], m, Angle(pi_multiple=Fraction(2, n0)), n0) for a, m, n0 in sizes]
@@ -155,7 +155,7 @@ def index_theorem(options):
        "Appendix F.2.1: for an irrational angle theta the logit maximum is unique (discrepancy > 0) "
        "for every n, so T_Index with any irrational theta is exact",
        "Appendix F.2.1 ('if theta not in Q then for all n > 1, Delta > 0'; 'we consider theta irrational')",
-       recorded="refuted")
+       recorded="refuted", kind="statement")
 def index_irrational(options):
     rows = []
     for angle in ("2*pi/3", "pi"):
@@ -185,7 +185,7 @@ def index_irrational(options):
        "m < n <= n0) under average-hard attention iff no D in 1..D_max has D theta in 2 pi Z, D_max = max(m, n0-2); "
        "e.g. any rational theta, any theta with theta/pi irrational, or theta = 2 pi / n0 (n0 <= m leaves no "
        "valid input)",
-       "corrects Appendix F.2.1", recorded="verified")
+       "corrects Appendix F.2.1", recorded="verified", kind="statement")
 def index_corrected(options):
     grid = []
     for alphabet, m, n0 in ((["A", "B"], 2, 7), (["A", "B"], 5, 6)):
@@ -219,7 +219,7 @@ def index_corrected(options):
        "Theorem 3.1 (Retrieval): for every n0 > 1 a one-layer, one-head, one-angle RoPE transformer "
        "T_Retrieval (omega = 2 pi/|ALPH|, 0 < theta < omega/(2 n0)) computes Retrieval exactly on every "
        "valid input of length n <= n0",
-       "Theorem 3.1, Appendix F.2.2", recorded="verified")
+       "Theorem 3.1, Appendix F.2.2", recorded="verified", kind="statement")
 def retrieval_theorem(options):
     sizes = [(2, 1, 8), (3, 1, 6), (2, 2, 6)] if options.thorough else [(2, 1, 7), (3, 1, 5)]
     small = [RetrievalConstruction(list("abc")[:a], m, Angle(pi_multiple=Fraction(1, 2 * a * n0)), n0)
@@ -259,7 +259,7 @@ def retrieval_theorem(options):
        "T_Retrieval is exact on every proper input of length <= n0 iff its value-aware logit gap "
        "(constructions.retrieval.logit_gaps) is > 0; the paper's 0 < theta < omega/(2 n0) is sufficient, "
        "not necessary",
-       "sharpens Appendix F.2.2", recorded="verified")
+       "sharpens Appendix F.2.2", recorded="verified", kind="statement")
 def retrieval_condition(options):
     base = RetrievalConstruction(["a", "b"], 1, "pi/64", 6)
     ids = base.all_proper_ids(6)

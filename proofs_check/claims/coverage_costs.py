@@ -50,7 +50,7 @@ def totals_outcome(table=paper_data.TABLE4) -> Outcome:
 
 
 @claim("T4-totals", "Table 4's totals add up: training 28 min 30 s + 26 min 29 s = 54 min 59 s; metrics 2 x 5 GPU-h "
-       "= 10 GPU-h and 2 x 8.5 CPU-h = 17 CPU-h", "Appendix I, Table 4", recorded="verified")
+       "= 10 GPU-h and 2 x 8.5 CPU-h = 17 CPU-h", "Appendix I, Table 4", recorded="verified", kind="statement")
 def table4_totals(options):
     return totals_outcome()
 
@@ -126,6 +126,6 @@ def cost_outcome(table=paper_data.TABLE4) -> Outcome:
 
 @claim("T4-cost", "Table 4's costs (training 28 min 30 s number + 26 min 29 s letter on an RTX A5000; metrics 5 GPU-h "
        "+ 8.5 CPU-h per model) against the package's measured costs, as ratios", "Appendix I, Table 4",
-       recorded="undecided")
+       recorded="undecided", kind="experiment")
 def table4_cost(options):
     return cost_outcome()

@@ -60,7 +60,7 @@ def theta_outcome(printed: str = paper_data.FIGURE5A["index"]["theta"], freq_id:
 
 @claim("F5A-theta", "Figure 5A's angles are the second-layer RoPE angles of Table 1: theta_2 = 0.8 (Index) and "
        "theta_42 = 0.0027 (Retrieval) are g_2 and g_42 of 10000^(-2(k-1)/128)", "Figure 5A caption; Section 3.6; "
-       "Table 1", recorded="refuted")
+       "Table 1", recorded="refuted", kind="statement")
 def figure_5a_theta(options):
     return theta_outcome()
 
@@ -83,7 +83,7 @@ def multiple_outcome(length: int = paper_data.LENGTH_850[0], printed: int = pape
 
 
 @claim("S36-53x", "Length 850 is 53 times the original sequence length (17 tokens, Appendix B.1)",
-       "Section 3.6; Appendix B.1", recorded="refuted")
+       "Section 3.6; Appendix B.1", recorded="refuted", kind="statement")
 def fifty_three_times(options):
     return multiple_outcome()
 
@@ -151,6 +151,6 @@ def separation_outcome(index_theta: str = paper_data.FIGURE5A["index"]["theta"],
 
 @claim("R32-separation", "Remark 3.2: the Index and Retrieval discrepancies separate strongly in how they decay with "
        "longer inputs (at Figure 5A's parameters, n <= 100: Index's shrinks > 10 times more than Retrieval's, under "
-       "every reading)", "Remark 3.2; Figure 5A", recorded="verified")
+       "every reading)", "Remark 3.2; Figure 5A", recorded="verified", kind="statement")
 def remark_32_separation(options):
     return separation_outcome()

@@ -90,7 +90,7 @@ def flow_attend(found: dict, share=None) -> Outcome:
 
 @claim("F3A-flow-copy", "Figures 3A/3B, Section 3.2: in layers 1-2 the last token attends offset 2 without copying "
        "(no information flows), only layer 3 copies the letter; the letter task's flow is analogous",
-       "Section 3.2, Figures 3A-3B", recorded="undecided")
+       "Section 3.2, Figures 3A-3B", recorded="undecided", kind="experiment")
 def flow_copy(options):
     return Outcome("undecided", "what a layer copies is not measured: the package records where attention peaks "
                    "(F3A-flow-attend), not what the attention writes into the residual stream",

@@ -98,7 +98,7 @@ def _corrected_bound_checks(reading: str) -> tuple[dict, dict]:
 @claim("C7-index-sup",
        "Theorem 3.2, Definition 3.1 reading (max over inputs): Delta_Index(n) <= min{1 - cos theta, "
        "2 pi^2 / n^2} for every n > 1",
-       "Theorem 3.2; Definition 3.1; Appendix F.2.1", recorded="refuted")
+       "Theorem 3.2; Definition 3.1; Appendix F.2.1", recorded="refuted", kind="statement")
 def index_sup(options):
     per_angle = {}
     for angle in ANGLES:
@@ -165,7 +165,7 @@ def _L_agreement(n_small: int) -> dict:
        "Definition 3.1 reading, for every theta, m >= 1 and n >= 2: Delta_Index(n) <= min{1 - cos theta, "
        "1 - cos(2 pi/(L+1))} <= min{1 - cos theta, 2 pi^2/(L+1)^2} <= 8 pi^2/(n+1)^2 with L = L_min(n) = "
        "max(ceil((n-1)/2), n-1-m); the middle bound is attained at theta = 2 pi/(L+1) (sharp in theta)",
-       "corrects Theorem 3.2 (Index, max reading)", recorded="verified")
+       "corrects Theorem 3.2 (Index, max reading)", recorded="verified", kind="statement")
 def index_sup_corrected(options):
     results, bad = _corrected_bound_checks("sup")
     brute = brute_index.check_sup_corrected(options.thorough)
@@ -202,7 +202,7 @@ def index_sup_corrected(options):
 @claim("C7-index-inf",
        "Theorem 3.2 with Lemma F.1's lambda(n) (min over inputs of the positive gaps): lambda(n) <= "
        "min{1 - cos theta, 2 pi^2/n^2} for every n > 1, for the paper's admissible angles (theta irrational)",
-       "Theorem 3.2; Lemma F.1; Appendix F.2.1", recorded="refuted")
+       "Theorem 3.2; Lemma F.1; Appendix F.2.1", recorded="refuted", kind="statement")
 def index_inf(options):
     per_angle = {a: index_stated_violations(a, "inf", N_MAX, M)["violations"] for a in ANGLES}
     # theta = 2 pi / 5 is irrational, as the paper asks (theta not in Q), yet theta / 2 pi = 1/5:
@@ -239,7 +239,7 @@ def index_inf(options):
        "2 pi^2/n^2} for every theta and n >= 2, the middle bound attained at theta = 2 pi/n; lambda(n) equals it "
        "whenever no offset u <= n-1 has u theta in 2 pi Z (for a correct T_Index with m < n0: every n <= "
        "max(m, n0-2) + 1, which is n0 only when m = n0 - 1; all n when theta/2pi is irrational)",
-       "corrects Theorem 3.2 (Index, min reading)", recorded="verified")
+       "corrects Theorem 3.2 (Index, min reading)", recorded="verified", kind="statement")
 def index_inf_corrected(options):
     _, bad = _corrected_bound_checks("min")
     brute = brute_index.check_inf_corrected(options.thorough)
@@ -289,7 +289,7 @@ def _construction_cross_check() -> dict:
        "valid input of length n <= n0 iff theta/2pi is not p/q with q <= n0 - 1; so F.2.1's 'theta not in Q' is "
        "neither sufficient (2 pi/5 ties at n = 6) nor necessary (0.8 never ties)",
        "corrects Appendix F.2.1 ('if theta not in Q then for all n > 1, Delta > 0'); see C4-index-irrational-angle",
-       recorded="verified")
+       recorded="verified", kind="statement")
 def index_condition_corrected(options):
     brute = brute_index.check_unique_top(options.thorough)
     order = CosineOrder("2*pi/5", 6)  # letter query, n = 6: offsets 0 and 5 share the top logit 1

@@ -23,7 +23,7 @@ def _is_zero(expr) -> bool:
     "S1-rope-relative",
     "R_i^T R_j = R_(j-i) for every i, j and every base; hence (R_j k)^T (R_i q) = k^T R_(i-j) q",
     "Appendix C.1",
-    recorded="verified",
+    recorded="verified", kind="statement",
 )
 def rope_relative(options):
     i, j = sympy.symbols("i j", integer=True)
@@ -68,7 +68,7 @@ def _entries(matrix):
     "With d = 128 and base 10000, frequency ID k is g_k = 10000^(-2(k-1)/128), rounding to Table 1's "
     "printed values (ID 2 = 0.8660, ID 10 = 0.2738, ID 42 = 0.0027, ...)",
     "Table 1, Appendix C.1",
-    recorded="verified",
+    recorded="verified", kind="statement",
 )
 def id_to_frequency(options):
     balls = Interval(128)
@@ -102,7 +102,7 @@ FUNCTIONS = {"number": index, "letter": retrieval}
     "The worked examples of Figures 1 and 3 and Table 2 have the printed answers and hop counts, and "
     "the depth rows of Figures 3C/3D are Index/Retrieval applied repeatedly",
     "Figures 1, 3A-3D; Table 2",
-    recorded="verified",
+    recorded="verified", kind="statement",
 )
 def worked_examples(options):
     results, failures = [], []

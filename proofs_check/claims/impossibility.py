@@ -77,7 +77,7 @@ def _pair_outputs(rng, first, second, heads: int) -> dict:
 @claim("C6-index",
        "Remark 3.1 / F.2.3: a one-layer model with a purely symbolic head cannot compute Index (it is invariant to "
        "permuting the earlier tokens, and swapping two letters changes the Index answer)",
-       "Remark 3.1; Appendix F.2.3", recorded="verified")
+       "Remark 3.1; Appendix F.2.3", recorded="verified", kind="statement")
 def symbolic_index(options):
     rng = np.random.default_rng(0)
     heads = 20 if options.thorough else 4
@@ -110,7 +110,7 @@ def symbolic_index(options):
 
 @claim("C6-retrieval",
        "Remark 3.1 / F.2.3: Retrieval cannot be computed by a one-layer model with a purely positional head",
-       "Remark 3.1; Appendix F.2.3 (via the predecessor's Theorem 4)", recorded="refuted")
+       "Remark 3.1; Appendix F.2.3 (via the predecessor's Theorem 4)", recorded="refuted", kind="statement")
 def positional_retrieval(options):
     letters, ints, n_top = "abc", [1, 2], 4 if options.thorough else 3
     model = PositionalRetrieval(letters, ints)
@@ -166,7 +166,7 @@ def _scores(model, n: int) -> dict:
 @claim("C6-retrieval-hard",
        "With hard attention (unique or average-hard) on a set J(n) of positions fixed by n that misses an earlier "
        "position, a one-layer model errs on Retrieval: two proper inputs agree on J(n) and the query but not in answer",
-       "corrects Remark 3.1 (Retrieval)", recorded="verified")
+       "corrects Remark 3.1 (Retrieval)", recorded="verified", kind="statement")
 def hard_positional(options):
     n_top = 9 if options.thorough else 7
     covered = escaped = 0
@@ -246,7 +246,7 @@ def closed_form_rhs(M) -> Fraction:
 @claim("C13",
        "Exclusion principle: Var(lambda) <= (||delta_pos||^2 + ||delta_sym||^2) / ((n-1)! (n-1)), so a head that is "
        "both positional and symbolic has constant logits",
-       "predecessor (arXiv 2511.11579), as reported", recorded="verified")
+       "predecessor (arXiv 2511.11579), as reported", recorded="verified", kind="statement")
 def exclusion(options):
     rng = np.random.default_rng(1)
     worst_exact, worst_float, count, rhs_mismatch = Fraction(0), 0.0, 0, []
@@ -287,7 +287,7 @@ def exclusion(options):
 @claim("C13-sharp-constant",
        "The exclusion bound's constant 1 (with the (n-1)! (n-1) normalisation and the population variance) is sharp: "
        "attained exactly by additive heads, logit = s(content) + p(position) with s - p constant",
-       "sharpens the predecessor's exclusion principle", recorded="verified")
+       "sharpens the predecessor's exclusion principle", recorded="verified", kind="statement")
 def exclusion_sharp(options):
     rng = np.random.default_rng(2)
     exact_one, sample_var = [], []

@@ -79,7 +79,7 @@ def _certified_counterexample() -> dict:
        "j <= i points before the start, where no letter is, so Index keeps i): the paper's T_Index (Appendix "
        "F.2.1, some angle theta) computes Index exactly on every input in Sigma^n, m < n <= n0, for every "
        "n0 > m >= 1",
-       "Theorem 3.1, Definition F.1, Appendix F.2.1 (issue 30)", recorded="refuted")
+       "Theorem 3.1, Definition F.1, Appendix F.2.1 (issue 30)", recorded="refuted", kind="statement")
 def index_literal(options):
     example = _certified_counterexample()
     brute = brute_index.check_literal(options.thorough)
@@ -112,7 +112,7 @@ def index_literal(options):
        "D theta in 2 pi Z) and cos(theta) < cos(2 theta) < ... < cos(m theta); with alpha = theta/2pi mod 1 that "
        "is every alpha for m = 1, 1/3 < alpha < 2/3 for m = 2, 1/3 < alpha < 2/5 or 3/5 < alpha < 2/3 for m = 3, "
        "and no alpha for m >= 4; never theta = 2 pi/n0 for m >= 2",
-       "corrects Theorem 3.1 (Index) under the literal reading of Definition F.1 (issue 30)", recorded="verified")
+       "corrects Theorem 3.1 (Index) under the literal reading of Definition F.1 (issue 30)", recorded="verified", kind="statement")
 def index_literal_corrected(options):
     brute = brute_index.check_literal(options.thorough)
     windows = {m: brute_index.rising_windows(m) for m in range(1, 7)}

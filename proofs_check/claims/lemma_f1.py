@@ -63,7 +63,7 @@ def _short_margins(n0s) -> list[dict]:
        "beta gives the average-hard outputs on every input of length <= n0 (made explicit: "
        "beta = ln((n0 - 1) Gamma / delta) / lambda suffices, and at that beta every softmax decoding margin "
        "of an input of length n <= n0 is >= delta - Gamma (n - 1) e^(-beta lambda) = delta (1 - (n-1)/(n0-1)))",
-       "Lemma F.1, Appendix F.2", recorded="verified")
+       "Lemma F.1, Appendix F.2", recorded="verified", kind="statement")
 def lemma_f1(options):
     table = [_report(make(n0)) for n0 in REPORT_LENGTHS for make in (number_task, letter_task)]
     table += [_report(number_task(n0, "0.8")) for n0 in TASK_LENGTHS]

@@ -126,6 +126,6 @@ def check_folder(folder: Path) -> Outcome:
 
 
 @claim("C11-llm", "In a pretrained LLM (SmolLM2-135M-Instruct), positional heads use faster RoPE planes than "
-       "symbolic heads", "Appendix G, Table 1 (C11), asked of a real model", recorded="verified")
+       "symbolic heads", "Appendix G, Table 1 (C11), asked of a real model", recorded="verified", kind="experiment")
 def positional_heads_use_faster_planes(options):
     return check_folder(SHIPPED)

@@ -124,7 +124,7 @@ def load_results(folder: Path | None = None) -> dict[str, dict] | None:
 @claim("C12-local", "A local pretrained LLM (SmolLM2-135M-Instruct), like the frontier models of Table 3, is more "
        "accurate on the letter task than on the number task (letter minus number accuracy, averaged over the "
        "shipped lengths, has a 95% interval over seeds above 0)", "Section 3.7, Table 3 (local analogue)",
-       recorded="undecided")
+       recorded="undecided", kind="experiment")
 def local_letter_above_number(options):
     shipped = load_results()
     if shipped is None:

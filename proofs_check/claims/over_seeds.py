@@ -212,7 +212,7 @@ def trained_claim(claim_id: str, statement: str, source: str, recorded: str, par
         def over_every_seed(options):
             return _with_sources(verdict(check, tasks, part, options, over), options, tasks)
 
-        claim(claim_id, statement, source, recorded)(over_every_seed)
+        claim(claim_id, statement, source, recorded, kind="experiment")(over_every_seed)
         return check
 
     return register

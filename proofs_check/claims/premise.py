@@ -136,7 +136,7 @@ def _num(x) -> str:
 @claim("P-break", "Discrepancy predicts where length generalisation breaks: the length at which Lemma F.1's condition "
        "fails on a trained model's answer-path layers ranks and matches (within a factor 2) the length where its "
        "accuracy first falls below 0.9", "Sections 3.5-3.6 and Lemma F.1 (the paper's premise; issue 15)",
-       recorded="refuted")
+       recorded="refuted", kind="experiment")
 # recorded refuted with the ten seed-study models (paper recipe, seeds 0-4): the lemma reading
 # predicts a break at the training length for every one (0 of 10 within a factor 2), and the
 # mass reading does not rank them (rho -0.58; -0.60 after the float32 fix of 2026-12-02, which
@@ -156,7 +156,7 @@ def discrepancy_predicts_break(options):
 @claim("P-break-relative", "Exploratory reading of the premise, registered before its test data: a model breaks "
        "where an answer-path layer's top attention weight (0.1 quantile over inputs) falls below half its value at "
        "the training length; judged within a factor 2 and by rank on the members it was not chosen on",
-       "issue 15 (goal 3: a theory that predicts the break); chosen on 19 members, 2026-12-01", recorded="refuted")
+       "issue 15 (goal 3: a theory that predicts the break); chosen on 19 members, 2026-12-01", recorded="refuted", kind="experiment")
 # recorded refuted on its first 6 held-out members (learned scale seed 2, log scale on the number
 # task seeds 0-1, NoPE from layers 0 and 4, p-RoPE): 5 of 6 within a factor 2, but Spearman rho
 # -0.03.  The letter breaks (87-105) are all predicted 0.62-0.72x early, which keeps the factor 2
@@ -173,7 +173,7 @@ def relative_reading_predicts_break(options):
 @claim("P-break-rescaled", "The premise under an intervention: with the query scale switched on at inference, the "
        "break that Lemma F.1's condition (mass reading) predicts from the rescaled model's measured attention matches, "
        "within a factor 2 and by rank, the break its accuracy shows (letter: none to 5,000; number: as before)",
-       "issue 15 (goal 3); rule registered 2026-12-02 before the rescaled dilution was measured", recorded="refuted")
+       "issue 15 (goal 3); rule registered 2026-12-02 before the rescaled dilution was measured", recorded="refuted", kind="experiment")
 # recorded undecided when registered: no rescale_dilution stage had run.  Still undecided once all
 # 21 rescaled models were measured (2026-12-02): mass rho +0.57, 16 of 21 within a factor 2 (the
 # rule needs 17).  The 3 number models are predicted at 58-80 tokens against 55-59 measured; 13 of

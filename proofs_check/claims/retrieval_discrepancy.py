@@ -93,7 +93,7 @@ def _example(tokens, reading: str, mpmath_key: str, recompute, n_note: str = "")
 @claim("C7-retrieval-sup",
        "Theorem 3.2, Definition 3.1 reading (max over inputs): with omega = 2 pi/|ALPH| and theta < omega/(2 n0), "
        "Delta_Retrieval(n) <= 1 - cos(omega - n theta)",
-       "Theorem 3.2; Definition 3.1; Appendix F.2.2", recorded="refuted")
+       "Theorem 3.2; Definition 3.1; Appendix F.2.2", recorded="refuted", kind="statement")
 def retrieval_sup(options):
     scans = _scans("sup")
     tokens = ["e1"] * 99 + ["a1"]  # n = 100; query a1 matches itself; every other key is d = 4 = |ALPH|/2
@@ -148,7 +148,7 @@ def _referee_outcome(searches, old, extra_bad=(), summary="", evidence=None) -> 
        "For every real theta and every n >= 2 with 2n theta' < omega (" + THETA_PRIME + "): Delta_Retrieval^sup(n) "
        "= 1 + cos((n-1) theta') for |ALPH| even and 1 + cos(omega/2 - theta') for |ALPH| odd; it never falls below "
        "1 + cos(omega/2). Before issue 30 it read theta for theta', false for theta < 0 (|ALPH| odd)",
-       "corrects Theorem 3.2 (Retrieval, max reading)", recorded="verified")
+       "corrects Theorem 3.2 (Retrieval, max reading)", recorded="verified", kind="statement")
 def retrieval_sup_exact(options):
     cases = BRUTE_CASES + ([("0.0027", 8, 4), ("0.03", 3, 6)] if options.thorough else [])
     referee, floor = exact_statement("sup-exact", options.thorough), sup_floor(options.thorough)
@@ -166,7 +166,7 @@ def retrieval_sup_exact(options):
 @claim("C7-retrieval-competitor",
        "Appendix F.2.2's displayed discrepancy (matched key's logit minus the best logit of any other left symbol "
        "at any position 1..n), maximised over inputs: <= 1 - cos(omega - n theta) for theta < omega/(2 n0)",
-       "Appendix F.2.2 (discrepancy computation)", recorded="refuted")
+       "Appendix F.2.2 (discrepancy computation)", recorded="refuted", kind="statement")
 def retrieval_competitor(options):
     scans = _scans("competitor")
     n, mp = 100, MultiPrecision(80)  # re-derived in mpmath from the proof's formula, not from the row
@@ -185,7 +185,7 @@ def retrieval_competitor(options):
        "For every real theta and every n >= 2 with 2n theta' < omega (" + THETA_PRIME + "): the proof's displayed "
        "discrepancy, maximised over inputs, equals 1 - cos(omega - (n-1) theta'): Theorem 3.2's bound holds with "
        "n - 1 in place of n, with equality. Before issue 30 it read theta for theta', false for theta < 0",
-       "corrects Appendix F.2.2", recorded="verified")
+       "corrects Appendix F.2.2", recorded="verified", kind="statement")
 def retrieval_competitor_corrected(options):
     referee = exact_statement("competitor-corrected", options.thorough)
     old = [_old_text_fails("competitor-corrected", "-1/100", A, 2) for A in (3, 5)]
@@ -200,7 +200,7 @@ def retrieval_competitor_corrected(options):
 @claim("C7-retrieval-inf",
        "Theorem 3.2 with Lemma F.1's lambda(n) (min over inputs of the positive gaps): lambda(n) <= 1 - cos(omega - "
        "n theta) for every n > 1, given theta < omega/(2 n0)",
-       "Theorem 3.2; Lemma F.1; Appendix F.2.2", recorded="refuted")
+       "Theorem 3.2; Lemma F.1; Appendix F.2.2", recorded="refuted", kind="statement")
 def retrieval_inf(options):
     scans = _scans("inf")
     theta, n = PAPER[0], 291  # 291 theta = 0.7857 ~ omega = 0.78540: the bound nearly vanishes
@@ -227,7 +227,7 @@ def retrieval_inf(options):
        "theta') at theta' = 0; the equality fails wherever also (2n-3) theta' >= omega (n = 4, theta = omega/5). "
        "Before issue 30 it read theta for theta' and included theta = 0, where its formula gives 0 but lambda = 1 - cos "
        "omega > 0",
-       "corrects Theorem 3.2 (Retrieval, Lemma F.1 reading)", recorded="verified")
+       "corrects Theorem 3.2 (Retrieval, Lemma F.1 reading)", recorded="verified", kind="statement")
 def retrieval_inf_corrected(options):
     # Until issue 16 the equality was stated for every n with (n+1) theta <= omega: false for n >= 4 where
     # (2n-3) theta >= omega (the second term is <= 0 while lambda > 0); ``equality_fails_beyond`` shows it.

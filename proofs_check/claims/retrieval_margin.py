@@ -25,7 +25,7 @@ from .retrieval_discrepancy import (BRUTE_CASES, CASES, LETTERS, PAPER, THETA_PR
 @claim("C7-retrieval-margin",
        "The bound read as the margin average-hard attention needs (min over inputs of best matched-key logit minus "
        "best other-symbol logit): margin(n) <= 1 - cos(omega - n theta) for n <= n0",
-       "Theorem 3.2 with the proof's competitor set, Appendix F.2.2", recorded="refuted")
+       "Theorem 3.2 with the proof's competitor set, Appendix F.2.2", recorded="refuted", kind="statement")
 def retrieval_margin(options):
     scans = _scans("margin")
     theta = PAPER[0]  # input h1 a1: query a1 matches itself at offset 0; h has d = -1 at offset 1
@@ -56,7 +56,7 @@ def _margin_by_enumeration(theta, A: int, n: int, balls):
        "cos((n-2) theta') - cos(omega - (n-1) theta') = 2 sin((omega - theta')/2) sin((omega - (2n-3) theta')/2) > 0: "
        "a lower bound on what Lemma F.1 needs, not an upper bound. Before issue 30 it read theta for theta', false for "
        "theta < 0",
-       "corrects Theorem 3.2 / Appendix F.2.2", recorded="verified")
+       "corrects Theorem 3.2 / Appendix F.2.2", recorded="verified", kind="statement")
 def retrieval_margin_exact(options):
     referee = [exact_statement(name, options.thorough) for name in ("margin-exact", "margin-product")]
     positive = margin_positive(options.thorough)
@@ -83,7 +83,7 @@ def retrieval_margin_exact(options):
 @claim("C7-retrieval-condition",
        "Appendix F.2.2's condition 0 < theta < omega/(2 n0) keeps every other-symbol key strictly below the matched "
        "key on every input of length n <= n0 (so average-hard attention picks the answer)",
-       "Appendix F.2.2; Theorem 3.2", recorded="verified")
+       "Appendix F.2.2; Theorem 3.2", recorded="verified", kind="statement")
 def retrieval_condition(options):
     # Proof: for n <= n0, (2n - 3) theta < (2 n0 - 3) omega/(2 n0) < omega, so margin(n) =
     # 2 sin((omega - theta)/2) sin((omega - (2n-3) theta)/2) > 0 (C7-retrieval-margin-exact).
@@ -124,7 +124,7 @@ def retrieval_condition(options):
 
 @claim("C8",
        "Remark 3.2: with theta = 0 (no RoPE) Delta_Retrieval(n) stays away from zero for every length",
-       "Remark 3.2", recorded="verified")
+       "Remark 3.2", recorded="verified", kind="statement")
 def no_rope(options):
     # At theta = 0 a logit cos(d omega) does not depend on the offset, so the rows of length n are those of
     # length 2 with entries repeated: every reading is constant in n >= 2 (brute force below confirms).
