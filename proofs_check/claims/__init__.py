@@ -14,6 +14,7 @@ from . import table1  # noqa: F401
 from . import llm  # noqa: F401
 from . import llm_heads  # noqa: F401
 from . import llm_local  # noqa: F401
+from . import llm_layers  # noqa: F401  (LLM-local-global, Gemma 3)
 from . import premise  # noqa: F401
 from . import variants  # noqa: F401
 from . import rescale  # noqa: F401

@@ -1,5 +1,8 @@
 """C11-llm: in a pretrained LLM, positional heads use faster RoPE planes than symbolic heads.
 
+Decided per model, by one rule: ``C11-llm`` on SmolLM2-135M-Instruct, ``C11-llm-gemma3`` on
+Gemma 3 270M (registered before its analysis ran).
+
 The paper's Table 1 (C11) ties fast planes to positional heads in our small trained GPT-J.
 This claim asks the same of a real pretrained model, from the shipped per-head analysis of
 SmolLM2-135M-Instruct (``training/reference/llm/smollm2/analysis_<task>.json``, written by
@@ -34,6 +37,7 @@ from .shipped import LLM_HEADS, read
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "training" / "reference" / "llm" / "smollm2"
+SHIPPED_GEMMA3 = ROOT / "training" / "reference" / "llm" / "gemma3"
 TASKS = ("number", "letter")
 SINK_LIMIT = 0.5
 SCORE_LIMIT = 0.5
@@ -44,8 +48,9 @@ RULE = (f"per task: exclude heads with sink share (mean attention on the first t
         f"(left out); compare frequency.{ID_FIELD} (1 = fastest plane) of positional vs symbolic heads with one-sided "
         f"Mann-Whitney U tests. Verified if positional IDs are lower with p < {ALPHA} in every task; refuted if they "
         f"are higher with p < {ALPHA} in any task; undecided otherwise")
-COMMAND = ("python -m training analyze --model SmolLM2-135M-Instruct.Q4_1.gguf --task {task} --json {path} "
-           "(training/reference/llm/smollm2/README.md)")
+COMMAND = ("python -m training analyze --model {model} --task {task} --json {path} "
+           "(training/reference/llm/{folder}/README.md)")
+GGUF = {"smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf", "gemma3": "gemma-3-270m-Q4_K_M.gguf"}
 
 
 def classify_heads(analysis: dict) -> np.ndarray:
@@ -113,7 +118,8 @@ def check_folder(folder: Path) -> Outcome:
     folder = Path(folder)
     absent = {t: folder / f"analysis_{t}.json" for t in TASKS if not (folder / f"analysis_{t}.json").is_file()}
     if absent:
-        commands = "; ".join(COMMAND.format(task=t, path=_show(p)) for t, p in absent.items())
+        commands = "; ".join(COMMAND.format(model=GGUF.get(folder.name, "MODEL"), task=t, path=_show(p),
+                                            folder=folder.name) for t, p in absent.items())
         return Outcome("undecided", f"missing {', '.join(_show(p) for p in absent.values())} (write it with: "
                        f"{commands})", {"rule": RULE, "missing": [_show(p) for p in absent.values()]})
     analyses = {t: read(folder / f"analysis_{t}.json", LLM_HEADS) for t in TASKS}
@@ -129,3 +135,13 @@ def check_folder(folder: Path) -> Outcome:
        "symbolic heads", "Appendix G, Table 1 (C11), asked of a real model", recorded="verified", kind="experiment")
 def positional_heads_use_faster_planes(options):
     return check_folder(SHIPPED)
+
+
+@claim("C11-llm-gemma3", "In a second pretrained LLM family (Gemma 3 270M, base model; sliding-window layers with "
+       "RoPE base 10,000 and full-attention layers with base 1,000,000), positional heads use faster RoPE planes "
+       "than symbolic heads, each plane ID counted in its own layer's base",
+       "Appendix G, Table 1 (C11), asked of a second model family (issue 32); the rule of C11-llm, unchanged, "
+       "registered 2026-12-03 before Gemma 3 was analysed", recorded="undecided", kind="experiment")
+# recorded undecided when registered: no Gemma 3 analysis had run.
+def positional_heads_use_faster_planes_in_gemma3(options):
+    return check_folder(SHIPPED_GEMMA3)
