@@ -12,11 +12,14 @@ y in [x/2, 2x].  A3: the exploratory ``relative`` reading (half-filled), chosen 
 at the members of ``SEEN_BY_RELATIVE``; the others, the ones that test it, get a black ring.
 A member whose file predates a reading is left out of that panel.  Whether they agree is
 decided by the claims P-break and P-break-relative of ``python -m proofs_check``: this figure
-computes no statistic.  B: the measured break of each hop count,
-one line per member: the break compounds over hops.  C: letter task, the top key's softmax
-weight at the rule's quantile (the 0.1 input) on the member's answer-path layers of the mass
-reading (layer 0 when it has none), the lowest of them at each length: median over a variant's
-seeds with the min-max band, beside the mass reading's threshold 1 - 1/r.
+computes no statistic (the caption says so, the titles say only what each panel shows).  B: the
+measured break of each hop count, one line per member: the break compounds over hops.  C: letter
+task, the top key's softmax weight at the rule's quantile (the 0.1 input) on the member's
+answer-path layers of the mass reading (layer 0 when it has none), the lowest of them at each
+length: one small panel per variant, named by its title (one band per variant on one axes hid each
+other), its median over seeds and min-max band over the other variants' medians in light grey,
+beside the mass reading's threshold 1 - 1/r.  No legend lies over data: the colours' legend
+sits beside A3, C's key in the cell after its last panel.
 
 A model below 0.9 already at its first length (17 tokens, the training length) never learned
 the task there: its "break" says nothing about length, and its answer path, chosen at that
@@ -30,6 +33,7 @@ either study is a missing input.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,6 +71,11 @@ TASK_MARKERS = {"number": "o", "letter": "s"}
 CENSORED_AT, STRIP = 1.5, (1.2, 2.0)
 # hatched, so the strip never reads as the grey factor-2 band
 STRIP_LOOK, GUIDE = {"facecolor": "white", "edgecolor": "0.65", "hatch": "///", "lw": 0}, {"color": "0.3", "lw": 0.9}
+# C: one small panel per variant, SMALL_COLUMNS to a row; the other variants' medians behind it
+SMALL_COLUMNS = 4
+CONTEXT = {"color": "0.78", "lw": 0.8, "zorder": 1}
+THRESHOLD_LOOK = {"color": "0.3", "linestyle": "--", "lw": 1.0}
+THRESHOLD_LABEL = f"mass reading's threshold 1 − 1/r = {MASS_THRESHOLD:g} (r = {SPREAD_RATIO:g})"
 HOP_SPREAD = 0.4  # width (in hops) over which the members' markers of one hop are spread
 COMMANDS = {"seeds": "python -m training study training/studies/seeds.json, then --collect (or --seeds DIR)",
             "variants": "python -m training study training/studies/variants.json, then --collect (or --variants DIR)"}
@@ -195,26 +204,46 @@ def path_weight(m: Member) -> list:
     return [min((w for w in column if w is not None), default=None) for column in columns]
 
 
-def weight_panel(ax, members: dict, colours: dict) -> dict:
-    """C: letter task, the path's top-key weight against length per variant; returns {variant: Band}."""
+def weight_panels(sub, members: dict, colours: dict) -> dict:
+    """C: letter task, the path's top-key weight against length, one small panel per variant
+    (its median and band in colour, named by the panel's title; every other variant's median in
+    light grey behind it, for comparison), and a key in the cell after the last.  Returns
+    {variant: Band}."""
     letter = [m for m in members.values() if m.task == "letter"]
     if not letter:
-        style.placeholder(ax, "no letter-task model ships a dilution.json")
+        style.placeholder(sub.add_subplot(), "no letter-task model ships a dilution.json")
         return {}
-    drawn = {}
-    for variant, (label, colour) in colours.items():
+    drawn, notes = {}, {}
+    for variant in colours:
         curves = {m.seed: (m.dilution["lengths"], path_weight(m)) for m in letter if m.variant == variant}
         if curves:
             drawn[variant] = bands.band(curves)
-            bands.draw_band(ax, drawn[variant], colour, label=f"{variant}: {bands.seeds_note(drawn[variant].seeds)}")
-            ax.lines[-1].set(marker="s", markersize=3)
-    ax.axhline(MASS_THRESHOLD, color="0.3", linestyle="--", lw=1.0,
-               label=f"mass reading's threshold 1 − 1/r = {MASS_THRESHOLD:g} (r = {SPREAD_RATIO:g})")
-    ax.set(xscale="log", ylim=(0, 1.03), xlabel="Total input length (tokens)",
-           ylabel=f"Top-key weight, lowest path layer ({QUANTILE:g} quantile)")
-    ax.legend(loc="center right", handles=ax.get_legend_handles_labels()[0] + [
-        Line2D([], [], color=bands.LEGEND_GREY, lw=bands.MEDIAN_WIDTH, label="line: median over seeds"),
-        Patch(facecolor=bands.LEGEND_GREY, alpha=bands.BAND_ALPHA, label="band: min–max over seeds (2+ seeds)")])
+            notes[variant] = f"{variant}: {bands.seeds_note(drawn[variant].seeds)}"
+    cols = min(SMALL_COLUMNS, len(drawn) + 1)  # + 1: the key's cell
+    grid = sub.add_gridspec(math.ceil((len(drawn) + 1) / cols), cols)
+    first = None
+    for cell, (variant, spread) in enumerate(drawn.items()):
+        ax = sub.add_subplot(grid[divmod(cell, cols)], sharex=first, sharey=first)
+        first = first or ax
+        for other, behind in drawn.items():
+            if other != variant:
+                ax.plot(behind.x, behind.median, label=notes[other], **CONTEXT)
+        bands.draw_band(ax, spread, colours[variant][1], label=notes[variant])
+        ax.lines[-1].set(marker="s", markersize=3)
+        ax.axhline(MASS_THRESHOLD, label=THRESHOLD_LABEL, **THRESHOLD_LOOK)
+        ax.set(xscale="log", ylim=(0, 1.03))
+        ax.set_title(f"C. {notes[variant]}", fontsize=8.5)
+        ax.label_outer()  # the shared axes are numbered once, on the outer panels
+    key = sub.add_subplot(grid[divmod(len(drawn), cols)])
+    key.set_axis_off()
+    key.legend(loc="center", frameon=False, handles=[
+        Line2D([], [], color=bands.LEGEND_GREY, lw=bands.MEDIAN_WIDTH, marker="s", markersize=3,
+               label="the panel's variant: median over seeds"),
+        Patch(facecolor=bands.LEGEND_GREY, alpha=bands.BAND_ALPHA, label="its min–max over seeds (2+ seeds)"),
+        Line2D([], [], label="every other variant's median", **CONTEXT),
+        Line2D([], [], label=THRESHOLD_LABEL, **THRESHOLD_LOOK)])
+    sub.supxlabel("Total input length (tokens)", fontsize=9)
+    sub.supylabel(f"Top-key weight, lowest path layer ({QUANTILE:g} quantile)", fontsize=9)
     return drawn
 
 
@@ -247,26 +276,27 @@ def build_fig_breaks(inputs: Inputs, out: Path) -> Built:
     floor = min([v for v in values if v is not None] + [top]) / 1.4
     tasks = [t for t in style.TASKS if any(m.task == t for m in everyone.values())]
     tasks += sorted({m.task for m in everyone.values()} - set(tasks))
-    fig = style.new_figure(21, 12.5)
-    grid = fig.add_gridspec(2, 6)
-    for col, rule in enumerate(RULE_LOOK):
-        ax = fig.add_subplot(grid[0, 2 * col:2 * col + 2])
+    fig = style.new_figure(21, 14)
+    upper, lower = fig.subfigures(2, 1, height_ratios=[1, 1.4])
+    for col, (rule, ax) in enumerate(zip(RULE_LOOK, upper.subplots(1, len(RULE_LOOK)))):
         break_panel(ax, members, colours, rule, floor, top)
-        claim = "P-break-relative (ringed models only)" if rule == "relative" else "P-break"
-        ax.set_title(f"A{col + 1}. {rule} reading ({RULE_LOOK[rule][0]}): predicted against measured\n"
-                     f"status: claim {claim} of `python -m proofs_check`")
-    legend(ax, colours, tasks, last_lengths)  # beside A3, the last panel of the row
-    hop_panel(ax := fig.add_subplot(grid[1, 0:3]), members, colours, floor, top)
+        ax.set_title(f"A{col + 1}. {rule} reading ({RULE_LOOK[rule][0]}): predicted against measured break")
+    legend(ax, colours, tasks, last_lengths)  # beside A3, the last panel of the row: outside the data
+    hops_part, weights_part = lower.subfigures(1, 2, width_ratios=[1, 1.45])
+    hop_panel(ax := hops_part.add_subplot(), members, colours, floor, top)
     ax.set_title("B. Measured break per hop count, one line per model: it compounds over hops")
-    weight_panel(ax := fig.add_subplot(grid[1, 3:6]), members, colours)
-    ax.set_title("C. Letter task: top-key weight on the mass reading's path layers, against length")
+    weight_panels(weights_part, members, colours)
+    weights_part.suptitle("C. Letter task: top-key weight on the mass reading's path layers against length, "
+                          "one panel per variant", fontsize=10)
     studies = {s: sum(m.study == s for m in everyone.values()) for s in study_folders(inputs)}
     unlearned = (f"; left out, below {THRESHOLD:g} already at the training length: {', '.join(left_out)}"
                  if left_out else "")
     fig.suptitle(f"Does discrepancy predict where length generalisation breaks?  {len(everyone)} trained models "
                  f"({studies['seeds']} from the seed study, {studies['variants']} more from the variants study"
-                 f"{unlearned})\n"
-                 f"break: first length where accuracy falls below {THRESHOLD:g} (measured) or where Lemma F.1's "
-                 f"condition fails on the answer-path layers (predicted, at the {QUANTILE:g} input, r = "
-                 f"{SPREAD_RATIO:g})", fontsize=11)
+                 f"{unlearned})", fontsize=11)
+    fig.supxlabel(f"Break: the first length where accuracy falls below {THRESHOLD:g} (measured), or where Lemma "
+                  f"F.1's condition fails on the answer-path layers (predicted, at the {QUANTILE:g} input, r = "
+                  f"{SPREAD_RATIO:g}).  Whether they agree is decided by the claims P-break (A1, A2) and "
+                  f"P-break-relative (A3, ringed models only) of `python -m proofs_check`; this figure computes no "
+                  f"statistic.", fontsize=8.5, color="0.25")
     return Built(style.save(fig, out, "fig_breaks"))

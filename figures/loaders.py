@@ -267,11 +267,14 @@ class Inputs:
             path, "llm_heads", task, ("layers", "heads", "per_head", "frequency")))
 
     def llm_results(self) -> list[dict]:
-        """Every results JSON of ``python -m training llm`` in ``llm_dir`` (none is fine: the
-        paper's Table 3 is always drawn), sorted by file name for a stable legend."""
+        """Every results JSON of ``python -m training llm`` in ``llm_dir`` but the screen runs
+        (``<model>_screen.json``, claim C12-local) (none is fine: the paper's Table 3 is always
+        drawn), sorted by file name for a stable legend."""
         folder = Path(self.llm_dir)
         results = []
         for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+            if path.name.endswith("_screen.json"):  # Appendix H's gate at one length, not a curve
+                continue
             data = read_json(path, "llm", required=("model", "task", "per_length"))
             data["_file"] = path.name
             results.append(data)

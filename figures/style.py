@@ -184,6 +184,64 @@ def legend_below(ax, ncol: int = 2) -> None:
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=ncol, frameon=False)
 
 
+LABEL_SIZE = 7.5  # points: direct labels, as small as the legends they replace
+LABEL_LEAD = 0.06  # axes widths between the axes' right edge and a line-end label
+
+
+def _spread(wanted: list, gap: float, low: float, high: float) -> list:
+    """Positions as close to ``wanted`` (sorted) as labels ``gap`` apart allow, kept in [low, high]
+    when they fit: pushed up from the lowest, then down from the highest."""
+    placed = []
+    for y in wanted:
+        placed.append(max(y, low, placed[-1] + gap if placed else low))
+    for i in range(len(placed) - 1, -1, -1):
+        placed[i] = min(placed[i], high if i == len(placed) - 1 else placed[i + 1] - gap)
+    return placed
+
+
+def label_line_ends(ax, lines: list, fontsize: float = LABEL_SIZE) -> list:
+    """Name each line (its label) in the axes' right margin, level with its last point on the
+    axes, in its colour, joined to the axes' edge by a short lead in its style: a legend that
+    covers no data and needs no colour matching.  Labels too close are pushed apart.  Call after
+    every curve is drawn and the limits are set; returns the labels (Annotation artists)."""
+    to_axes = ax.transScale + ax.transLimits  # data -> axes fraction, whatever the figure's layout
+    ax.autoscale_view()
+    ends = []
+    for line in lines:
+        points = [(x, y) for x, y in zip(line.get_xdata(), line.get_ydata()) if math.isfinite(x) and math.isfinite(y)
+                  and (y > 0 or ax.get_yscale() != "log") and (x > 0 or ax.get_xscale() != "log")]
+        y = to_axes.transform(points[-1])[1] if points else 0.5
+        ends.append((min(1.0, max(0.0, float(y))), line))
+    ends.sort(key=lambda end: end[0])
+    # one label's height in axes heights (1.4 line heights keep neighbours apart), from the axes'
+    # current size: lay the figure out first (Figure.draw_without_rendering), as the labels only widen it
+    height = ax.get_position().height * ax.get_figure(root=True).get_figheight() * 72
+    spots = _spread([y for y, _ in ends], 1.4 * fontsize / height, -0.02, 1.02)
+    return [ax.annotate(line.get_label(), xy=(1.0, y), xycoords="axes fraction", xytext=(1.0 + LABEL_LEAD, spot),
+                        textcoords="axes fraction", ha="left", va="center", fontsize=fontsize, color=line.get_color(),
+                        annotation_clip=False, arrowprops={"arrowstyle": "-", "color": line.get_color(), "lw": 1.0,
+                                                           "linestyle": line.get_linestyle(), "shrinkA": 0,
+                                                           "shrinkB": 2, "relpos": (0, 0.5)})
+            for (y, line), spot in zip(ends, spots)]
+
+
+def vertical_lines(ax) -> list:
+    """The axes' vertical marks (axvline): drawn in data x and axes y, so they have no end to name."""
+    return [line for line in ax.get_lines() if line.get_transform() == ax.get_xaxis_transform(which="grid")]
+
+
+def label_verticals(ax, lines: list, fontsize: float = LABEL_SIZE) -> tuple[list, float]:
+    """Name each vertical line (axvline; its label) just above the axes, left-aligned on it, one
+    row per line from the leftmost up, in its colour.  Returns the labels and the title pad (points)
+    that clears them."""
+    row = 1.35 * fontsize
+    labels = [ax.annotate(line.get_label(), xy=(line.get_xdata()[0], 1.0), xycoords=ax.get_xaxis_transform(),
+                          xytext=(2, 3 + i * row), textcoords="offset points", ha="left", va="bottom",
+                          fontsize=fontsize, color=line.get_color(), annotation_clip=False)
+              for i, line in enumerate(sorted(lines, key=lambda line: line.get_xdata()[0]))]
+    return labels, 6 + len(lines) * row
+
+
 def show_path(path) -> str:
     """A path relative to the working folder when it lies inside it, for short messages."""
     try:

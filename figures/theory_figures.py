@@ -107,77 +107,114 @@ def _first_crossing(ns, values, bound):
     return None
 
 
-def build_fig5a(inputs: Inputs, out: Path) -> Built:
-    """Figure 5A: the paper's panel (stated bounds, n <= 100, linear) with the exact
-    discrepancies drawn over it, then Index and Retrieval on log-log axes up to n-max with the
-    worst angle found and the corrected bounds."""
-    data = inputs.proofs_figure5a()
-    ns, index, worst, retrieval = data["n"], data["index"], data["index_worst_angle"], data["retrieval"]
-    red, green = style.TASK_COLOUR["number"], style.TASK_COLOUR["letter"]
-    theta_i, theta_w = index["theta"]["decimal"], worst["theta"]["exact"]
-    theta_r, alph = retrieval["theta"]["decimal"], retrieval["alph_size"]
-    fig = style.new_figure(16, 6.4)
-    paper_ax, index_ax, retr_ax = fig.subplots(1, 3)
+# The paper's bounds are drawn last (on top) and dashed: where an exact curve runs on a bound,
+# the dashes stay visible over it.  In the first panel a bound and its exact curve share a
+# colour, so the exact curve is a wide pale stroke under the dashes rather than a same-colour line.
+PAPER_ON_TOP = {**style.PAPER_STYLE, "zorder": 3}
+EXACT_UNDER = {"lw": 4.0, "alpha": 0.4, "zorder": 2}
+MARK_BEHIND = {"lw": 0.9, "zorder": 1.5}  # vertical marks sit behind the curves they mark
 
+
+def _fails_from(what: str, n) -> str:
+    """'<what> fails from n = N' or '<what> holds', as the data says."""
+    return f"{what} fails from n = {n}" if n is not None else f"{what} holds"
+
+
+def _title(ax, title: str, verticals: list) -> None:
+    """The panel's one-line title, raised over the vertical marks' labels (named above the axes)."""
+    pad = style.label_verticals(ax, verticals)[1] if verticals else 6
+    ax.set_title(title, pad=pad, loc="left")  # from the axes' left edge over the labels' margin
+
+
+def _paper_panel(ax, data: dict, ns: list) -> None:
+    """The paper's panel: stated bounds against the exact values, n <= 100, linear axes."""
+    index, retrieval = data["index"], data["retrieval"]
+    red, green = style.TASK_COLOUR["number"], style.TASK_COLOUR["letter"]
     short = [i for i, n in enumerate(ns) if n <= 100]
     take = lambda series: [series[i] for i in short]  # noqa: E731
     n_short = take(ns)
-    paper_ax.plot(n_short, take(index["stated_bound"]), color=red, lw=2, label=f"paper: Index bound (θ = {theta_i})",
-                  **style.PAPER_STYLE)
-    paper_ax.plot(n_short, take(retrieval["stated_bound"]), color=green, lw=2,
-                  label=f"paper: Retrieval bound (θ = {theta_r}, |ALPH| = {alph})", **style.PAPER_STYLE)
-    paper_ax.plot(n_short, take(index["sup"]), color=red, lw=1.3, label="exact: Index Δ (Def. 3.1, max over inputs)")
-    paper_ax.plot(n_short, take(retrieval["competitor"]), color=green, lw=1.3,
-                  label="exact: Retrieval Δ (proof's competitor gap)")
-    paper_ax.set(title="As in the paper (n ≤ 100): stated bound vs exact", xlabel="Sequence length n",
-                 ylabel="Discrepancy", ylim=(0, None))
-    style.legend_below(paper_ax, ncol=1)
+    ax.plot(n_short, take(index["sup"]), color=red, label="exact: Index Δ (Def. 3.1)", **EXACT_UNDER)
+    ax.plot(n_short, take(retrieval["competitor"]), color=green, label="exact: Retrieval Δ (competitor gap)",
+            **EXACT_UNDER)
+    ax.plot(n_short, take(index["stated_bound"]), color=red, lw=1.8,
+            label=f"paper: Index (θ = {index['theta']['decimal']})", **PAPER_ON_TOP)
+    ax.plot(n_short, take(retrieval["stated_bound"]), color=green, lw=1.8,
+            label=f"paper: Retrieval (θ = {retrieval['theta']['decimal']}, |ALPH| = {retrieval['alph_size']})",
+            **PAPER_ON_TOP)
+    ax.set(xlabel="Sequence length n", ylabel="Discrepancy", ylim=(0, None))
+    index_broken = _first_crossing(n_short, take(index["sup"]), take(index["stated_bound"]))
+    retrieval_broken = _first_crossing(n_short, take(retrieval["competitor"]), take(retrieval["stated_bound"]))
+    _title(ax, f"As printed (n ≤ {n_short[-1]}): {_fails_from('Index bound', index_broken)}, "
+               f"{_fails_from('Retrieval bound', retrieval_broken)}", [])
 
-    index_ax.loglog(ns, index["stated_bound"], color="black", lw=2, label="paper: min{1−cos θ, 2π²/n²}",
-                    **style.PAPER_STYLE)
-    index_ax.loglog(ns, index["sup"], color=red, lw=1.6, label=f"exact Δ, paper's θ = {theta_i}")
-    index_ax.loglog(ns, style.positive(worst["sup"]), color=style.WORST_ANGLE_COLOUR, lw=1.3,
-                    label=f"exact Δ, worst θ = {theta_w}")
+
+def _index_panel(ax, data: dict, ns: list) -> None:
+    """Index on log-log axes up to n-max: the stated bound, the exact values at the paper's and
+    the worst angle, the sup over angles, the corrected bound and Lemma F.1's lambda(n)."""
+    index, worst = data["index"], data["index_worst_angle"]
+    red, theta = style.TASK_COLOUR["number"], index["theta"]["decimal"]
+    ax.loglog(ns, index["sup"], color=red, lw=1.6, label=f"exact Δ, paper's θ = {theta}")
+    ax.loglog(ns, style.positive(worst["sup"]), color=style.WORST_ANGLE_COLOUR, lw=1.3,
+              label=f"exact Δ, worst θ = {worst['theta']['exact']}")
     if data.get("index_sup_over_angles"):
-        index_ax.loglog(ns, style.positive(data["index_sup_over_angles"]), color="0.3", lw=1,
-                        label="sup of Δ over all angles")
-    index_ax.loglog(ns, index["corrected_sup_bound"], color=style.CORRECTED_COLOUR, lw=1.2, linestyle=":",
-                    label=f"corrected bound (θ = {theta_i})")
-    index_ax.loglog(ns, style.positive(index["inf"]), color=red, lw=0.9, linestyle="-.",
-                    label=f"Lemma F.1's λ(n) (min over inputs), θ = {theta_i}")
+        ax.loglog(ns, style.positive(data["index_sup_over_angles"]), color="0.3", lw=1,
+                  label="sup of Δ over all angles")
+    ax.loglog(ns, index["corrected_sup_bound"], color=style.CORRECTED_COLOUR, lw=1.2, linestyle=":",
+              label=f"corrected bound (θ = {theta})")
+    ax.loglog(ns, style.positive(index["inf"]), color=red, lw=0.9, linestyle="-.", label="Lemma F.1's λ(n)")
+    ax.loglog(ns, index["stated_bound"], color="black", lw=1.8, label="paper: min{1−cos θ, 2π²/n²}",
+              **PAPER_ON_TOP)
     broken = _first_crossing(ns, index["sup"], index["stated_bound"])
-    if broken:  # said in the legend, not in the panel: no text lies over a curve
-        index_ax.axvline(broken, color=red, lw=0.8, alpha=0.5, label=f"stated bound fails from n = {broken}")
-    index_ax.set(title="Index: bound vs exact discrepancy", xlabel="Sequence length n (log)",
-                 ylabel="Discrepancy (log)")
-    style.legend_below(index_ax)
+    verticals = [ax.axvline(broken, color=red, alpha=0.5, label=f"stated bound fails from n = {broken}",
+                            **MARK_BEHIND)] if broken else []
+    ax.set(xlabel="Sequence length n (log)", ylabel="Discrepancy (log)")
+    corrected = _first_crossing(ns, index["sup"], index["corrected_sup_bound"])
+    _title(ax, f"Index: {_fails_from('stated bound', broken)}; {_fails_from('corrected bound', corrected)}", verticals)
 
-    # The theorem assumes theta < omega / (2 n0): its bound (and ours) only speak for n <= n0_max.
-    inside = lambda series: [v if n <= retrieval["n0_max"] else None for n, v in zip(ns, series)]  # noqa: E731
-    retr_ax.loglog(ns, style.positive(inside(retrieval["stated_bound"])), color="black", lw=2,
-                   label="paper: 1 − cos(ω − nθ) (n ≤ n0)", **style.PAPER_STYLE)
-    retr_ax.loglog(ns, style.positive(retrieval["competitor"]), color=green, lw=1.6, label="exact: competitor gap")
-    retr_ax.loglog(ns, style.positive(inside(retrieval["corrected_competitor_bound"])), color=style.CORRECTED_COLOUR,
-                   lw=1.2,
-                   linestyle=":", label="corrected: 1 − cos(ω − (n−1)θ) (n ≤ n0)")
-    retr_ax.loglog(ns, style.positive(retrieval["margin"]), color=style.MARGIN_COLOUR, lw=1.1,
-                   label="margin (matched − best other symbol), where > 0")
-    retr_ax.loglog(ns, style.positive(retrieval["sup"]), color="0.4", lw=1,
-                   label="Def. 3.1 reading (max over inputs)")
+
+def _retrieval_panel(ax, data: dict, ns: list) -> None:
+    """Retrieval on log-log axes: the stated and corrected bounds inside the theorem's range
+    (n <= n0), the exact competitor gap, the margin, the Definition 3.1 reading and lambda(n)."""
+    retrieval = data["retrieval"]
+    green, n0 = style.TASK_COLOUR["letter"], retrieval["n0_max"]
+    # The theorem assumes theta < omega / (2 n0): its bound (and ours) only speak for n <= n0.
+    inside = lambda series: [v if n <= n0 else None for n, v in zip(ns, series)]  # noqa: E731
+    ax.loglog(ns, style.positive(retrieval["competitor"]), color=green, lw=1.6, label="exact: competitor gap")
+    ax.loglog(ns, style.positive(inside(retrieval["corrected_competitor_bound"])), color=style.CORRECTED_COLOUR,
+              lw=1.2, linestyle=":", label="corrected: 1 − cos(ω − (n−1)θ)")
+    ax.loglog(ns, style.positive(retrieval["margin"]), color=style.MARGIN_COLOUR, lw=1.1,
+              label="margin: matched − best other symbol")
+    ax.loglog(ns, style.positive(retrieval["sup"]), color="0.4", lw=1, label="Def. 3.1 reading (max over inputs)")
     # lambda(n) where the closed form gives it, else its certified lower bound (beyond n0)
     lower = retrieval.get("inf_lower_bound", retrieval["inf"])
     lam = [exact if exact is not None else bound for exact, bound in zip(retrieval["inf"], lower)]
-    retr_ax.loglog(ns, style.positive(lam), color=green, lw=0.9, linestyle="-.",
-                   label="λ(n) (or certified lower bound)")
-    retr_ax.axvline(retrieval["n0_max"], color="0.5", lw=0.8, linestyle="--",
-                    label=f"n0 = {retrieval['n0_max']}: largest n0 with θ < ω/(2 n0)")
+    ax.loglog(ns, style.positive(lam), color=green, lw=0.9, linestyle="-.", label="λ(n) or its certified lower bound")
+    ax.loglog(ns, style.positive(inside(retrieval["stated_bound"])), color="black", lw=1.8,
+              label="paper: 1 − cos(ω − nθ)", **PAPER_ON_TOP)
+    verticals = [ax.axvline(n0, color="0.5", linestyle="--", label=f"n0 = {n0}: largest n0 with θ < ω/(2 n0)",
+                            **MARK_BEHIND)]
     negative = next((n for n, m in zip(ns, retrieval["margin"]) if m is not None and m <= 0), None)
     if negative:
-        retr_ax.axvline(negative, color=style.MARGIN_COLOUR, lw=1.0, linestyle=":",
-                        label=f"margin ≤ 0 from n = {negative} (a wrong symbol can win)")
-    retr_ax.set(title=f"Retrieval (θ = {theta_r}, |ALPH| = {alph})", xlabel="Sequence length n (log)",
-                ylabel="Discrepancy (log)")
-    style.legend_below(retr_ax)
+        verticals.append(ax.axvline(negative, color=style.MARGIN_COLOUR, linestyle=":",
+                                    label=f"margin ≤ 0 from n = {negative} (a wrong symbol can win)", **MARK_BEHIND))
+    ax.set(xlabel="Sequence length n (log)", ylabel="Discrepancy (log)")
+    turns = f"margin ≤ 0 from n = {negative}" if negative else "margin stays > 0"
+    _title(ax, f"Retrieval: {turns}; the bounds cover n ≤ n0 = {n0}", verticals)
+
+
+def build_fig5a(inputs: Inputs, out: Path) -> Built:
+    """Figure 5A: the paper's panel (stated bounds, n <= 100, linear) with the exact
+    discrepancies drawn under it, then Index and Retrieval on log-log axes up to n-max with the
+    worst angle found and the corrected bounds.  Every curve is named at its end (no legend);
+    each panel's title says what it shows, from the data."""
+    data = inputs.proofs_figure5a()
+    fig = style.new_figure(20, 5.6)
+    panels = fig.subplots(1, 3)
+    for ax, draw in zip(panels, (_paper_panel, _index_panel, _retrieval_panel)):
+        draw(ax, data, data["n"])
+    fig.draw_without_rendering()  # lays the panels out: the labels below are spaced for their final height
+    for ax in panels:
+        style.label_line_ends(ax, [line for line in ax.get_lines() if line not in style.vertical_lines(ax)])
     fig.suptitle("Figure 5A: discrepancy of the constructions — the paper's bounds (dashed) against exact values",
                  fontsize=12)
     return Built(style.save(fig, out, "fig5a"))

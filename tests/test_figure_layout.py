@@ -5,10 +5,14 @@ and no title may run into a panel or a legend, checked on the drawn figure's win
 Colour: every colour role is an Okabe-Ito colour, and every colour any figure draws is one of
 them, a neutral grey, or a sample of a colour-blind-safe map (viridis, cividis).  The inputs
 are the synthetic files of ``test_figures`` (plotting code only, never shown as results).
+At a glance (fig5a and fig_breaks, drawn from the shipped inputs): one-line titles, no legend
+over data, no blank band between panels, the paper's dashed bounds visible over the exact
+curves, and every series named directly (fig5a: at its end; fig_breaks C: one small panel each).
 """
 
 import copy
 import json
+from pathlib import Path
 
 import matplotlib
 import numpy as np
@@ -212,3 +216,207 @@ def test_labels_of_neighbouring_arrows_are_staggered():
     radii = _label_radii(angles, 1.15)
     assert radii[2] == 1.15  # a lone arrow keeps the base radius
     assert len({radii[0], radii[1], radii[3]}) == 3  # three close ones: three radii
+
+
+# --- fig5a and fig_breaks, built from the shipped inputs: read at a glance ---------------------
+# (issue 31): one-line titles that say what the panel shows, no legend over data, no blank
+# between panels, the paper's dashed bounds visible over the exact curves, each series named.
+
+@pytest.fixture(scope="module")
+def shipped():
+    """fig5a and fig_breaks drawn from the committed inputs (proofs_check/results/figure5a.json,
+    the studies' dilution.json), laid out as saved; {name: figure}."""
+    from figures.breaks_figure import build_fig_breaks
+    from figures.theory_figures import build_fig5a
+
+    figs = {}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(style, "save", lambda fig, out, name: figs.setdefault(name, fig) and [out / name])
+        for build in (build_fig5a, build_fig_breaks):
+            build(Inputs(), Path("unused"))  # nothing is written: save is replaced
+    for fig in figs.values():
+        fig.canvas.draw()
+    yield figs
+    for fig in figs.values():
+        plt.close(fig)
+
+
+def all_figures(fig) -> list:
+    """The figure and every subfigure in it, however deep."""
+    return [fig] + [inner for sub in fig.subfigs for inner in all_figures(sub)]
+
+
+def every_legend(fig) -> list:
+    found = [legend for f in all_figures(fig) for legend in f.legends]
+    return found + [ax.get_legend() for ax in fig.get_axes() if ax.get_legend() is not None]
+
+
+def panel_titles(ax) -> list:
+    return [t for t in (ax.title, ax._left_title, ax._right_title) if t.get_text()]
+
+
+def pieces(fig, renderer) -> list:
+    """Window extents of what the panels draw: data areas, axes with their ticks and labels,
+    titles, texts (direct labels) and legends, and every (sub)figure's title and axis labels."""
+    boxes = []
+    for ax in panels(fig):
+        boxes += [ax.get_window_extent(renderer), ax.xaxis.get_tightbbox(renderer), ax.yaxis.get_tightbbox(renderer)]
+        boxes += [t.get_window_extent(renderer) for t in panel_titles(ax) + [t for t in ax.texts if t.get_text()]]
+    boxes += [legend.get_window_extent(renderer) for legend in every_legend(fig)]
+    for f in all_figures(fig)[1:]:  # the root's title and caption frame the panels, they are not between them
+        boxes += [t.get_window_extent(renderer) for t in (f._suptitle, f._supxlabel, f._supylabel) if t is not None]
+    return [b for b in boxes if b is not None and b.width > 0 and b.height > 0]
+
+
+def widest_blank(fig, horizontal: bool) -> float:
+    """The widest empty band between panels, as a fraction of the figure's width (horizontal:
+    columns, counting only what lies level with the panels' data areas) or height (rows)."""
+    renderer = fig.canvas.get_renderer()
+    areas = [ax.get_window_extent(renderer) for ax in panels(fig)]
+    low, high = min(a.y0 for a in areas), max(a.y1 for a in areas)
+    spans = sorted((b.x0, b.x1) if horizontal else (b.y0, b.y1) for b in pieces(fig, renderer)
+                   if not horizontal or (b.y1 > low and b.y0 < high))
+    start = min(a.x0 if horizontal else a.y0 for a in areas)
+    end = max(a.x1 if horizontal else a.y1 for a in areas)
+    widest, reach = 0.0, start
+    for x0, x1 in spans:
+        if x0 > reach and reach < end:
+            widest = max(widest, min(x0, end) - reach)
+        reach = max(reach, x1)
+    size = fig.bbox.width if horizontal else fig.bbox.height
+    return widest / size
+
+
+GLANCE = ["fig5a", "fig_breaks"]
+BLANK_AT_MOST = {"fig5a": ("columns", 0.02), "fig_breaks": ("rows", 0.025)}  # fractions of the figure
+
+
+@pytest.mark.parametrize("name", GLANCE)
+def test_no_legend_lies_over_a_panels_data(shipped, name):
+    fig = shipped[name]
+    renderer = fig.canvas.get_renderer()
+    for legend in every_legend(fig):
+        box = legend.get_window_extent(renderer)
+        for ax in panels(fig):
+            assert overlap(box, ax.get_window_extent(renderer)) == 0, \
+                f"{name}: a legend covers the data of {panel_titles(ax)[0].get_text()!r}"
+
+
+@pytest.mark.parametrize("name", GLANCE)
+def test_every_title_is_one_line(shipped, name):
+    fig = shipped[name]
+    renderer = fig.canvas.get_renderer()
+    titles = [t for ax in panels(fig) for t in panel_titles(ax)] + [f._suptitle for f in all_figures(fig)
+                                                                      if f._suptitle is not None]
+    assert all(panel_titles(ax) for ax in panels(fig)), f"{name}: a panel without a title"
+    for title in titles:
+        height = title.get_window_extent(renderer).height
+        one_line = 1.6 * title.get_fontsize() * fig.dpi / 72
+        assert "\n" not in title.get_text() and height < one_line, f"{name}: {title.get_text()!r} spans lines"
+    boxes = [t.get_window_extent(renderer) for t in titles]
+    for i, box in enumerate(boxes):  # and runs into no other title and no panel's data
+        assert not any(overlap(box, other) for other in boxes[i + 1:]), titles[i].get_text()
+        assert not any(overlap(box, ax.get_window_extent(renderer)) for ax in panels(fig)), titles[i].get_text()
+
+
+@pytest.mark.parametrize("name", GLANCE)
+def test_no_blank_band_between_panels(shipped, name):
+    along, most = BLANK_AT_MOST[name]
+    assert widest_blank(shipped[name], along == "columns") < most
+
+
+def test_the_blank_measure_finds_a_gap():
+    """The measure above can fail: two panels far apart leave a blank band of their distance."""
+    fig = style.new_figure(10, 3)
+    left, right = fig.subplots(1, 2, gridspec_kw={"wspace": 0.5})
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    tick_start = right.yaxis.get_tightbbox(renderer).x0
+    assert widest_blank(fig, True) == pytest.approx((tick_start - left.get_window_extent(renderer).x1)
+                                                    / fig.bbox.width)
+    assert widest_blank(fig, True) > 0.03
+    plt.close(fig)
+
+
+def near(a: Line2D, b: Line2D, within: float = 0.05) -> bool:
+    """Whether two curves come within ``within`` (relative) of each other at some shared n."""
+    ours = {float(x): float(y) for x, y in zip(a.get_xdata(), a.get_ydata()) if np.isfinite(y)}
+    return any(float(x) in ours and np.isfinite(y) and abs(y - ours[float(x)]) <= within * max(abs(y), 1e-300)
+               for x, y in zip(b.get_xdata(), b.get_ydata()))
+
+
+def test_fig5a_paper_bounds_are_drawn_visibly_over_the_curves_they_meet(shipped):
+    """The paper's dashed bounds lie on exact curves (Retrieval: within 1 %): each is drawn over
+    every curve it meets, and a curve of its own colour is a wider, paler stroke beneath it."""
+    met = {}
+    for ax in panels(shipped["fig5a"]):
+        curves = [line for line in ax.get_lines() if line not in style.vertical_lines(ax)]
+        for bound in [line for line in curves if line.get_label().startswith("paper:")]:
+            assert bound.get_linestyle() == "--"
+            met[bound.get_label()] = [line for line in curves if not line.get_label().startswith("paper:")
+                                      and near(bound, line)]
+            for line in met[bound.get_label()]:
+                assert bound.get_zorder() > line.get_zorder(), f"{bound.get_label()} under {line.get_label()}"
+                if to_rgba(line.get_color())[:3] == to_rgba(bound.get_color())[:3]:
+                    assert line.get_linewidth() >= bound.get_linewidth() + 1.5 and line.get_alpha() < 1
+    retrieval = [label for label in met if "Retrieval" in label or "ω − nθ" in label]
+    assert len(retrieval) == 2 and all(met[label] for label in retrieval)  # both Retrieval bounds meet a curve
+
+
+def test_fig5a_every_curve_and_mark_is_named_directly_in_its_colour(shipped):
+    fig = shipped["fig5a"]
+    renderer = fig.canvas.get_renderer()
+    labels = []
+    for ax in panels(fig):
+        named = {t.get_text(): t for t in ax.texts}
+        drawn = [line.get_label() for line in ax.get_lines()]
+        assert len(named) == len(ax.texts) and sorted(named) == sorted(drawn)  # one label per series
+        for line in ax.get_lines():
+            assert to_rgba(named[line.get_label()].get_color()) == to_rgba(line.get_color())
+        labels += ax.texts
+    assert labels
+    boxes = [Text.get_window_extent(t, renderer) for t in labels]  # the words, not their leads
+    for i, box in enumerate(boxes):  # no label prints on another, on a panel's data, axis or title
+        assert not any(overlap(box, other) > 0 for other in boxes[i + 1:]), labels[i].get_text()
+        for ax in panels(fig):
+            for part in [ax.get_window_extent(renderer), ax.yaxis.get_tightbbox(renderer)] + [
+                    t.get_window_extent(renderer) for t in panel_titles(ax)]:
+                assert overlap(box, part) == 0, f"{labels[i].get_text()!r} covers part of a panel"
+
+
+def test_fig5a_titles_say_where_the_stated_bounds_fail(shipped):
+    """Each panel's message is formatted from figure5a.json: found again here from the file."""
+    data = json.loads((Path(__file__).parents[1] / "proofs_check" / "results" / "figure5a.json").read_text())
+    ns = data["n"]
+
+    def first_above(values, bound, upto=float("inf")):
+        return next(n for n, v, b in zip(ns, values, bound) if n <= upto and v is not None and b is not None
+                    and v > b * (1 + 1e-12))
+
+    paper, index, retrieval = (panel_titles(ax)[0].get_text() for ax in panels(shipped["fig5a"]))
+    index_sup, competitor = data["index"]["sup"], data["retrieval"]["competitor"]
+    assert f"Index bound fails from n = {first_above(index_sup, data['index']['stated_bound'], 100)}" in paper
+    assert f"Retrieval bound fails from n = {first_above(competitor, data['retrieval']['stated_bound'], 100)}" in paper
+    assert f"stated bound fails from n = {first_above(data['index']['sup'], data['index']['stated_bound'])}" in index
+    negative = next(n for n, m in zip(ns, data["retrieval"]["margin"]) if m is not None and m <= 0)
+    assert f"margin ≤ 0 from n = {negative}" in retrieval and f"n0 = {data['retrieval']['n0_max']}" in retrieval
+
+
+def test_fig_breaks_names_each_letter_variant_by_its_own_small_panel(shipped):
+    """C: one small panel per variant, named by the panel's title, its median drawn over the
+    others' medians (light grey, behind); as many names as variants, each variant named once."""
+    small = [ax for ax in panels(shipped["fig_breaks"]) if ax.get_title().startswith("C. ")]
+    everyone = {line.get_label() for line in small[0].get_lines() if "threshold" not in line.get_label()}
+    named = []
+    for ax in small:
+        curves = [line for line in ax.get_lines() if "threshold" not in line.get_label()]
+        own = [line for line in curves if ax.get_title() == f"C. {line.get_label()}"]
+        assert len(own) == 1, f"{ax.get_title()!r} names none or several of its curves"
+        named.append(own[0].get_label())
+        for line in curves:
+            if line is not own[0]:
+                rgb = to_rgba(line.get_color())[:3]
+                assert max(rgb) - min(rgb) < 0.02 and min(rgb) > 0.7, "the other variants: light grey"
+                assert line.get_zorder() < own[0].get_zorder() and line.get_linewidth() < own[0].get_linewidth()
+        assert {line.get_label() for line in curves} == everyone  # every variant drawn, once
+    assert sorted(named) == sorted(everyone) and len(everyone) >= 2
