@@ -46,6 +46,10 @@ def add_train_parser(subparsers) -> None:
                              "keys: training.model.recipe.KEYS)")
     parser.add_argument("--seed", type=int, default=None, metavar="S",
                         help="initial weights, dropout and data order (default 0)")
+    parser.add_argument("--seeds", default=None, metavar="S,S,...",
+                        help="train several seeds of one recipe as one seed-batched model "
+                             "(training.model.train_batched): seed S goes to RUN/seed-S, or to RUN with {seed} "
+                             "replaced by S when RUN contains {seed}; each folder is a complete run")
     parser.add_argument("--device", default="auto", metavar="auto|cpu|cuda",
                         help="auto (default) takes CUDA when present")
     parser.add_argument("--resume", action="store_true", help="continue RUN from its last checkpoint")
@@ -61,6 +65,8 @@ def add_train_parser(subparsers) -> None:
 def run_train(args) -> int:
     from .train import train  # torch is imported only when a command needs it
 
+    if args.seeds is not None:
+        return _run_train_seeds(args)
     try:
         summary = train(args.task, args.out, preset=args.preset, steps=args.steps, seed=args.seed,
                         device=args.device, resume=args.resume, force=args.force,
@@ -70,6 +76,24 @@ def run_train(args) -> int:
         raise UsageError(str(error)) from None
     if os.environ.get("RANK", "0") == "0":  # under torchrun, one summary line, not one per process
         print(json.dumps(summary))
+    return 0
+
+
+def _run_train_seeds(args) -> int:
+    """``train --seeds``: the members trained together; one JSON summary line, a list of members."""
+    from .train_batched import parse_seeds, train_seeds
+
+    try:
+        if args.seed is not None:
+            raise RunError("--seed and --seeds exclude each other (--seeds S,S,... lists every seed)")
+        if args.checkpoint_dir is not None:
+            raise RunError("--checkpoint-dir does not go with --seeds (each member keeps RUN/checkpoints)")
+        summary = train_seeds(args.task, args.out, parse_seeds(args.seeds), preset=args.preset, steps=args.steps,
+                              device=args.device, resume=args.resume, force=args.force, stop_at=args.stop_at,
+                              progress=not args.no_progress, overrides=args.overrides)
+    except RunError as error:
+        raise UsageError(str(error)) from None
+    print(json.dumps(summary))
     return 0
 
 

@@ -38,12 +38,17 @@ training train ...`` trains with DistributedDataParallel (NCCL on CUDA, gloo on 
 global batch; on N machines add ``--nnodes=N --rdzv-backend=c10d --rdzv-endpoint=HOST:PORT``.
 Rank 0 alone writes; ``--resume`` works the same way.
 
+Several seeds of one recipe in one process: ``train --seeds 0,1,2`` (``training.model.train_batched``)
+trains them as one seed-batched model, sharing this module's step pieces (``optimizer_step``,
+``RunRecord``); each member's folder is the run ``--seed S`` would write.
+
 Reference runs (the shipped RUN dirs keep only best weights, config, vocab and
 metrics, < 25 MB; checkpoints go to the git-ignored runs/): scripts/train_reference.sh.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import sys
@@ -71,7 +76,7 @@ from .runsetup import RunFolder, check_stop_at, fresh_files, open_run, resume_st
 from .step_parts import autocast_for, evaluate, load_data, lr_factor, make_optimizer, training_batch
 from .weights import save_weights
 
-__all__ = ["train", "resolve_device"]
+__all__ = ["train", "resolve_device", "RunRecord", "optimizer_step"]
 
 
 def resolve_device(name: str) -> torch.device:
@@ -121,6 +126,82 @@ def _stop_diverged(what: str, step: int, last_checkpoint: int, ranks: Ranks):
                f"the last checkpoint is step {last_checkpoint} (lower lr, or check the recipe; --force starts again)")
 
 
+def optimizer_step(model: torch.nn.Module, optimizer, scaler, grad_clip: float) -> torch.Tensor:
+    """Clip the gradient's global norm (of this model alone) and step: returns the norm before clipping."""
+    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    if scaler is not None:
+        scaler.step(optimizer)
+        scaler.update()
+    else:
+        optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return grad_norm
+
+
+class RunRecord:
+    """What one run writes while it trains: the training log, validation, best weights, checkpoints.
+
+    Apart from the step loop so that one implementation serves both loops: ``train`` holds one,
+    the seed-batched loop (``training.model.train_batched``) one per member.  ``rng`` is the
+    context a checkpoint is written in (the batched loop swaps the member's RNG stream in);
+    ``name`` prefixes the divergence message (which member stopped)."""
+
+    def __init__(self, run: RunFolder, settings: dict, recipe: Preset, metrics: Metrics, model, optimizer,
+                 val_data: dict, amp, scaler, start: int, best: dict, ranks: Ranks = SINGLE,
+                 rng=contextlib.nullcontext, name: str = ""):
+        self.run, self.settings, self.recipe, self.metrics = run, settings, recipe, metrics
+        self.model, self.optimizer, self.val_data, self.amp, self.scaler = model, optimizer, val_data, amp, scaler
+        self.ranks, self.rng, self.name = ranks, rng, name
+        self.total, self.best, self.last_checkpoint = settings["steps"], best, start
+        self.window, self.running, self.t_window = [], math.nan, time.perf_counter()
+
+    def stop_diverged(self, what: str, step: int):
+        _stop_diverged(self.name + what, step, self.last_checkpoint, self.ranks)
+
+    def record_step(self, done: int, loss: float, accuracy: float, grad_norm: torch.Tensor) -> None:
+        """After optimizer step ``done``: stop on a non-finite loss or norm, log every ``log_every``."""
+        self.window.append((loss, accuracy))
+        if not math.isfinite(loss) or (self.scaler is None and not math.isfinite(grad_norm.item())):
+            self.stop_diverged(f"the training loss is {loss} (gradient norm {grad_norm.item()})", done)
+        self.running = float(np.mean([w[0] for w in self.window]))
+        if done % self.recipe.log_every == 0 or done == self.total:
+            now = time.perf_counter()
+            running, accuracy = self.ranks.mean([self.running, float(np.mean([w[1] for w in self.window]))])
+            self.running = running
+            if self.ranks.writer:
+                self.metrics.append({"split": "train", "step": done, "loss": running, "accuracy": accuracy,
+                                     "lr": self.optimizer.param_groups[0]["lr"],
+                                     "seconds_per_step": (now - self.t_window) / len(self.window)})
+            self.window, self.t_window = [], now
+
+    def validate_and_checkpoint(self, step: int, force_checkpoint: bool = False) -> None:
+        recipe, model = self.recipe, self.model
+        checkpoint = step % recipe.checkpoint_every == 0 or step == self.total or force_checkpoint
+        if not self.ranks.writer:  # the others go on to the next step, whose all-reduce waits for rank 0
+            self.last_checkpoint = step if checkpoint else self.last_checkpoint
+            return
+        validate = step % recipe.eval_every == 0 or step == self.total
+        if validate or checkpoint:  # nothing is written from weights that are not finite
+            bad = nonfinite({name: p.detach() for name, p in model.named_parameters()})
+            if bad is not None:
+                self.stop_diverged(f"weight {bad} is NaN or infinite", step)
+        if validate:
+            result = evaluate(model, self.val_data, recipe.eval_batch_size, self.amp)
+            if not math.isfinite(result["loss"]):
+                self.stop_diverged(f"the validation loss is {result['loss']}", step)
+            is_best = result["accuracy"] > self.best["accuracy"]
+            if is_best:
+                self.best = {"step": step, "accuracy": result["accuracy"]}
+                save_weights(self.run.out, model, write_config=False)
+            self.metrics.append({"split": "validation", "step": step, **result, "is_best": is_best})
+        if checkpoint:
+            info = {"settings": self.settings, "best": self.best,
+                    "grad_scaler": self.scaler.state_dict() if self.scaler is not None else None}
+            with self.rng():
+                save_checkpoint(self.run.ckpt_dir, step, model, self.optimizer, info)
+            self.last_checkpoint = step
+
+
 def train(task: str, out, preset: str | None = None, steps: int | None = None, seed: int | None = None,
           device: str = "auto", resume: bool = False, force: bool = False, checkpoint_dir=None,
           stop_at: int | None = None, progress: bool = True, overrides=()) -> dict:
@@ -144,7 +225,7 @@ def train(task: str, out, preset: str | None = None, steps: int | None = None, s
 
 def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop_at, progress: bool,
                overrides: tuple, ranks: Ranks = SINGLE) -> dict:
-    out, ckpt_dir, resume = run.out, run.ckpt_dir, run.resume
+    out, resume = run.out, run.resume
     metrics = Metrics(out / "metrics.jsonl")
     settings, recipe, config, last_path = ranks.on_rank0(
         lambda: run_settings(run, task, recipe, flags, overrides, ranks))
@@ -169,43 +250,17 @@ def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop
     if scaler is not None and scaler_state:
         scaler.load_state_dict(scaler_state)
     step_model = ranks.wrap(model, dev)  # DDP for the training steps; evaluation and saving use the model
-
-    def validate_and_checkpoint(step: int, force_checkpoint: bool = False):
-        nonlocal best, last_checkpoint
-        checkpoint = step % recipe.checkpoint_every == 0 or step == total or force_checkpoint
-        if not ranks.writer:  # the others go on to the next step, whose all-reduce waits for rank 0
-            last_checkpoint = step if checkpoint else last_checkpoint
-            return
-        validate = step % recipe.eval_every == 0 or step == total
-        if validate or checkpoint:  # nothing is written from weights that are not finite
-            bad = nonfinite({name: p.detach() for name, p in model.named_parameters()})
-            if bad is not None:
-                _stop_diverged(f"weight {bad} is NaN or infinite", step, last_checkpoint, ranks)
-        if validate:
-            result = evaluate(model, val_data, recipe.eval_batch_size, amp)
-            if not math.isfinite(result["loss"]):
-                _stop_diverged(f"the validation loss is {result['loss']}", step, last_checkpoint, ranks)
-            is_best = result["accuracy"] > best["accuracy"]
-            if is_best:
-                best = {"step": step, "accuracy": result["accuracy"]}
-                save_weights(out, model, write_config=False)
-            metrics.append({"split": "validation", "step": step, **result, "is_best": is_best})
-            bar.set_postfix(loss=f"{running:.3f}", val_acc=f"{result['accuracy']:.3f}")
-        if checkpoint:
-            info = {"settings": settings, "best": best,
-                    "grad_scaler": scaler.state_dict() if scaler is not None else None}
-            save_checkpoint(ckpt_dir, step, model, optimizer, info)
-            last_checkpoint = step
+    record = RunRecord(run, settings, recipe, metrics, model, optimizer, val_data, amp, scaler, start, best, ranks)
 
     bar = tqdm(total=total, initial=start, disable=not progress or not ranks.writer, desc=f"{task}",
                dynamic_ncols=True, mininterval=1.0 if sys.stderr.isatty() else 30.0)  # a log file: a line per 30 s
-    running, window, t0, t_window = math.nan, [], time.perf_counter(), time.perf_counter()
-    done, last_checkpoint = start, start
+    t0 = time.perf_counter()
+    done = start
     if start == 0 and not resume:  # a resume from step 0 has its step-0 record and checkpoint already
-        validate_and_checkpoint(0)
+        record.validate_and_checkpoint(0)
         run.started()
     model.train()
-    t_window = time.perf_counter()  # seconds_per_step counts training steps, not the step-0 eval
+    record.t_window = time.perf_counter()  # seconds_per_step counts training steps, not the step-0 eval
     for step in range(start, total):
         for group in optimizer.param_groups:
             group["lr"] = recipe.lr * lr_factor(step, recipe.warmup_steps, total)
@@ -225,37 +280,19 @@ def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop
         else:
             loss.backward()
         # backward() returned after DDP's all-reduce: every rank clips the same, global-batch gradient
-        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), recipe.grad_clip)
-        if scaler is not None:
-            scaler.step(optimizer)
-            scaler.update()
-        else:
-            optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
+        grad_norm = optimizer_step(model, optimizer, scaler, recipe.grad_clip)
 
         done = step + 1
-        window.append((loss.item(), (logits.argmax(-1) == answers).float().mean().item()))
         # read where the step already waits for the loss; the norm is of the all-reduced gradient, so
         # every rank stops alike.  With a GradScaler an infinite norm is routine: that step is skipped.
-        if not math.isfinite(window[-1][0]) or (scaler is None and not math.isfinite(grad_norm.item())):
-            _stop_diverged(f"the training loss is {window[-1][0]} (gradient norm {grad_norm.item()})", done,
-                           last_checkpoint, ranks)
-        running = float(np.mean([w[0] for w in window]))
+        record.record_step(done, loss.item(), (logits.argmax(-1) == answers).float().mean().item(), grad_norm)
         bar.update(1)
-        if done % recipe.log_every == 0 or done == total:
-            now = time.perf_counter()
-            running, accuracy = ranks.mean([running, float(np.mean([w[1] for w in window]))])
-            if ranks.writer:
-                metrics.append({"split": "train", "step": done, "loss": running, "accuracy": accuracy,
-                                "lr": optimizer.param_groups[0]["lr"],
-                                "seconds_per_step": (now - t_window) / len(window)})
-            bar.set_postfix(loss=f"{running:.3f}", val_acc=f"{best['accuracy']:.3f}")
-            window, t_window = [], now
-        validate_and_checkpoint(done, force_checkpoint=done == stop_at)
+        bar.set_postfix(loss=f"{record.running:.3f}", val_acc=f"{record.best['accuracy']:.3f}", refresh=False)
+        record.validate_and_checkpoint(done, force_checkpoint=done == stop_at)
         if done == stop_at:
             break
     bar.close()
-    best = ranks.share(best)  # also waits for rank 0's last checkpoint: no rank leaves before it is written
+    best = ranks.share(record.best)  # also waits for rank 0's last checkpoint: no rank leaves before it is written
     done_steps = done - start
     return {"run": str(out), "step": start + done_steps, "steps_done": done_steps, "best_step": best["step"],
             "best_accuracy": best["accuracy"],

@@ -4,6 +4,9 @@ Each member is trained, then evaluated (test accuracy, length generalisation by 
 and analysed (scores over training); every stage is idempotent and resumable.
 
     python -m training study PLAN [--jobs N] [--threads K]   run every unfinished member
+    python -m training study PLAN --batch-seeds              the same, each variant's seeds trained by one
+                                                             seed-batched process (default with CUDA;
+                                                             --no-batch-seeds: one process per member)
     python -m training study PLAN --list                     one shell command per member
     python -m training study PLAN --member ID                one member (what --list prints)
     python -m training study PLAN --collect                  summary.json with intervals; prints how
@@ -59,6 +62,12 @@ def add_study_parser(subparsers) -> None:
     parser.add_argument("--jobs", type=int, default=1, metavar="N", help="members at once (default 1)")
     parser.add_argument("--threads", type=int, default=1, metavar="K", help="torch threads per member (default 1)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    batch = parser.add_mutually_exclusive_group()
+    batch.add_argument("--batch-seeds", dest="batch_seeds", action="store_true", default=None,
+                       help="train the members of one variant and task that differ only in seed in one seed-batched "
+                            "train --seeds process (training.model.train_batched); the default where CUDA is present")
+    batch.add_argument("--no-batch-seeds", dest="batch_seeds", action="store_false",
+                       help="train every member in its own process (the default on CPU, where batching is not faster)")
     parser.set_defaults(handler=run_study_command)
 
 
@@ -112,7 +121,13 @@ def run_study_command(args) -> int:
                           "complete": len(finished)}))
         return 0
     check_members(plan, members)  # damaged member files, unwritable member folders: one line, exit 2
-    outcome = run_study(plan, members, jobs=args.jobs, threads=args.threads, progress=not args.no_progress)
+    batch_seeds = args.batch_seeds
+    if batch_seeds is None:  # issue 34: batching pays on a GPU, which one small model leaves idle
+        import torch
+
+        batch_seeds = torch.cuda.is_available()
+    outcome = run_study(plan, members, jobs=args.jobs, threads=args.threads, progress=not args.no_progress,
+                        batch_seeds=batch_seeds)
     failed = {m: o for m, o in outcome.items() if o.startswith("failed")}
     print(json.dumps({"plan": plan.name, "done": sum(o == "done" for o in outcome.values()),
                       "skipped_busy": sum(o == "skipped" for o in outcome.values()), "failed": failed}))
