@@ -45,3 +45,14 @@ def kept(monkeypatch):
     yield figs
     for fig in figs.values():
         plt.close(fig)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def model_cache(tmp_path_factory):
+    """GGUF conversions (training.llm.hf_cache) go to a folder of this session unless
+    ROPE_HEADS_CACHE is set: a test never writes into the user's ~/.cache/rope-heads."""
+    import os
+
+    if not os.environ.get("ROPE_HEADS_CACHE"):
+        os.environ["ROPE_HEADS_CACHE"] = str(tmp_path_factory.mktemp("rope-heads-cache"))
+    yield

@@ -1,6 +1,7 @@
 """The adapters of every model family the analysis reads (interface and derived cross
 matrix: ``training.analysis.adapter_base``): our GPT-J (``OurGPTJAdapter``, which takes queries and
-keys from its own forward pass), the HF families (``training.analysis.hf_adapters``) and the
+keys from its own forward pass), the HF families (``training.analysis.hf_adapters``; Gemma 3 in
+``training.analysis.gemma3_adapter``) and the
 hand-built constructions; ``adapter_for`` picks one.
 """
 
@@ -10,9 +11,10 @@ import numpy as np
 import torch
 
 from .adapter_base import Adapter, to_numpy
+from .gemma3_adapter import HFGemma3Adapter
 from .hf_adapters import HFGPTJAdapter, HFGPTNeoXAdapter, HFLlamaAdapter
 
-__all__ = ["Adapter", "OurGPTJAdapter", "HFGPTJAdapter", "HFGPTNeoXAdapter", "HFLlamaAdapter",
+__all__ = ["Adapter", "OurGPTJAdapter", "HFGPTJAdapter", "HFGPTNeoXAdapter", "HFLlamaAdapter", "HFGemma3Adapter",
            "ConstructionAdapter", "adapter_for", "to_numpy"]
 
 
@@ -117,7 +119,8 @@ def adapter_for(model) -> Adapter:
         return ConstructionAdapter(model)
     _refuse_transformer_lens(model)
     model_type = getattr(getattr(model, "config", None), "model_type", None)
-    families = {"gptj": HFGPTJAdapter, "gpt_neox": HFGPTNeoXAdapter, "llama": HFLlamaAdapter}
+    families = {"gptj": HFGPTJAdapter, "gpt_neox": HFGPTNeoXAdapter, "llama": HFLlamaAdapter,
+                "gemma3_text": HFGemma3Adapter}
     if model_type in families:
         return families[model_type](model)
     raise ValueError(f"no adapter for {type(model).__name__} (model_type {model_type!r}); supported: our GPTJ, "

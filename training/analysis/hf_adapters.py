@@ -64,9 +64,11 @@ class _HFAdapter(Adapter):
             kwargs.update(attention_mask=mask, position_ids=(mask.cumsum(-1) - 1).clamp(min=0))
         return _capture_layer_inputs(self.layers, lambda: self.model.base_model(**kwargs))
 
-    def _phases(self, length: int, like: torch.Tensor) -> torch.Tensor:
-        """(1, T, rotary_dim/2): position x angle, in float64, cast to the activations' dtype."""
-        phase = torch.arange(length, dtype=torch.float64)[:, None] * torch.from_numpy(self.angles)[None, :]
+    def _phases(self, length: int, like: torch.Tensor, angles=None) -> torch.Tensor:
+        """(1, T, rotary_dim/2): position x angle, in float64, cast to the activations' dtype.
+        ``angles``: one layer's table where layers differ (default ``self.angles``)."""
+        angles = self.angles if angles is None else angles
+        phase = torch.arange(length, dtype=torch.float64)[:, None] * torch.from_numpy(np.asarray(angles))[None, :]
         return phase[None].to(like.dtype)
 
     def _split_heads(self, x: torch.Tensor, heads: int) -> torch.Tensor:
@@ -122,10 +124,11 @@ class _HalvesAdapter(_HFAdapter):
 
     pairing = "halves"
 
-    def _apply(self, x: torch.Tensor, start: int) -> torch.Tensor:
-        """Rotate (B, H, t, hd) sitting at positions start.. with the family's own function."""
+    def _apply(self, x: torch.Tensor, start: int, angles=None) -> torch.Tensor:
+        """Rotate (B, H, t, hd) sitting at positions start.. with the family's own function
+        (``angles``: as in ``_phases``)."""
         T = start + x.shape[-2]
-        freqs = self._phases(T, x)[:, start:]
+        freqs = self._phases(T, x, angles)[:, start:]
         emb = torch.cat([freqs, freqs], dim=-1)
         r = self.rotary_dim
         rotated, _ = self._rope_fn(x[..., :r], x[..., :r], emb.cos(), emb.sin())

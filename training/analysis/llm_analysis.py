@@ -11,7 +11,9 @@ JSON: model, family, dtype, task, n_inputs, seed, tau, inputs, swap_rule, model_
 {min, max, pieces}, layers, heads, swaps {possible, used_mean, used_min, used_max,
 inputs_without_swaps}, per_head {positional, symbolic, entropy, sink: [layer][head]},
 frequency {definition, base, weights [layer][head][plane], weighted_id, frequency_interpolated,
-dominant_id}, seconds.
+dominant_id; where layers have their own RoPE base (Gemma 3): base null and layer_base [layer],
+layer_kind [layer] ("sliding"/"full"), dominant_angle [layer][head] (radians per position)},
+seconds.
 """
 
 from __future__ import annotations

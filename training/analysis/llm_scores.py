@@ -117,16 +117,32 @@ def analyse_mapped(adapter, mapped, batch_size: int, tau: float = DEFAULT_TAU, b
     return out
 
 
-def _frequency(terms: np.ndarray, rotary_dim: int, base: float) -> dict:
+def _frequency(terms: np.ndarray, adapter) -> dict:
     """Per head (L, H): frequency use of ``training.analysis.frequency`` from the top-logit
-    plane terms of every input (L, B, H, planes)."""
+    plane terms of every input (L, B, H, planes).  An adapter whose layers have their own RoPE
+    base (``layer_base``, Gemma 3) reports each layer in its own base: ``base`` is None and
+    ``layer_base``, ``layer_kind`` and ``dominant_angle`` (radians per position of the dominant
+    plane) are added, so plane IDs and angles of layers with different bases can be compared
+    (``frequency_interpolated`` is the angle per position at the weighted ID)."""
     weights = np.clip(terms, 0, None).mean(1)  # (L, H, planes)
     ids = [[weighted_id(w) for w in layer] for layer in weights]
-    return {"definition": WEIGHT_DEFINITION + "; per head, top logit among real positions", "base": base,
-            "weights": weights.tolist(), "weighted_id": ids,
-            "frequency_interpolated": [[None if i is None else id_frequency(i, rotary_dim, base) for i in row]
-                                       for row in ids],
-            "dominant_id": (weights.argmax(-1) + 1).tolist()}
+    dominant = weights.argmax(-1) + 1  # (L, H)
+    per_layer = hasattr(adapter, "layer_base")
+    layers = range(len(weights))
+    bases = [float(adapter.layer_base(layer)) if per_layer else float(getattr(adapter, "base", 10000.0))
+             for layer in layers]
+    definition = WEIGHT_DEFINITION + "; per head, top logit among real positions"
+    out = {"definition": definition + ("; per layer in its own base (layer_base)" if per_layer else ""),
+           "base": None if per_layer else bases[0], "weights": weights.tolist(), "weighted_id": ids,
+           "frequency_interpolated": [[None if i is None else id_frequency(i, adapter.rotary_dim, base) for i in row]
+                                      for row, base in zip(ids, bases)],
+           "dominant_id": dominant.tolist()}
+    if per_layer:
+        out["layer_base"] = bases
+        out["layer_kind"] = [adapter.layer_kind(layer) for layer in layers]
+        out["dominant_angle"] = [[float(adapter.layer_angles(layer)[d - 1]) for d in dominant[layer]]
+                                 for layer in layers]
+    return out
 
 
 def summarise(adapter, raw: dict, n_task: int) -> dict:
@@ -143,5 +159,5 @@ def summarise(adapter, raw: dict, n_task: int) -> dict:
                   "inputs_without_swaps": int((swaps == 0).sum())},
         "per_head": {"positional": mean("positional"), "symbolic": mean("symbolic"), "entropy": mean("entropy"),
                      "sink": mean("sink")},
-        "frequency": _frequency(raw["terms"], adapter.rotary_dim, float(getattr(adapter, "base", 10000.0))),
+        "frequency": _frequency(raw["terms"], adapter),
     }

@@ -5,6 +5,9 @@
 never reaches the network: ``local_files_only`` and ``HF_HUB_OFFLINE``.  A GGUF file
 needs the ``gguf`` package (the ``[llm]`` extra); transformers de-quantises it into
 float32 weights, and its tokenizer (with its chat template) is read from the same file.
+That conversion is slow (minutes for a few hundred MB), so it is done once into a cached HF
+folder keyed by the file's sha256 and loaded from there afterwards (``training.llm.hf_cache``;
+``ROPE_HEADS_NO_CACHE=1`` or ``cache=False`` reads the GGUF directly).
 """
 
 from __future__ import annotations
@@ -12,9 +15,12 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+from functools import partial
 from pathlib import Path
 
 from theory.inputs import ANY, InputError, load_json
+
+from . import hf_cache
 
 __all__ = ["model_source", "load_local"]
 
@@ -41,11 +47,13 @@ def model_source(path) -> tuple[Path, dict]:
 
 
 def load_local(path, *, device: str = "cpu", dtype: str = "auto", attn_implementation: str | None = None,
-               progress: bool = False):
+               progress: bool = False, cache: bool = True):
     """(model in eval mode on ``device``, tokenizer) from ``path``, offline.  ``dtype``: auto or a
     torch dtype name; ``attn_implementation``: transformers' (eager, sdpa; None: its default).
     transformers' bars, the de-quantisation one included (a bare tqdm no switch reaches), show
-    only with ``progress``.  Load failures are transformers' own errors: callers word them."""
+    only with ``progress``.  ``cache``: a GGUF file is read through its cached HF folder
+    (module doc; also off when ``ROPE_HEADS_NO_CACHE`` is set).  Load failures are
+    transformers' own errors: callers word them."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # read when huggingface_hub is first imported
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -60,12 +68,19 @@ def load_local(path, *, device: str = "cpu", dtype: str = "auto", attn_implement
                              "pip install 'rope-heads[llm]'") from None
     if not progress:
         hf_logging.disable_progress_bar()
+    if "gguf_file" in extra and cache and hf_cache.cache_enabled():
+        convert = partial(_quietly, progress, hf_cache.convert_gguf)
+        folder, extra = hf_cache.cached_folder(path, convert=convert, announce=progress), {}
     options = dict(local_files_only=True, **extra)
     if attn_implementation is not None:
         options["attn_implementation"] = attn_implementation
     torch_dtype = "auto" if dtype == "auto" else getattr(torch, dtype)
-    quiet = contextlib.nullcontext() if progress else contextlib.redirect_stderr(io.StringIO())
-    with quiet:
-        tokenizer = AutoTokenizer.from_pretrained(folder, **options)
-        model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch_dtype, **options)
+    tokenizer = _quietly(progress, AutoTokenizer.from_pretrained, folder, **options)
+    model = _quietly(progress, AutoModelForCausalLM.from_pretrained, folder, dtype=torch_dtype, **options)
     return model.to(device).eval(), tokenizer
+
+
+def _quietly(progress: bool, run, *args, **kwargs):
+    """``run(*args, **kwargs)`` with transformers' bars and warnings on stderr only when ``progress``."""
+    with contextlib.nullcontext() if progress else contextlib.redirect_stderr(io.StringIO()):
+        return run(*args, **kwargs)

@@ -1,0 +1,194 @@
+"""A GGUF file converted once into a cached Hugging Face folder, read from there afterwards.
+
+Why: transformers reads a GGUF by de-quantising every tensor and rebuilding the tokenizer
+(merges recovered from the vocabulary) on EVERY load: 645 s for Gemma 3 270M on a busy 2-core
+machine.  The folder it can write instead (safetensors, config, tokenizer files) loads in
+seconds.
+
+Where: ``cache_root()`` = ``$ROPE_HEADS_CACHE``, else ``$XDG_CACHE_HOME/rope-heads``, else
+``~/.cache/rope-heads``; the folder of a file is ``<root>/gguf/<sha256 of its bytes>``
+(streamed), so a renamed or moved copy hits and a changed file misses.
+
+Trust: a folder is used only when its marker ``complete.json``, written LAST, holds the same
+sha256 and ``CACHE_FORMAT`` and every file it lists is there with its size.  Anything else (no
+marker, a foreign sha, a missing or truncated file) is damaged: one line on stderr says so and
+it is rebuilt.
+
+Atomic: the conversion goes into a temporary sibling ``.tmp-<sha>-<host>-<pid>`` (never
+trusted: not a sha name), the marker is written there, and one ``os.rename`` puts the folder
+in place.  Two processes converting the same file at once: the first rename wins and the
+other, finding a valid folder in its way, drops its own copy.  A killed converter leaves only
+its temporary folder, removed by the next conversion on that host once its pid is gone.
+
+``ROPE_HEADS_NO_CACHE=1`` (or ``load_local(..., cache=False)``) bypasses the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import socket
+import sys
+from pathlib import Path
+
+from theory.files import atomic_write_json
+from theory.inputs import InputError, load_json
+
+__all__ = ["CACHE_FORMAT", "MARKER", "NO_CACHE_ENV", "cache_root", "file_sha256", "cached_folder",
+           "convert_gguf", "cache_enabled"]
+
+CACHE_FORMAT = 1  # bump when the folder's layout or the conversion changes: old folders are rebuilt
+MARKER = "complete.json"
+NO_CACHE_ENV = "ROPE_HEADS_NO_CACHE"
+MARKER_SHAPE = {"format": int, "sha256": str, "source": str, "files": {"*": int}, "versions": {"*": str}}
+
+
+def cache_root() -> Path:
+    """The user cache folder of this package (module doc)."""
+    if os.environ.get("ROPE_HEADS_CACHE"):
+        return Path(os.environ["ROPE_HEADS_CACHE"]).expanduser()
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]).expanduser() / "rope-heads"
+    return Path.home() / ".cache" / "rope-heads"
+
+
+def cache_enabled() -> bool:
+    return os.environ.get(NO_CACHE_ENV, "") in ("", "0")
+
+
+def file_sha256(path, chunk: int = 1 << 20) -> str:
+    """sha256 of a file's bytes, read in chunks (a GGUF may be gigabytes)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def convert_gguf(gguf_path: Path, out: Path) -> None:
+    """transformers' own GGUF reading (its de-quantisation, its tokenizer conversion), saved as a
+    folder it loads without the GGUF: safetensors, config, tokenizer.  ``dequantize=True``:
+    transformers refuses to save a model loaded with its GGUF quantizer attached (even one it
+    de-quantised for want of kernels); asked to de-quantise, it loads a plain model with the
+    same weights (tested) and no quantizer."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
+
+    options = dict(gguf_file=gguf_path.name, local_files_only=True)
+    AutoTokenizer.from_pretrained(gguf_path.parent, **options).save_pretrained(out)
+    model = AutoModelForCausalLM.from_pretrained(gguf_path.parent, dtype="auto",
+                                                 quantization_config=GgufConfig(dequantize=True), **options)
+    model.save_pretrained(out)
+
+
+def _versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for name in ("transformers", "gguf", "tokenizers", "torch"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            pass
+    return found
+
+
+def _problem(folder: Path, sha: str) -> str | None:
+    """Why ``folder`` cannot be trusted as the conversion of ``sha`` (None: it can)."""
+    marker = folder / MARKER
+    if not marker.is_file():
+        return f"no {MARKER} (an interrupted conversion?)"
+    try:
+        info = load_json(marker, MARKER_SHAPE, "cache marker")
+    except InputError as bad:
+        return str(bad)
+    if info["sha256"] != sha or info["format"] != CACHE_FORMAT:
+        return f"{MARKER} names sha256 {info['sha256'][:12]}.. format {info['format']}, not {sha[:12]}.. " \
+               f"format {CACHE_FORMAT}"
+    if not any(name.endswith(".safetensors") for name in info["files"]):
+        return "no safetensors weights listed"
+    for name, size in info["files"].items():
+        path = folder / name
+        if not path.is_file() or path.stat().st_size != size:
+            return f"{name} is missing or not {size} bytes"
+    return None
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_dead_temps(parent: Path, sha: str) -> None:
+    """Temporary folders of converters of ``sha`` on this host whose process is gone."""
+    prefix = f".tmp-{sha}-{socket.gethostname()}-"
+    for temp in parent.glob(f"{prefix}*"):
+        pid = temp.name[len(prefix):]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            shutil.rmtree(temp, ignore_errors=True)
+
+
+def cached_folder(gguf_path, *, root=None, convert=convert_gguf, announce: bool = True) -> Path:
+    """The cached HF folder of ``gguf_path``, converted (``convert(gguf_path, folder)``) first
+    when absent or damaged (module doc).  ``announce``: say on stderr that a first conversion
+    starts (a damaged folder is always reported)."""
+    gguf_path = Path(gguf_path).resolve()
+    sha = file_sha256(gguf_path)
+    parent = Path(cache_root() if root is None else root) / "gguf"
+    folder = parent / sha
+    if folder.exists():
+        why = _problem(folder, sha)
+        if why is None:
+            return folder
+        _say(f"cache folder {folder} is damaged ({why}); rebuilding it")
+    elif announce:
+        _say(f"converting {gguf_path.name} once into the cache {folder} (later loads read it; "
+             f"{NO_CACHE_ENV}=1 bypasses it)")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OSError(f"cannot create the model cache {parent} ({error.strerror}); set ROPE_HEADS_CACHE to a "
+                      f"writable folder, or {NO_CACHE_ENV}=1 to read the GGUF directly") from None
+    _remove_dead_temps(parent, sha)
+    temp = parent / f".tmp-{sha}-{socket.gethostname()}-{os.getpid()}"
+    shutil.rmtree(temp, ignore_errors=True)
+    temp.mkdir()
+    try:
+        convert(gguf_path, temp)
+        files = {p.name: p.stat().st_size for p in sorted(temp.iterdir()) if p.is_file()}
+        atomic_write_json(temp / MARKER, {"format": CACHE_FORMAT, "sha256": sha, "source": gguf_path.name,
+                                          "files": files, "versions": _versions()})
+        _install(temp, folder, sha)
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)  # gone already when installed
+    return folder
+
+
+def _install(temp: Path, folder: Path, sha: str) -> None:
+    """Rename the finished ``temp`` into place; a damaged folder there is moved aside first;
+    a valid one (another process finished first) is kept and ``temp`` dropped."""
+    for _ in range(3):
+        try:
+            os.rename(temp, folder)
+            return
+        except OSError:
+            if not folder.exists():
+                raise
+            if _problem(folder, sha) is None:
+                return
+            aside = folder.with_name(f".damaged-{sha}-{socket.gethostname()}-{os.getpid()}")
+            try:
+                os.rename(folder, aside)
+            except OSError:
+                continue  # someone else moved or replaced it: look again
+            shutil.rmtree(aside, ignore_errors=True)
+    raise OSError(f"cannot put the converted model in place at {folder}")
