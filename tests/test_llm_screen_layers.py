@@ -71,15 +71,15 @@ def analysis(kinds_per_layer: list, layer_types: list) -> dict:
     pick = lambda i: [[h[i] for h in layer] for layer in grid]  # noqa: E731
     ids = [[1] * len(layer) for layer in kinds_per_layer]
     return {"per_head": {"positional": pick(0), "symbolic": pick(1), "sink": pick(2)},
-            "frequency": {"dominant_id": ids, "weighted_id": ids}, "layer_types": layer_types}
+            "frequency": {"dominant_id": ids, "weighted_id": ids, "layer_kind": layer_types}}
 
 
 def test_the_layer_table_counts_positional_and_other_heads_and_leaves_sinks_out():
     a = analysis([["positional", "positional", "sink", "mixed"], ["symbolic", "positional", "sink", "sink"]],
                  ["sliding", "full"])
     assert llm_layers.layer_table(a) == [[2, 1], [1, 1]]
-    with pytest.raises(ValueError, match="layer_types"):
-        llm_layers.layer_table({**a, "layer_types": ["sliding", "global"]})
+    with pytest.raises(ValueError, match="layer_kind"):
+        llm_layers.layer_table({**a, "frequency": {**a["frequency"], "layer_kind": ["sliding", "global"]}})
 
 
 @pytest.mark.parametrize("table, status", [

@@ -6,7 +6,7 @@ may gather where the base keeps planes fast and the window keeps offsets short. 
 2026-12-03, with its rule, before any Gemma 3 head was scored.
 
 The rule (``RULE``), per task, from the shipped analysis (``training/reference/llm/gemma3/
-analysis_<task>.json``; its ``layer_types`` names each layer "sliding" or "full"):
+analysis_<task>.json``; its ``frequency.layer_kind`` names each layer "sliding" or "full"):
 
 1. classify every head by C11-llm's rule (``llm_heads.classify_heads``); sink-dominated heads
    are left out, as there (their scores are inflated);
@@ -15,7 +15,7 @@ analysis_<task>.json``; its ``layer_types`` names each layer "sliding" or "full"
    larger share of positional heads in sliding layers, p_less for the opposite.
 
 Verified when p_more < ``ALPHA`` in every task; refuted when p_less < ``ALPHA`` in any task;
-undecided otherwise, or while a task's file (or its ``layer_types``) is absent.
+undecided otherwise, or while a task's file (or its ``layer_kind``) is absent.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from .shipped import LLM_HEADS, read
 
 ALPHA = 0.01
 KINDS = ("sliding", "full")
-LAYERED = {**LLM_HEADS, "layer_types": [str]}
+LAYERED = {**LLM_HEADS, "frequency": {**LLM_HEADS["frequency"], "layer_kind": [str]}}
 RULE = (f"per task: heads classified by C11-llm's rule, sink-dominated left out; 2x2 table of positional vs other "
         f"heads in sliding vs full layers; one-sided Fisher exact tests. Verified if positional heads are more "
         f"frequent in sliding layers with p < {ALPHA} in every task; refuted if less frequent with p < {ALPHA} in "
@@ -38,9 +38,9 @@ RULE = (f"per task: heads classified by C11-llm's rule, sink-dominated left out;
 def layer_table(analysis: dict) -> list[list[int]]:
     """[[positional, other] in sliding layers, [positional, other] in full layers] (sinks left out)."""
     kinds = classify_heads(analysis)
-    types = analysis["layer_types"]
+    types = analysis["frequency"]["layer_kind"]
     if len(types) != kinds.shape[0] or set(types) - set(KINDS):
-        raise ValueError(f"layer_types must name each of the {kinds.shape[0]} layers one of {KINDS}, got {types}")
+        raise ValueError(f"frequency.layer_kind must name each of the {kinds.shape[0]} layers one of {KINDS}, got {types}")
     table = [[0, 0], [0, 0]]
     for layer, kind_of_layer in enumerate(types):
         row = table[KINDS.index(kind_of_layer)]
@@ -80,8 +80,9 @@ def check_folder(folder: Path) -> Outcome:
         return Outcome("undecided", f"missing {', '.join(absent)} (the Gemma 3 analysis, "
                                     "python -m training analyze --model ...)", {"rule": RULE, "missing": absent})
     analyses = {t: read(p, LLM_HEADS) for t, p in paths.items()}
-    if any("layer_types" not in a for a in analyses.values()):
-        return Outcome("undecided", f"{_show(folder)}: the analysis does not record layer_types", {"rule": RULE})
+    if any("layer_kind" not in a["frequency"] for a in analyses.values()):
+        return Outcome("undecided", f"{_show(folder)}: the analysis does not record frequency.layer_kind",
+                       {"rule": RULE})
     rows = {t: fisher_row(layer_table(read(paths[t], LAYERED))) for t in TASKS}
     return Outcome(decide(rows), "; ".join(_line(t, r) for t, r in rows.items()) + f" (source: {_show(folder)})",
                    {"rule": RULE, "source": _show(folder), "per_task": rows})
