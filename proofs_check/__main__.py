@@ -1,4 +1,4 @@
-"""Command line: python -m proofs_check [--json FILE] [--only IDS] [--list] [--thorough] [--weights RUN ...]
+"""Command line: python -m proofs_check [--json FILE] [--report DIR] [--only IDS] [--list] [--thorough] [--weights RUN ...]
 
 Exit status: 0 when every check ran and reproduced its recorded outcome;
 1 when a check errored or an outcome changed (both listed); 2 for bad arguments (one
@@ -18,6 +18,7 @@ with quiet_interrupt_while_starting("python -m proofs_check"):  # Ctrl-C during 
     from . import claims  # noqa: F401  (registers the checks)
     from .claims.trained_sources import WeightsError, runs_by_task
     from .registry import REGISTRY, Options
+    from .report import check_report_dir, generate
     from .runner import format_table, run_claims, write_json
 
 PROG = "python -m proofs_check"
@@ -28,6 +29,10 @@ def parse_args(argv):
     parser.add_argument("--json", metavar="FILE", help="also write every result, with evidence, to FILE")
     parser.add_argument("--only", metavar="IDS", help="comma-separated claim ids; an id also selects the claims it "
                         "prefixes (C7 runs C7-*), =ID selects that claim alone (=C10 runs C10, not C10-relative)")
+    parser.add_argument("--report", metavar="DIR", help="also write the referee report: DIR/index.html and "
+                        "DIR/REPORT.md, figures copied into DIR/figures (DIR new, empty, or holding a previous report, "
+                        "which is replaced file by file); with --only the report holds those claims and says it is "
+                        "partial")
     parser.add_argument("--list", action="store_true", help="list the registered claims and exit")
     parser.add_argument("--thorough", action="store_true", help="search further (slower)")
     parser.add_argument("--weights", nargs="+", default=(), metavar="RUN",
@@ -58,6 +63,13 @@ def check_arguments(args) -> list[str]:
     """Every check that needs no claim run, before any claim runs: the ids, the --json
     destination, the --weights runs.  Returns the selected ids."""
     ids = select(args.only)
+    if args.report is not None:
+        if args.list:
+            raise UsageError("--report: cannot be combined with --list, which runs no claim")
+        try:
+            check_report_dir(args.report)
+        except OutputError as error:
+            raise UsageError(str(error)) from None
     if args.json is not None:
         try:
             check_output_file(args.json, "--json", parents=True)
@@ -103,7 +115,25 @@ def run(argv) -> int:
         except (OutputError, OSError) as error:  # checked before, but the disk may have changed since
             raise UsageError(f"--json: cannot write {args.json}: {error}") from None
         print(f"\nwrote {args.json}")
+    if args.report is not None:
+        write_report_dir(args, results)
     return report(results)
+
+
+def report_command(args) -> str:
+    """The command the report names in its footer: the options that shape it, DIR as a placeholder."""
+    words = [PROG, "--report DIR"] + ([f"--only {args.only}"] if args.only is not None else [])
+    return " ".join(words + (["--thorough"] if args.thorough else []) + [f"--weights {w}" for w in args.weights])
+
+
+def write_report_dir(args, results) -> None:
+    try:
+        written = generate(args.report, results, partial=args.only is not None, command=report_command(args))
+    except (OutputError, OSError) as error:  # checked before, but the disk may have changed since
+        raise UsageError(f"--report: cannot write {args.report}: {error}") from None
+    figures = sum(path.parent.name == "figures" for path in written)
+    print(f"\nwrote {args.report}/index.html and {args.report}/REPORT.md ({figures} figure file(s) in "
+          f"{args.report}/figures)")
 
 
 def main(argv=None) -> int:

@@ -8,6 +8,12 @@
 - The commands that write, run on a fresh copy of the tracked files, leave every tracked file
   byte for byte as it was, and create no untracked file (``python -m figures`` used to rewrite
   every PDF, whose CreationDate changed; ``study --collect`` used to empty the shipped summary).
+  ``python -m proofs_check --report report`` writes into the checkout too, but it runs every
+  claim (about a minute on 2 cores), so it is not rerun here: tests/test_report.py checks that
+  a fresh generation equals the committed ``report/``, which is the same promise.
+- The README is a guide (issue 31): at most MAX_LINES lines, its findings in words with no number
+  typed by hand (the report formats them from results), a working link to report/REPORT.md, and
+  every verdict word of ``proofs_check.verdicts``.
 """
 
 import argparse
@@ -237,3 +243,64 @@ def test_readme_commands_that_write_leave_a_fresh_clone_unchanged(tmp_path):
     created = sorted(str(p.relative_to(clone)) for p in clone.rglob("*")
                      if p.is_file() and str(p.relative_to(clone)) not in before and "__pycache__" not in p.parts)
     assert not created, f"README commands created files in the checkout: {created[:10]}"
+
+
+MAX_LINES = 200
+REPORT_LINK = "report/REPORT.md"
+
+
+def _section(text: str, heading: str) -> str:
+    """The lines under ``## heading`` up to the next ``## `` heading."""
+    lines = text.splitlines()
+    start = lines.index(f"## {heading}")
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return "\n".join(lines[start + 1:end])
+
+
+# identifiers that carry digits without being results: a place in the paper, e.g. "Theorem 3.2", "Lemma F.1"
+PAPER_PLACE = re.compile(r"\b(?:Theorem|Lemma|Definition|Remark|Section|Appendix|Table|Figure)s? [A-Z]?[\d.]*\d")
+
+
+def hand_typed_numbers(prose: str) -> list[str]:
+    """The digits-bearing words of ``prose`` outside inline code, link targets and paper places."""
+    prose = re.sub(r"`[^`]*`", " ", prose)
+    prose = re.sub(r"\]\([^)]*\)", "]", prose)
+    prose = PAPER_PLACE.sub(" ", prose)
+    return re.findall(r"\S*\d\S*", prose)
+
+
+def test_the_readme_is_a_guide_of_at_most_200_lines():
+    count = len(README.read_text(encoding="utf-8").splitlines())
+    assert count <= MAX_LINES, f"README.md has {count} lines; findings belong in the generated report"
+
+
+def test_the_readme_links_the_report_and_how_to_regenerate_it():
+    text = README.read_text(encoding="utf-8")
+    assert f"]({REPORT_LINK})" in _section(text, "What we found"), "no Markdown link to the report"
+    assert "python -m proofs_check --report report" in [c for _, c in readme_commands()]
+
+
+def test_every_relative_link_of_the_readme_resolves():
+    text = README.read_text(encoding="utf-8")
+    targets = [t.split("#")[0] for t in re.findall(r"\]\(([^)\s]+)\)", text) if "://" not in t]
+    assert REPORT_LINK in targets
+    missing = [t for t in targets if t and not (ROOT / t).is_file()]
+    assert not missing, f"README links to missing files: {missing}"
+
+
+def test_what_we_found_types_no_number_by_hand():
+    found = _section(README.read_text(encoding="utf-8"), "What we found")
+    assert hand_typed_numbers(found) == [], "a number typed into the README goes stale: the report formats them"
+
+
+def test_the_number_check_sees_a_number_and_spares_identifiers():
+    assert hand_typed_numbers("letter accuracy 0.984 at 5,000 tokens") == ["0.984", "5,000"]
+    assert hand_typed_numbers("as in `C10` and Theorem 3.2, Lemma F.1; see [the report](report/REPORT.md)") == []
+
+
+def test_the_readme_names_every_verdict_word():
+    from proofs_check.verdicts import ALL_WORDS
+
+    found = " ".join(_section(README.read_text(encoding="utf-8"), "What we found").replace("*", "").split())
+    missing = [word for word in ALL_WORDS if word != "error" and word not in found]
+    assert not missing, f"'What we found' does not name the verdict words {missing}"

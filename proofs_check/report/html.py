@@ -1,0 +1,119 @@
+"""The report as one self-contained HTML page (index.html): inline CSS with a print stylesheet,
+images from the report folder's ``figures/`` by relative links, no script and no external
+resource, so it reads from disk without a server and prints cleanly.
+
+Every section is an element with ``id`` = its anchor (a claim's id), so ``#C10`` links work.
+A number shows its source file on hover (``title``), and a paragraph, bullet or table that holds
+numbers ends with a small note naming them, as in the Markdown.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from ..verdicts import ALL_WORDS
+from .doc import Bullets, Code, Data, Figure, Link, Num, Para, Quote, Ref, Section, Strong, Table, local_target
+
+GENERATOR = '<meta name="generator" content="python -m proofs_check --report">'
+
+STYLE = """
+body { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1b1b1b; margin: 0; }
+main { max-width: 58rem; margin: 0 auto; padding: 1.5rem; }
+h1 { font-size: 1.7rem; } h2 { border-bottom: 2px solid #ccd; padding-bottom: .2rem; margin-top: 2.5rem; }
+h3 { margin-top: 2rem; } section.claim { border-left: 3px solid #ccd; padding-left: 1rem; }
+a { color: #1a4fa0; } blockquote { margin: .5rem 0; padding: .4rem .8rem; background: #f4f4f8; border-left: 3px solid #99a; }
+pre { background: #f6f6f6; padding: .5rem .8rem; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
+code, pre { font: .9em/1.4 ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
+table { border-collapse: collapse; margin: .5rem 0; } th, td { border: 1px solid #ccc; padding: .2rem .6rem; text-align: left; }
+figure { margin: 1rem 0; } img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption, .src { font-size: .85em; color: #555; } .num { font-variant-numeric: tabular-nums; }
+.verdict-false, .verdict-not-reproduced, .verdict-error { color: #a01818; }
+.verdict-verified, .verdict-reproduced { color: #17702a; } .verdict-holds-up-to-rounding { color: #8a5a00; }
+@media print {
+  body { font-size: 11pt; } main { max-width: none; padding: 0; } a { color: inherit; text-decoration: none; }
+  #contents { display: none; } h2 { break-before: page; } h3, figure, pre, table, blockquote { break-inside: avoid; }
+  pre { white-space: pre-wrap; } img { max-height: 45vh; }
+}
+"""
+
+
+def inline(part) -> str:
+    if isinstance(part, str):
+        return escape(part)
+    if isinstance(part, Num):
+        return f'<span class="num" title="source: {escape(part.source)}">{escape(part.text)}</span>'
+    if isinstance(part, Strong):
+        kind = f' class="verdict-{part.text.replace(" ", "-")}"' if part.text in ALL_WORDS else ""
+        return f"<strong{kind}>{escape(part.text)}</strong>"
+    if isinstance(part, Ref):
+        return f'<a href="#{escape(part.anchor)}">{escape(part.text)}</a>' if part.anchor else escape(part.text)
+    if isinstance(part, Link):
+        return f'<a href="{escape(local_target(part.target))}">{escape(part.text)}</a>'
+    raise TypeError(f"not an inline part: {type(part).__name__}")
+
+
+def parts_of(cell) -> list:
+    if isinstance(cell, Para):
+        return cell.parts
+    return list(cell) if isinstance(cell, (list, tuple)) else [cell]
+
+
+def _sources(parts) -> list[str]:
+    return list(dict.fromkeys(p.source for p in parts if isinstance(p, Num)))
+
+
+def sources_note(sources: list[str]) -> str:
+    if not sources:
+        return ""
+    return ' <span class="src">source: ' + ", ".join(f"<code>{escape(s)}</code>" for s in sources) + "</span>"
+
+
+def text(parts) -> str:
+    return "".join(inline(p) for p in parts) + sources_note(_sources(parts))
+
+
+def block(item) -> str:
+    if isinstance(item, Para):
+        return f"<p>{text(item.parts)}</p>"
+    if isinstance(item, Bullets):
+        return "<ul>\n" + "\n".join(f"<li>{text(parts_of(entry))}</li>" for entry in item.items) + "\n</ul>"
+    if isinstance(item, Table):
+        head = "".join(f"<th>{escape(h)}</th>" for h in item.header)
+        rows, sources = [], []
+        for row in item.rows:
+            rows.append("<tr>" + "".join(f"<td>{''.join(inline(p) for p in parts_of(c))}</td>" for c in row) + "</tr>")
+            sources += [s for cell in row for s in _sources(parts_of(cell))]
+        note = sources_note(list(dict.fromkeys(sources)))
+        return (f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>"
+                + (f"\n<p>{note.strip()}</p>" if note else ""))
+    if isinstance(item, Figure):
+        alt = "".join(p if isinstance(p, str) else p.text for p in item.caption.parts)
+        anchor = f' id="{escape(item.anchor)}"' if item.anchor else ""
+        return (f'<figure{anchor}><img src="{escape(local_target(item.path))}" alt="{escape(alt)}">'
+                f"<figcaption>{text(item.caption.parts)}</figcaption></figure>")
+    if isinstance(item, Code):
+        return f'<pre class="command"><code>{escape(item.text)}</code></pre>'
+    if isinstance(item, Quote):
+        return f"<blockquote><p>{escape(item.text)}</p><p>{sources_note([item.source]).strip()}</p></blockquote>"
+    if isinstance(item, Data):
+        return f'<pre class="data"><code>{escape(item.text)}</code></pre>\n<p>{sources_note([item.source]).strip()}</p>'
+    raise TypeError(f"not a block: {type(item).__name__}")
+
+
+def section(sec: Section, depth: int) -> list[str]:
+    kind = f' class="{escape(sec.kind)}"' if sec.kind else ""
+    out = [f'<section id="{escape(sec.anchor)}"{kind}>', f"<h{depth}>{escape(sec.title)}</h{depth}>"]
+    out += [block(item) for item in sec.blocks]
+    for sub in sec.subsections:
+        out += section(sub, min(depth + 1, 6))
+    return out + ["</section>"]
+
+
+def render(sections: list[Section], title: str) -> str:
+    head = ['<!DOCTYPE html>', '<html lang="en">', "<head>", '<meta charset="utf-8">', GENERATOR,
+            '<meta name="viewport" content="width=device-width, initial-scale=1">', f"<title>{escape(title)}</title>",
+            f"<style>{STYLE}</style>", "</head>", "<body>", "<main>", f"<h1>{escape(title)}</h1>"]
+    body = []
+    for sec in sections:
+        body += section(sec, 2)
+    return "\n".join(head + body + ["</main>", "</body>", "</html>"]) + "\n"

@@ -1,0 +1,116 @@
+"""Pretrained LLMs: head maps (C11-llm) and the 1-hop harness (C12-local).
+
+Every model is found by globbing, never by name: a folder ``training/reference/llm/<model>/``
+holding ``analysis_<task>.json`` (``python -m training analyze --model``) gives a head map, and
+a pair ``training/reference/llm/<model>_number.json`` / ``<model>_letter.json`` (``python -m
+training llm``) gives the 1-hop accuracies.  The groups and tests are the claims' own functions
+(``proofs_check.claims.llm_heads.compare_groups``, ``llm_local.decide``) applied to the files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from proofs_check.claims.llm_heads import SCORE_LIMIT, SHIPPED, SINK_LIMIT, TASKS, compare_groups
+from proofs_check.claims.llm_local import decide, load_results
+from proofs_check.claims.shipped import LLM_HEADS, read
+from proofs_check.registry import REGISTRY
+from proofs_check.report.doc import Bullets, Num, Para, Ref, Section, num
+
+from .common import claim, figure, joined, not_shipped
+
+ANCHOR, TITLE = "study-llm", "Pretrained LLMs: positional and symbolic heads"
+FOLDER = "training/reference/llm"
+COMMAND = "python -m training analyze --model PATH --task T --json training/reference/llm/MODEL/analysis_T.json"
+HEADS_SOURCE = "proofs_check/claims/llm_heads.py"
+
+
+def head_folders(root: Path) -> list[Path]:
+    """Every model folder with an analysis of each task, by name."""
+    folder = Path(root) / FOLDER
+    return sorted(p for p in folder.iterdir() if p.is_dir() and all((p / f"analysis_{t}.json").is_file()
+                                                                     for t in TASKS)) if folder.is_dir() else []
+
+
+def harness_models(root: Path) -> list[str]:
+    """Every model name with both tasks' results of the 1-hop harness, by name."""
+    folder = Path(root) / FOLDER
+    return sorted(p.name.removesuffix("_letter.json") for p in folder.glob("*_letter.json")
+                  if (folder / p.name.replace("_letter.json", "_number.json")).is_file())
+
+
+def section(root: Path) -> Section:
+    folders, models = head_folders(root), harness_models(root)
+    if not folders and not models:
+        return not_shipped(ANCHOR, TITLE, FOLDER, COMMAND)
+    blocks = [Para(["Every head of a local pretrained RoPE model gets a positional and a symbolic score on the two "
+                    "tasks' inputs, the share of its attention on the first token (the attention sink, which inflates "
+                    "the symbolic score) and its dominant RoPE plane. Heads whose sink share is above ",
+                    num(SINK_LIMIT, "g", HEADS_SOURCE), " are left out; of the rest a head is positional when only its "
+                    "positional score reaches ", num(SCORE_LIMIT, "g", HEADS_SOURCE), ", symbolic when only its "
+                    "symbolic score does. A one-sided Mann-Whitney test asks whether positional heads use faster "
+                    "planes, as ", Ref("Table 1"), " says of the small trained model."])]
+    for folder in folders:
+        blocks.append(Bullets(_head_findings(root, folder)))
+    blocks.append(figure(root, "llm_heads", ["Head maps of the shipped pretrained model: positional and symbolic "
+                                             "scores, sink share and dominant RoPE plane, one cell per head."]))
+    for model in models:
+        para = _harness_finding(root, model)
+        if para is not None:
+            blocks.append(para)
+    return Section(ANCHOR, TITLE, blocks)
+
+
+def _claims_for(folder: Path) -> list:
+    ids = [f"C11-llm-{folder.name}"] + (["C11-llm"] if folder.resolve() == SHIPPED.resolve()
+                                       or folder.name == SHIPPED.name else [])
+    return [claim(i) for i in ids if i in REGISTRY]
+
+
+def _head_findings(root: Path, folder: Path) -> list:
+    relative = {t: f"{FOLDER}/{folder.name}/analysis_{t}.json" for t in TASKS}
+    analyses = {t: read(folder / f"analysis_{t}.json", LLM_HEADS) for t in TASKS}
+    model = analyses[TASKS[0]].get("model") or folder.name
+    links = _claims_for(folder)
+    items = []
+    for task, analysis in analyses.items():
+        row, src = compare_groups(analysis), relative[task]
+        parts = [Ref(str(model)), ", ", task, " task: ", num(row["n_positional"], "d", src),
+                 " positional heads (median plane ", _median(row["median_id_positional"], src), ") against ",
+                 num(row["n_symbolic"], "d", src),
+                 " symbolic (median plane ", _median(row["median_id_symbolic"], src), ")"]
+        if row["U"] is not None:
+            parts += [", one-sided p ", num(row["p_lower"], ".1e", src)]
+        parts += ["; of its ", num(row["heads"], "d", src), " heads, ", num(row["sink_dominated"], "d", src),
+                  " sink-dominated and ", num(row["mixed"], "d", src), " mixed ones are left out"]
+        if links:
+            parts += [" (", *joined(links), ")"]
+        items.append(Para(parts + ["."]))
+    return items
+
+
+def _median(value, src: str):
+    return "none" if value is None else num(value, "g", src)
+
+
+def _harness_finding(root: Path, model: str) -> Para | None:
+    """C12-local: letter minus number accuracy over seeds, and how near chance the cells are."""
+    results = load_results(Path(root) / FOLDER, model)
+    if results is None:
+        return None
+    outcome = decide(results["number"], results["letter"])
+    src = f"{FOLDER}/{model}_letter.json"
+    difference = outcome.evidence["difference"]
+    cells = outcome.evidence["cells"]
+    near = [c for c in cells if c["versus_chance"] == "near"]
+    name = results["letter"].get("model") or model
+    parts = ["On the one-hop prompts of ", Ref("Table 2"), ", ", Ref(str(name)), " answers the letter task "]
+    if difference["ci"] is None:
+        return Para(parts + ["on too few seeds for an interval (", claim("C12-local"), ")."])
+    low, high = difference["ci"]
+    tail = (" task and length cells, so this model is near chance and cannot show the relation the frontier "
+            "models show." if len(near) * 2 > len(cells) else " task and length cells.")
+    return Para(parts + ["ahead of the number task by ", Num(f"{difference['mean']:+.3f}", src), ", interval over "
+                         "seeds [", Num(f"{low:+.3f}, {high:+.3f}", src), "] (", claim("C12-local"), "); chance lies "
+                         "inside the interval of ", num(len(near), "d", src), " of its ", num(len(cells), "d", src),
+                         tail])
