@@ -88,30 +88,59 @@ def _drop_member(runs: Path):
     shutil.rmtree(runs / "paper" / "number" / "seed-4")
 
 
-@pytest.mark.parametrize("damage, found", [(None, "found 0 of 10"), (_drop_stage, "found 9 of 10"),
-                                           (_drop_member, "found 9 of 10")], ids=["fresh-clone", "a-stage-gone",
-                                                                                  "a-member-gone"])
-def test_collect_keeps_a_shipped_summary_with_more_results(capsys, tmp_path, shipped, damage, found):
-    if damage:  # the runs as they made the shipped files, then one result less
-        shutil.copytree(SHIPPED / "paper", tmp_path / "runs" / "paper")
-        damage(tmp_path / "runs")
+@pytest.mark.parametrize("damage", [_drop_stage], ids=["a-stage-gone"])
+def test_collect_keeps_a_shipped_summary_with_more_results(capsys, tmp_path, shipped, damage):
+    shutil.copytree(SHIPPED / "paper", tmp_path / "runs" / "paper")  # the runs as they made the shipped files,
+    damage(tmp_path / "runs")                                          # then one result less
     before, runs_before = snapshot(tmp_path / "ship"), snapshot(tmp_path / "runs")
     code, out, err = cli(capsys, shipped, "--collect")
     line = one_line(err)
     assert code == 2 and out == ""
-    assert found in line and "the shipped summary" in line and "has 10" in line
+    assert "found 9 of 10" in line and "the shipped summary" in line and "has 10" in line
     assert "nothing written; pass --overwrite-summary to replace it" in line
     assert snapshot(tmp_path / "ship") == before and snapshot(tmp_path / "runs") == runs_before
 
 
+def _same_numbers(a, b) -> bool:
+    """Equal structure, numbers equal up to float rounding (a least-squares fit's last bits)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_numbers(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_numbers(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float):
+        return a == pytest.approx(b, rel=1e-12, abs=1e-15)
+    return a == b
+
+
+@pytest.mark.parametrize("damage", [None, _drop_member], ids=["fresh-clone", "a-member-gone"])
+def test_a_member_without_its_run_is_read_from_its_shipped_copy(capsys, tmp_path, shipped, damage):
+    """A clone (no runs) or a run folder gone: the member's shipped files stand in, so the summary
+    keeps every result and adding members to a study needs only the new members' runs."""
+    if damage:
+        shutil.copytree(SHIPPED / "paper", tmp_path / "runs" / "paper")
+        damage(tmp_path / "runs")
+    members = {k: v for k, v in snapshot(tmp_path / "ship").items() if k != "summary.json"}
+    code, out, err = cli(capsys, shipped, "--collect")
+    assert code == 0 and json.loads(out)["complete"] == 10, err
+    old, new = (json.loads(p.read_text()) for p in (SHIPPED / "summary.json", tmp_path / "ship" / "summary.json"))
+    strip = lambda members: {m: {**e, "reused_from": None} for m, e in members.items()}  # noqa: E731 (made absolute)
+    assert strip(new["members"]) == strip(old["members"]) and _same_numbers(new["results"], old["results"])
+    assert {k: v for k, v in snapshot(tmp_path / "ship").items() if k != "summary.json"} == members
+    assert not (tmp_path / "runs" / "paper" / "number" / "seed-4").exists()  # nothing written into the runs
+
+
 def test_overwrite_summary_replaces_it_and_deletes_no_member_file(capsys, tmp_path, shipped):
+    shutil.copytree(SHIPPED / "paper", tmp_path / "runs" / "paper")
+    _drop_stage(tmp_path / "runs")
     members = {k: v for k, v in snapshot(tmp_path / "ship").items() if k != "summary.json"}
     code, out, err = cli(capsys, shipped, "--collect", "--overwrite-summary")
     assert code == 0, err
-    assert json.loads(out)["complete"] == 0
+    assert json.loads(out)["complete"] == 9
     summary = json.loads((tmp_path / "ship" / "summary.json").read_text())
-    assert all(entry["stages"] == [] for entry in summary["members"].values())
-    assert {k: v for k, v in snapshot(tmp_path / "ship").items() if k != "summary.json"} == members
+    assert "analyze" not in summary["members"]["paper/letter/seed-3"]["stages"]
+    assert {k: v for k, v in snapshot(tmp_path / "ship").items()
+            if k != "summary.json" and not k.endswith("seed-3/analysis.json")} == \
+        {k: v for k, v in members.items() if not k.endswith("seed-3/analysis.json")}
 
 
 def test_collect_with_every_result_writes_and_leaves_identical_member_files_alone(capsys, tmp_path, mini):

@@ -77,7 +77,7 @@ def run_study_command(args) -> int:
 
     from .collect import collect
     from .plan import PlanError, load_plan
-    from .runner import check_members, list_commands, member_finished, run_study
+    from .runner import check_members, list_commands, run_study, stage_commands
 
     if args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
@@ -116,7 +116,9 @@ def run_study_command(args) -> int:
             document = collect(plan, overwrite=args.overwrite_summary)
         except RunError as error:  # a member's metrics.jsonl damaged, a best member without weights
             raise UsageError(str(error)) from None
-        finished = [m.id for m in plan.members() if member_finished(plan, m)]
+        # complete: every stage the plan gives it has a result, read from its run or its shipped copy
+        finished = [m.id for m in plan.members()
+                    if set(stage_commands(plan, m)) <= set(document["members"][m.id]["stages"])]
         print(json.dumps({"summary": str(plan.ship / "summary.json"), "members": len(document["members"]),
                           "complete": len(finished)}))
         return 0

@@ -64,7 +64,7 @@ from .runner import OUTPUTS, recipe_conflict, run_folder, stage_commands
 from .ship import (SMALL_FILES, best_choice, best_member, check_best_files, check_replacement,  # noqa: F401
                    ship_best as _ship_best, ship_member, write_best)
 
-__all__ = ["member_results", "summarise", "theory_of", "collect", "refreshed_breaks"]
+__all__ = ["member_results", "member_source", "summarise", "theory_of", "collect", "refreshed_breaks"]
 
 # (dilution stage, the accuracy stage its breaks are measured against, member_results key)
 BREAK_SOURCES = (("dilution", "lengths", "breaks"), ("rescale_dilution", "rescale", "rescaled_breaks"))
@@ -78,8 +78,20 @@ def _read(folder: Path, stage: str, refreshed: dict | None = None):
     return read_stage_file(folder, stage, OUTPUTS[stage])
 
 
+def member_source(plan: Plan, member: Member) -> Path:
+    """Where a member's results are read: its folder below the plan's root, or, where that folder
+    holds no stage output (a clone or a new machine, where the runs are not), the copy an earlier
+    collect shipped beside the summary (the same file names), so adding seeds to a study needs
+    only the new members' runs."""
+    own = plan.folder(member)
+    if any((own / name).is_file() for name in OUTPUTS.values()):
+        return own
+    shipped = plan.ship / member.id
+    return shipped if (shipped / OUTPUTS["train"]).is_file() else own
+
+
 def _metrics_file(plan: Plan, member: Member) -> Path:
-    own = plan.folder(member) / "metrics.jsonl"
+    own = member_source(plan, member) / "metrics.jsonl"
     return own if own.is_file() else run_folder(plan, member) / "metrics.jsonl"
 
 
@@ -105,7 +117,7 @@ def refreshed_breaks(folder: Path, dilution_stage: str = "dilution", lengths_sta
 def member_results(plan: Plan, member: Member, refreshed: dict | None = None) -> dict:
     """The numbers one member contributes (absent stages give absent keys); ``refreshed``:
     stage -> its file's content where ``refreshed_breaks`` changed it."""
-    folder = plan.folder(member)
+    folder = member_source(plan, member)
     out = {"stages": [s for s, name in OUTPUTS.items() if (folder / name).is_file()]}
     test = _read(folder, "test")
     if test:
@@ -224,8 +236,9 @@ def _read_members(plan: Plan, overwrite: bool) -> tuple[dict, dict]:
     file and ``ship.SummaryKept`` where the summary would lose results."""
     results, refreshed = {}, {}
     for member in plan.members():
-        folder = plan.folder(member)
-        conflict = recipe_conflict(plan, member)  # another recipe's results never enter this summary
+        folder = member_source(plan, member)
+        # another recipe's results never enter this summary (a shipped copy was collected under this plan)
+        conflict = recipe_conflict(plan, member) if folder == plan.folder(member) else None
         if conflict:
             raise InputError(conflict)
         check_stage_outputs(folder, OUTPUTS)
@@ -271,7 +284,7 @@ def collect(plan: Plan, overwrite: bool = False) -> dict:
     # every check passed: now write, the summary last (a full disk part-way leaves the old one)
     for member, documents in refreshed.items():
         for stage, content in documents.items():
-            write_json_atomic(plan.folder(member) / OUTPUTS[stage], content)
+            write_json_atomic(member_source(plan, member) / OUTPUTS[stage], content)
     for member in results:
         ship_member(plan, member, _metrics_file(plan, member))
     if best is not None:
