@@ -69,8 +69,8 @@ FIGURES = {
     "table1": (build_table1, "Table 1 as table1.md: paper's IDs beside ours (analysis.json)"),
     "discrepancy_trained": (build_discrepancy_trained,
                             "measured logit gap per trained layer vs the construction's exact discrepancy"),
-    "llm_heads": (build_llm_heads, ("SmolLM2-135M head maps: scores, sink share, dominant RoPE plane "
-                                    "(training/reference/llm/smollm2/)")),
+    "llm_heads": (build_llm_heads, ("pretrained LLM head maps, a column per model and task: scores, sink share, "
+                                    "dominant RoPE plane, its angle, full layers marked (training/reference/llm/*/)")),
     "fig_variants": (build_fig_variants, ("variants study: accuracy against length and by hop, median and min-max "
                                           "over seeds; variants_table.md (training/reference/variants/)")),
     "fig_breaks": (build_fig_breaks, "predicted vs measured length-generalisation breaks per model (dilution.json)"),
@@ -94,7 +94,8 @@ def parse(argv) -> argparse.Namespace:
                         help="seed study folder with paper/<task>/seed-<S>/ (figures 2 and 5B)")
     parser.add_argument("--llm", default=Inputs.llm_dir, help="folder of LLM results JSON files")
     parser.add_argument("--llm-heads", default=Inputs.llm_heads_dir,
-                        help="folder with analysis_<task>.json of `training analyze --model` (head maps)")
+                        help="folder of model folders, each with analysis_<task>.json of `training analyze --model` "
+                             "(head maps; a folder holding these files is one model)")
     parser.add_argument("--variants", default=Inputs.variants_dir,
                         help="variants study folder with summary.json (fig_variants, variants_table.md, fig_rescale)")
     parser.add_argument("--figure5a", default=Inputs.figure5a, help="proofs_check Figure 5A JSON")

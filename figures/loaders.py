@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from theory.inputs import ANY, InputError, Nullable, check_shape, iter_jsonl, load_json
+from theory.inputs import ANY, Checked, InputError, Nullable, check_shape, iter_jsonl, load_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,8 +30,8 @@ COMMANDS = {
                 "(all tasks: sh scripts/train_reference.sh)"),
     "figure5a": "python -m proofs_check.figure5a --out {path}",
     "llm": "python -m training llm --backend hf|openai --model M --task T --json {path}",
-    "llm_heads": ("python -m training analyze --model SmolLM2-135M-Instruct.Q4_1.gguf --task {task} --json {path} "
-                  "(training/reference/llm/smollm2/README.md)"),
+    "llm_heads": ("python -m training analyze --model MODEL --task {task} --json {path} "
+                  "(the model and the exact command: {folder}/README.md)"),
     "figure4a": ("python -c \"from constructions.geometry import write_figure4a; "
                  "write_figure4a('{path}', '0.8', range(1, 9))\""),
     "study": "python -m training study training/studies/seeds.json --collect (its ship folder; or --seeds DIR)",
@@ -41,7 +41,8 @@ COMMANDS = {
 # The shape each input must have (theory.inputs): the fields the figures read, with their
 # types.  Series may hold null (a length or step that was not measured).
 _SERIES = [Nullable(float)]
-_MATRIX = [[Nullable(float)]]  # per checkpoint, per layer
+_MATRIX = [[Nullable(float)]]  # per checkpoint, per layer (an LLM analysis: per layer, per head)
+_POSITIVE = Checked(float, lambda v: v > 0, "a positive number")  # drawn on a log scale
 _THETA = {"decimal?": str, "exact?": str}
 _INDEX_BLOCK = {"theta": _THETA, "sup": _SERIES, "inf": _SERIES, "stated_bound": _SERIES,
                 "corrected_sup_bound?": _SERIES}
@@ -61,7 +62,10 @@ SHAPES = {
     "figure4a": {"theta": str, "theta_decimal?": str, "key": [float], "queries": {"*": [float]},
                  "rotated_queries": {"*": {"*": [float]}}, "logits": {"*": {"*": Nullable(float)}}},
     "llm": {"model": str, "task": str, "per_length": [{"length": int, "accuracy_mean": Nullable(float)}]},
-    "llm_heads": {"layers": int, "heads": int, "per_head": ANY, "frequency": ANY},
+    "llm_heads": {"layers": int, "heads": int,
+                  "per_head": {"positional": _MATRIX, "symbolic": _MATRIX, "sink": _MATRIX},
+                  "frequency": {"dominant_id": _MATRIX, "weights": [[[Nullable(float)]]],
+                                "layer_kind?": [str], "dominant_angle?": [[Nullable(_POSITIVE)]]}},
     "variants": dict,  # Inputs.variants_summary checks its blocks, naming them
     "study": {"dilution": dict, "breaks": dict},
 }
@@ -155,7 +159,7 @@ class Inputs:
     runs_dir: Path = ROOT / "training" / "reference"
     seeds_dir: Path = ROOT / "training" / "reference" / "seeds"
     llm_dir: Path = ROOT / "training" / "reference" / "llm"
-    llm_heads_dir: Path = ROOT / "training" / "reference" / "llm" / "smollm2"
+    llm_heads_dir: Path = ROOT / "training" / "reference" / "llm"  # one folder per model (llm_head_models)
     figure5a: Path = ROOT / "proofs_check" / "results" / "figure5a.json"
     figure4a: Path = ROOT / "constructions" / "results" / "figure4a.json"
     variants_dir: Path = ROOT / "training" / "reference" / "variants"
@@ -260,11 +264,22 @@ class Inputs:
         path = Path(self.variants_dir) / "summary.json"
         return MissingInput(path, _command("variants", path), field=field)
 
-    def llm_head_analysis(self, task: str) -> dict:
-        """``analysis_<task>.json`` of ``python -m training analyze --model`` (per-head scores)."""
-        path = Path(self.llm_heads_dir) / f"analysis_{task}.json"
-        return self._cached(("llm_heads", str(path)), lambda: read_json(
-            path, "llm_heads", task, ("layers", "heads", "per_head", "frequency")))
+    def llm_head_models(self, tasks) -> list[Path]:
+        """The model folders under ``llm_heads_dir``: every subfolder holding an ``analysis_<task>.json``
+        of one of ``tasks``, by name.  A folder that itself holds one is a single model (the flag's
+        older use); so is a folder with no model at all, whose missing files then name it."""
+        folder = Path(self.llm_heads_dir)
+        if not folder.is_dir() or _holds_llm_analysis(folder, tasks):
+            return [folder]
+        models = sorted(p for p in folder.iterdir() if p.is_dir() and _holds_llm_analysis(p, tasks))
+        return models or [folder]
+
+    def llm_head_analysis(self, task: str, model_dir: Path | None = None) -> dict:
+        """``analysis_<task>.json`` of ``python -m training analyze --model`` (per-head scores) in
+        ``model_dir`` (default: ``llm_heads_dir``), each [layer][head] block checked to be layers x heads."""
+        path = Path(self.llm_heads_dir if model_dir is None else model_dir) / f"analysis_{task}.json"
+        return self._cached(("llm_heads", str(path)), lambda: _check_head_grid(read_json(
+            path, "llm_heads", task, ("layers", "heads", "per_head", "frequency")), path))
 
     def llm_results(self) -> list[dict]:
         """Every results JSON of ``python -m training llm`` in ``llm_dir`` but the screen runs
@@ -279,6 +294,27 @@ class Inputs:
             data["_file"] = path.name
             results.append(data)
         return results
+
+
+def _holds_llm_analysis(folder: Path, tasks) -> bool:
+    return any((folder / f"analysis_{task}.json").exists() for task in tasks)
+
+
+def _check_head_grid(analysis: dict, path: Path) -> dict:
+    """Every drawn [layer][head] block is layers x heads and layer_kind has one entry per layer:
+    a file cut short is an InputError naming the block, not a map drawn from half of it."""
+    layers, heads = analysis["layers"], analysis["heads"]
+    blocks = {f"per_head.{key}": analysis["per_head"][key] for key in ("positional", "symbolic", "sink")}
+    frequency = analysis["frequency"]
+    blocks.update({f"frequency.{key}": frequency[key] for key in ("dominant_id", "weights", "dominant_angle")
+                   if key in frequency})
+    for name, block in blocks.items():
+        if len(block) != layers or any(len(row) != heads for row in block):
+            raise InputError(f"{_show(path)}: {name} should be {layers} layers x {heads} heads")
+    kinds = frequency.get("layer_kind")
+    if kinds is not None and len(kinds) != layers:
+        raise InputError(f"{_show(path)}: frequency.layer_kind has {len(kinds)} entries for {layers} layers")
+    return analysis
 
 
 @dataclass

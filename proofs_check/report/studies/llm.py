@@ -52,8 +52,10 @@ def section(root: Path) -> Section:
                     "planes, as ", Ref("Table 1"), " says of the small trained model."])]
     for folder in folders:
         blocks.append(Bullets(_head_findings(root, folder)))
-    blocks.append(figure(root, "llm_heads", ["Head maps of the shipped pretrained model: positional and symbolic "
-                                             "scores, sink share and dominant RoPE plane, one cell per head."]))
+    blocks.append(figure(root, "llm_heads", ["Head maps of the shipped pretrained models, a column per model and "
+                                             "task: positional and symbolic scores, sink share, dominant RoPE plane "
+                                             "and, where layers have their own base, its angle per token; "
+                                             "full-attention layers marked F. One cell per head."]))
     for model in models:
         para = _harness_finding(root, model)
         if para is not None:
