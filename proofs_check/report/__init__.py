@@ -22,7 +22,7 @@ from theory.inputs import read_bytes
 
 from . import html, markdown
 from .build import TITLE, build_document
-from .doc import FIGURES_OUTPUT, REPORT_FIGURES, Figure, Link, Para, Section, Table, Bullets
+from .doc import FIGURES_OUTPUT, REPORT_FIGURES, Figure, Link, nodes
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORT_MD, INDEX_HTML = "REPORT.md", "index.html"
@@ -61,27 +61,11 @@ def check_report_dir(path) -> Path:
 def assets(sections) -> list[str]:
     """The repository-relative figure files the document shows or links, in order of first use."""
     found = []
-
-    def walk(item):
-        if isinstance(item, Section):
-            for child in item.blocks + item.subsections:
-                walk(child)
-        elif isinstance(item, Figure):
+    for item in (node for section in sections for node in nodes(section)):
+        if isinstance(item, Figure):
             found.append(item.path)
-            walk(item.caption)
-        elif isinstance(item, Para):
-            found.extend(p.target for p in item.parts
-                         if isinstance(p, Link) and p.target.startswith(FIGURES_OUTPUT + "/"))
-        elif isinstance(item, Bullets):
-            for entry in item.items:
-                walk(entry)
-        elif isinstance(item, Table):
-            for row in item.rows:
-                for cell in row:
-                    walk(cell)
-
-    for section in sections:
-        walk(section)
+        elif isinstance(item, Link) and item.target.startswith(FIGURES_OUTPUT + "/"):
+            found.append(item.target)
     return list(dict.fromkeys(found))
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..registry import REGISTRY
 from ..verdicts import ALL_WORDS, UP_TO_ROUNDING
-from .doc import Bullets, Code, Data, Figure, Link, Num, Para, Quote, Ref, Section, Strong, Table
+from .doc import Bullets, Code, Data, Figure, Link, Num, Para, Quote, Ref, Section, Strong, Table, nodes
 from .figures_map import TABLES, figure_command, figure_file, figures_of
 from .paper_places import BEYOND, PAGES_SOURCE, load_table, places_in
 
@@ -228,27 +228,5 @@ def build_document(results: list[dict], root: Path, studies: list, prior_art, *,
 
 def all_sources(sections) -> list[str]:
     """Every source a document names (Num, Quote, Data), for the tests."""
-    found = []
-
-    def walk(item):
-        if isinstance(item, Num) or isinstance(item, (Quote, Data)):
-            found.append(item.source)
-        elif isinstance(item, Section):
-            for block in item.blocks + item.subsections:
-                walk(block)
-        elif isinstance(item, Para):
-            for part in item.parts:
-                walk(part)
-        elif isinstance(item, Bullets):
-            for entry in item.items:
-                walk(entry)
-        elif isinstance(item, Table):
-            for row in item.rows:
-                for cell in row:
-                    walk(cell)
-        elif isinstance(item, Figure):
-            walk(item.caption)
-
-    for section in sections:
-        walk(section)
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(item.source for section in sections for item in nodes(section)
+                              if isinstance(item, (Num, Quote, Data))))

@@ -100,7 +100,7 @@ class Para:
 
     def sources(self) -> list[str]:
         """The distinct results files of this paragraph's numbers, in order of first use."""
-        return list(dict.fromkeys(p.source for p in self.parts if isinstance(p, Num)))
+        return sources_in(self.parts)
 
 
 @dataclass
@@ -156,3 +156,34 @@ class Section:
     blocks: list = field(default_factory=list)
     subsections: list = field(default_factory=list)
     kind: str = ""  # "claim" for a claim's entry (the renderers style it); empty otherwise
+
+
+def parts_of(cell) -> list:
+    """A paragraph's parts; a table cell may also be a bare part or a list of parts."""
+    if isinstance(cell, Para):
+        return cell.parts
+    return list(cell) if isinstance(cell, (list, tuple)) else [cell]
+
+
+def sources_in(parts) -> list[str]:
+    """The distinct results files of ``parts``' numbers, in order of first use."""
+    return list(dict.fromkeys(p.source for p in parts if isinstance(p, Num)))
+
+
+def nodes(item):
+    """Every node of a document tree (sections, blocks, paragraphs, inline parts), depth first."""
+    yield item
+    if isinstance(item, Section):
+        children = item.blocks + item.subsections
+    elif isinstance(item, Para):
+        children = item.parts
+    elif isinstance(item, Bullets):
+        children = item.items
+    elif isinstance(item, Table):
+        children = [part for row in item.rows for cell in row for part in parts_of(cell)]
+    elif isinstance(item, Figure):
+        children = [item.caption]
+    else:
+        children = []
+    for child in children:
+        yield from nodes(child)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from html import escape
 
 from ..verdicts import ALL_WORDS
-from .doc import Bullets, Code, Data, Figure, Link, Num, Para, Quote, Ref, Section, Strong, Table, local_target
+from .doc import (Bullets, Code, Data, Figure, Link, Num, Para, Quote, Ref, Section, Strong, Table, local_target,
+                  parts_of, sources_in)
 
 GENERATOR = '<meta name="generator" content="python -m proofs_check --report">'
 
@@ -52,14 +53,6 @@ def inline(part) -> str:
     raise TypeError(f"not an inline part: {type(part).__name__}")
 
 
-def parts_of(cell) -> list:
-    if isinstance(cell, Para):
-        return cell.parts
-    return list(cell) if isinstance(cell, (list, tuple)) else [cell]
-
-
-def _sources(parts) -> list[str]:
-    return list(dict.fromkeys(p.source for p in parts if isinstance(p, Num)))
 
 
 def sources_note(sources: list[str]) -> str:
@@ -69,7 +62,7 @@ def sources_note(sources: list[str]) -> str:
 
 
 def text(parts) -> str:
-    return "".join(inline(p) for p in parts) + sources_note(_sources(parts))
+    return "".join(inline(p) for p in parts) + sources_note(sources_in(parts))
 
 
 def block(item) -> str:
@@ -82,7 +75,7 @@ def block(item) -> str:
         rows, sources = [], []
         for row in item.rows:
             rows.append("<tr>" + "".join(f"<td>{''.join(inline(p) for p in parts_of(c))}</td>" for c in row) + "</tr>")
-            sources += [s for cell in row for s in _sources(parts_of(cell))]
+            sources += [s for cell in row for s in sources_in(parts_of(cell))]
         note = sources_note(list(dict.fromkeys(sources)))
         return (f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>"
                 + (f"\n<p>{note.strip()}</p>" if note else ""))
