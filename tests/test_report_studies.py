@@ -146,6 +146,9 @@ def test_a_missing_study_gives_one_paragraph_saying_so(tmp_path, build):
 
 def test_a_second_model_folder_is_picked_up_by_globbing(tmp_path):
     root = _copy(tmp_path, "training/reference/llm")
+    for other in (root / "training/reference/llm").iterdir():  # SmolLM2 alone, then a copy of it beside it
+        if not other.name.startswith("smollm2"):
+            shutil.rmtree(other) if other.is_dir() else other.unlink()
     one = llm.section(root)
     shutil.copytree(root / "training/reference/llm/smollm2", root / "training/reference/llm/another-model")
     for task in ("number", "letter"):
