@@ -15,12 +15,17 @@ checkpoint folder of another run) is one error line, exit status 2, before any w
 
 Prints one JSON object with ``speedup_vs_hf``, ``ours_steps_per_s`` and
 ``hf_steps_per_s`` (paper configuration, batch 64, 17 + 1 tokens; see training.model.bench).
+``bench --k-table``: K seeds trained at once (K = 1, 2, 5, 10; on CUDA 1, 8, 64), eager and
+compiled, with cold and warm compile times, side by side (training.model.bench_k); a text
+table, or its JSON with ``--json``.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import sys
 
 from training.cli_common import UsageError
 from training.tasks.definitions import TASKS
@@ -59,6 +64,10 @@ def add_train_parser(subparsers) -> None:
     parser.add_argument("--stop-at", type=int, default=None, metavar="STEP",
                         help="checkpoint and stop after STEP (continue later with --resume)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--compile", action=argparse.BooleanOptionalAction, default=False,
+                        help="compile the training step with torch.compile, its code cached on disk for later runs "
+                             "(training.model.compiled; default off: see bench --k-table).  With --seeds the "
+                             "members' own dropout streams split the graph: little of it is compiled")
     parser.set_defaults(handler=run_train)
 
 
@@ -71,7 +80,7 @@ def run_train(args) -> int:
         summary = train(args.task, args.out, preset=args.preset, steps=args.steps, seed=args.seed,
                         device=args.device, resume=args.resume, force=args.force,
                         checkpoint_dir=args.checkpoint_dir, stop_at=args.stop_at,
-                        progress=not args.no_progress, overrides=args.overrides)
+                        progress=not args.no_progress, overrides=args.overrides, compiled=args.compile)
     except RunError as error:
         raise UsageError(str(error)) from None
     if os.environ.get("RANK", "0") == "0":  # under torchrun, one summary line, not one per process
@@ -90,7 +99,7 @@ def _run_train_seeds(args) -> int:
             raise RunError("--checkpoint-dir does not go with --seeds (each member keeps RUN/checkpoints)")
         summary = train_seeds(args.task, args.out, parse_seeds(args.seeds), preset=args.preset, steps=args.steps,
                               device=args.device, resume=args.resume, force=args.force, stop_at=args.stop_at,
-                              progress=not args.no_progress, overrides=args.overrides)
+                              progress=not args.no_progress, overrides=args.overrides, compiled=args.compile)
     except RunError as error:
         raise UsageError(str(error)) from None
     print(json.dumps(summary))
@@ -100,9 +109,21 @@ def _run_train_seeds(args) -> int:
 def add_bench_parser(subparsers) -> None:
     parser = subparsers.add_parser("bench", help="training speed against transformers' GPT-J",
                                    description=BENCH_DESCRIPTION)
-    parser.add_argument("--rounds", type=int, default=7, help="alternating rounds (default 7)")
-    parser.add_argument("--steps-per-round", type=int, default=5, metavar="K", help="steps per round (default 5)")
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--rounds", type=int, default=None, help="alternating rounds (default 7; --k-table 3)")
+    parser.add_argument("--steps-per-round", "--steps", type=int, default=None, metavar="N",
+                        help="steps per round (default 5; --k-table 3)")
+    parser.add_argument("--k-table", action="store_true",
+                        help="steps/s per member and fraction of the GEMM peak for K seeds at once, eager and "
+                             "compiled, with cold and warm compile times (training.model.bench_k)")
+    parser.add_argument("--k", default=None, metavar="K,K,...", help="--k-table's K values (default 1,2,5,10; "
+                                                                      "on cuda 1,8,64)")
+    parser.add_argument("--compiled-k", default=None, metavar="K,K,...|none",
+                        help="--k-table's K values compiled (default: those of --k; none: eager rows only)")
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="paper", help="--k-table's recipe (default paper)")
+    parser.add_argument("--task", choices=TASKS, default="letter", help="--k-table's task (default letter)")
+    parser.add_argument("--json", action="store_true", help="--k-table: print the JSON, not the text table")
+    parser.add_argument("--batch-size", type=int, default=64,
+                        help="the comparison with HF's batch (default 64; --k-table trains the preset's batch)")
     parser.add_argument("--device", default="cpu", metavar="cpu|cuda")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     parser.set_defaults(handler=run_bench_command)
@@ -117,10 +138,14 @@ def run_bench_command(args) -> int:
         raise UsageError(f"unknown device {args.device!r} (expected cpu or cuda)")
     if args.device == "cuda" and not torch.cuda.is_available():
         raise UsageError("--device cuda: no CUDA device is available")
-    if min(args.rounds, args.steps_per_round, args.batch_size) < 1:
-        raise UsageError("--rounds, --steps-per-round and --batch-size must be >= 1")
     if args.threads is not None and args.threads < 1:
         raise UsageError(f"--threads must be >= 1, got {args.threads}")
+    if args.k_table:
+        return _run_k_table(args)
+    args.rounds = 7 if args.rounds is None else args.rounds
+    args.steps_per_round = 5 if args.steps_per_round is None else args.steps_per_round
+    if min(args.rounds, args.steps_per_round, args.batch_size) < 1:
+        raise UsageError("--rounds, --steps-per-round and --batch-size must be >= 1")
     try:  # before anything is allocated (a batch of 10,000,000 asked for 87 GB)
         check_bench_memory(args.batch_size, args.device)
     except RunError as error:
@@ -132,4 +157,33 @@ def run_bench_command(args) -> int:
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     print(json.dumps(run_bench(args.rounds, args.steps_per_round, args.batch_size, args.device)))
+    return 0
+
+
+def _run_k_table(args) -> int:
+    """``bench --k-table`` (training.model.bench_k): every flag checked before any work."""
+    from .bench_k import K_CPU, K_CUDA, check_k_table_memory, format_k_table, parse_ks, run_k_table
+
+    try:
+        ks = parse_ks(args.k) if args.k is not None else (K_CUDA if args.device == "cuda" else K_CPU)
+        compiled_ks = (ks if args.compiled_k is None else () if args.compiled_k.strip() == "none"
+                       else parse_ks(args.compiled_k, "--compiled-k"))
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    rounds = 3 if args.rounds is None else args.rounds
+    steps = 3 if args.steps_per_round is None else args.steps_per_round
+    if min(rounds, steps) < 1:
+        raise UsageError(f"--rounds and --steps must be >= 1, got {rounds} and {steps}")
+    try:
+        check_k_table_memory(args.task, args.preset, ks + compiled_ks, args.device)
+    except RunError as error:
+        raise UsageError(str(error)) from None
+    if args.threads is not None:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    result = run_k_table(args.task, args.preset, ks, args.device, rounds, steps,
+                         compiled_ks=compiled_ks,
+                         progress=lambda line: print(line, file=sys.stderr, flush=True))
+    print(json.dumps(result) if args.json else format_k_table(result))
     return 0

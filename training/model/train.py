@@ -204,9 +204,10 @@ class RunRecord:
 
 def train(task: str, out, preset: str | None = None, steps: int | None = None, seed: int | None = None,
           device: str = "auto", resume: bool = False, force: bool = False, checkpoint_dir=None,
-          stop_at: int | None = None, progress: bool = True, overrides=()) -> dict:
+          stop_at: int | None = None, progress: bool = True, overrides=(), compiled: bool = False) -> dict:
     """Train (or resume) a run; returns a summary.  Raises RunError on bad input.
-    ``overrides``: ``KEY=VALUE`` strings of ``--set`` (training.model.recipe)."""
+    ``overrides``: ``KEY=VALUE`` strings of ``--set`` (training.model.recipe); ``compiled``: the
+    training step's forward and backward compiled (``training.model.compiled``: a disk cache)."""
     ranks = ranks_from_env()  # torchrun's processes; SINGLE without torchrun
     with ranks.said_once():
         recipe = _checked_flags(task, preset, steps, seed, stop_at, resume, overrides)
@@ -220,11 +221,11 @@ def train(task: str, out, preset: str | None = None, steps: int | None = None, s
     opened = rank0_run(ranks, lambda: open_run(out, checkpoint_dir, task, resume, force))  # rank 0 holds the folder
     with process_group(ranks, dev), opened as run:
         flags = {"task": task, "preset": preset, "steps": steps, "seed": seed}
-        return _train_run(run, task, recipe, flags, dev, stop_at, progress, tuple(overrides), ranks)
+        return _train_run(run, task, recipe, flags, dev, stop_at, progress, tuple(overrides), ranks, compiled)
 
 
 def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop_at, progress: bool,
-               overrides: tuple, ranks: Ranks = SINGLE) -> dict:
+               overrides: tuple, ranks: Ranks = SINGLE, compiled: bool = False) -> dict:
     out, resume = run.out, run.resume
     metrics = Metrics(out / "metrics.jsonl")
     settings, recipe, config, last_path = ranks.on_rank0(
@@ -250,6 +251,9 @@ def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop
     if scaler is not None and scaler_state:
         scaler.load_state_dict(scaler_state)
     step_model = ranks.wrap(model, dev)  # DDP for the training steps; evaluation and saving use the model
+    if compiled:
+        from .compiled import compile_module
+        step_model = compile_module(step_model)
     record = RunRecord(run, settings, recipe, metrics, model, optimizer, val_data, amp, scaler, start, best, ranks)
 
     bar = tqdm(total=total, initial=start, disable=not progress or not ranks.writer, desc=f"{task}",

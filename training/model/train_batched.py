@@ -89,8 +89,9 @@ def _check_batchable(recipe, config) -> None:
 
 def train_seeds(task: str, out, seeds: list[int], preset: str | None = None, steps: int | None = None,
                 device: str = "auto", resume: bool = False, force: bool = False, stop_at: int | None = None,
-                progress: bool = True, overrides=()) -> dict:
+                progress: bool = True, overrides=(), compiled: bool = False) -> dict:
     """Train (or resume) the members ``seeds`` together; returns a summary with one entry per member.
+    ``compiled``: the batched forward and backward compiled (``training.model.compiled``).
     Raises RunError on bad input, before any work."""
     if not seeds:
         raise RunError("--seeds needs at least one seed")
@@ -103,7 +104,8 @@ def train_seeds(task: str, out, seeds: list[int], preset: str | None = None, ste
     with contextlib.ExitStack() as stack:
         runs = [stack.enter_context(open_run(folder, None, task, resume, force))
                 for folder in member_folders(out, seeds)]
-        return _train_members(runs, task, recipe, seeds, preset, steps, dev, stop_at, progress, tuple(overrides))
+        return _train_members(runs, task, recipe, seeds, preset, steps, dev, stop_at, progress, tuple(overrides),
+                              compiled)
 
 
 def _member_settings(runs, task, recipe, seeds, preset, steps, overrides):
@@ -120,7 +122,7 @@ def _member_settings(runs, task, recipe, seeds, preset, steps, overrides):
     return [(s, r, c, run.ckpt_dir / checkpoint_name(common)) for run, (s, r, c, _) in zip(runs, found)]
 
 
-def _train_members(runs, task, recipe, seeds, preset, steps, dev, stop_at, progress, overrides) -> dict:
+def _train_members(runs, task, recipe, seeds, preset, steps, dev, stop_at, progress, overrides, compiled) -> dict:
     found = _member_settings(runs, task, recipe, seeds, preset, steps, overrides)
     settings0, recipe, config, _ = found[0]
     total = settings0["steps"]
@@ -156,11 +158,16 @@ def _train_members(runs, task, recipe, seeds, preset, steps, dev, stop_at, progr
                dynamic_ncols=True, mininterval=1.0 if sys.stderr.isatty() else 30.0)
     t0, done = time.perf_counter(), start
     model.train()
+    forward = None
+    if compiled:
+        from .compiled import compile_module
+        forward = compile_module(model)
     for record in records:
         record.t_window = time.perf_counter()
     for step in range(start, total):
         done = step + 1
-        losses, accuracies, norms = batched_step(model, optimizers, task, train_data, recipe, step, total, amp, dev)
+        losses, accuracies, norms = batched_step(model, optimizers, task, train_data, recipe, step, total, amp, dev,
+                                                 forward)
         for record, loss, accuracy, norm in zip(records, losses, accuracies, norms):
             record.record_step(done, loss, accuracy, norm)
         bar.update(1)
@@ -178,9 +185,10 @@ def _train_members(runs, task, recipe, seeds, preset, steps, dev, stop_at, progr
 
 
 def batched_step(model: BatchedGPTJ, optimizers, task: str, train_data, recipe, step: int, total: int, amp,
-                 dev) -> tuple[list, list, list]:
+                 dev, forward=None) -> tuple[list, list, list]:
     """One optimizer step of every member (its own batch, schedule, clipping, AdamW); returns the
-    members' losses, accuracies and gradient norms before clipping.
+    members' losses, accuracies and gradient norms before clipping.  ``forward``: the model's
+    compiled forward (``training.model.compiled``; default the model itself).
     A function of its own so that a benchmark times exactly the training step."""
     lr = recipe.lr * lr_factor(step, recipe.warmup_steps, total)
     for optimizer in optimizers:
@@ -190,7 +198,7 @@ def batched_step(model: BatchedGPTJ, optimizers, task: str, train_data, recipe, 
     inputs = torch.as_tensor(np.stack([b.inputs for b in batches]), dtype=torch.long, device=dev)
     answers = torch.as_tensor(np.stack([b.answers for b in batches]), dtype=torch.long, device=dev)
     with amp:
-        logits = model(inputs).float()  # (K, B, vocab)
+        logits = (model if forward is None else forward)(inputs).float()  # (K, B, vocab)
     # each member's mean loss; their sum's gradient is, per member, that of its own loss alone
     per_row = F.cross_entropy(logits.flatten(0, 1), answers.flatten(), reduction="none")
     losses = per_row.view(answers.shape).mean(1)

@@ -22,12 +22,7 @@ a subprocess with its own torch thread count (``--threads``, default 1), which i
 subprocess dies with the study, even one killed with SIGKILL (``stage_process``), and every
 file the runner reads or trusts is checked before any work (``check_members``).
 
-Seed-batched training (``batch_seeds``, the study's ``--batch-seeds``): the unfinished members of
-one variant and task, which differ only in seed, are trained by one ``train --seeds`` process
-(``training.model.train_batched``: each member's run folder is its single run's), its log in the
-first member's ``logs/train.log``; each member's ``train.json`` records the batch, and every later
-stage runs per member as before.  A group is batched only when its recipe can be and its members
-are alike (all fresh, or all with checkpoints); the others train one by one.
+Seed-batched training (the study's ``--batch-seeds``): ``training.studies.batch_seeds``.
 
 A second ``study`` on the same plan joins safely: a member is locked while a process works on
 it (``.member.lock``, the run folders' flock of ``training.model.runlock``), and other
@@ -36,7 +31,6 @@ processes skip it; the train stage's run folder has its own lock besides.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
 import sys
@@ -54,7 +48,7 @@ from .plan import Member, Plan
 from .stage_process import run_tied
 
 __all__ = ["STAGES", "MemberFailed", "stage_commands", "member_finished", "check_members", "recipe_conflict",
-           "run_member", "run_study", "list_commands", "seed_groups", "train_group"]
+           "run_member", "run_study", "list_commands"]
 
 STAGES = ("train", "test", "lengths", "rescale", "dilution", "rescale_dilution", "analyze", "long")
 OUTPUTS = {"train": "train.json", "test": "test_accuracy.json", "lengths": "length_generalisation.json",
@@ -279,73 +273,16 @@ def list_commands(plan: Plan, threads: int = 1) -> list[str]:
     return [f"{study_command(plan)} --member {shlex.quote(m.id)} --threads {threads}" for m in plan.members()]
 
 
-def seed_groups(plan: Plan, members: list[Member]) -> list[list[Member]]:
-    """The groups of two or more ``members`` that one ``train --seeds`` process can train (module doc)."""
-    from training.model.batched import unsupported
-    from training.model.resume import model_config
-
-    groups: dict = {}
-    for member in members:
-        if member.id not in plan.reuse and not (plan.folder(member) / OUTPUTS["train"]).exists():
-            groups.setdefault((member.variant, member.task), []).append(member)
-    out = []
-    for (variant, task), group in groups.items():
-        recipe = plan.recipes[variant]
-        if unsupported(recipe, model_config(task, recipe, variant)):
-            continue
-        if len(group) > 1 and len({_has_checkpoint(run_folder(plan, m)) for m in group}) == 1:
-            out.append(group)
-    return out
-
-
-def train_group(plan: Plan, group: list[Member], threads: int = 1) -> dict:
-    """Train ``group`` (one variant and task) in one ``train --seeds`` process, holding every member's
-    lock; writes each member's ``train.json``.  Returns {member id: "done" | "skipped"} (a member
-    another process holds leaves the whole group to the one-by-one path) or raises MemberFailed."""
-    first, variant = group[0], plan.variants[group[0].variant]
-    pattern = str(plan.root / first.variant / first.task) + "/seed-{seed}/run"
-    if [Path(pattern.replace("{seed}", str(m.seed))) for m in group] != [run_folder(plan, m) for m in group]:
-        return {m.id: "skipped" for m in group}  # a root whose path the pattern cannot name: one by one
-    argv = _training("train", "--task", first.task, "--out", pattern, "--preset", variant["preset"],
-                     "--seeds", ",".join(str(m.seed) for m in group), "--no-progress")
-    for override in variant["set"]:
-        argv += ["--set", override]
-    if _has_checkpoint(run_folder(plan, first)):
-        argv.append("--resume")
-    try:
-        with contextlib.ExitStack() as locks:
-            for member in group:
-                plan.folder(member).mkdir(parents=True, exist_ok=True)
-                locks.enter_context(RunLock(plan.folder(member), ".member.lock", "study process"))
-                _check_member_recipe(plan, member)
-            result = _run_stage("train", argv, plan.folder(first), threads)
-            summary = _train_summary(result["stdout"], plan.folder(first))
-            by_seed = {m.get("seed"): m for m in summary.get("members", []) if isinstance(m, dict)}
-            for member in group:
-                atomic_write_json(plan.folder(member) / OUTPUTS["train"],
-                                  {"summary": by_seed.get(member.seed, {}), "seconds": result["seconds"],
-                                   "threads": threads, "host": os.uname().nodename,
-                                   "batched_seeds": [m.seed for m in group],
-                                   "log": str(plan.folder(first) / "logs" / "train.log")}, indent=1)
-    except LockHeld:
-        return {m.id: "skipped" for m in group}
-    except RunError as error:
-        raise MemberFailed(str(error)) from None
-    return {m.id: "done" for m in group}
-
-
 def run_study(plan: Plan, members: list[Member], jobs: int = 1, threads: int = 1, progress: bool = True,
               batch_seeds: bool = False) -> dict:
     """Run ``members`` with ``jobs`` at once; returns {member id: "done" | "skipped" | error}.
-    ``batch_seeds``: first train each seed group in one process (``train_group``), then the rest as usual."""
+    ``batch_seeds``: first train each seed group in one process (``batch_seeds``), then the rest as usual."""
     from tqdm import tqdm
 
     if batch_seeds:
-        for group in seed_groups(plan, members):
-            try:
-                train_group(plan, group, threads)
-            except MemberFailed:  # each member then fails (or resumes) on its own below, naming its log
-                pass
+        from .batch_seeds import train_seed_groups  # built on this module's stages: imported when used
+
+        train_seed_groups(plan, members, threads)
 
     bar = tqdm(total=len(members), desc=f"study {plan.name}", unit="member", disable=not progress, position=0,
                dynamic_ncols=True)

@@ -1,0 +1,155 @@
+"""The compile cache (training.model.compiled) and ``bench --k-table`` (training.model.bench_k).
+
+The compiled model is checked against the eager one and HF's GPT-J on the smoke config with
+inductor itself (a cold compile of a two-layer forward: about a minute on a busy 2-core
+machine).  The K table runs for real on the smoke preset, tiny; its compiled rows use the
+``aot_eager`` backend (``ROPE_HEADS_COMPILE_BACKEND``: the same dynamo and AOT-autograd
+tracing, no code generation), so the compile-time columns are measured in seconds here.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from training.__main__ import main
+from training.model import compiled
+from training.model.bench_k import COLUMNS, parse_ks
+from training.model.gptj import GPTJ, ModelConfig
+from training.model.presets import get_preset
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+SMOKE = ModelConfig(vocab_size=40, **get_preset("smoke").model)
+
+
+@pytest.fixture
+def no_cache_env(monkeypatch):
+    """No cache variable set, and whatever the test (or the code it runs) sets restored after it:
+    the variables and torch's process-wide compile settings."""
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    for name in ("ROPE_HEADS_CACHE", "XDG_CACHE_HOME", compiled.CACHE_ENV, compiled.BACKEND_ENV):
+        monkeypatch.setenv(name, "")  # recorded, so teardown restores the variable (or its absence)
+        monkeypatch.delenv(name)
+    # torch's own patch() puts back exactly what was set before (a config attribute must not be deleted)
+    with inductor_config.patch(fx_graph_cache=True, fallback_random=False), \
+            functorch_config.patch(enable_autograd_cache=True):
+        yield monkeypatch
+
+
+def test_cache_dir_is_the_user_cache_and_the_env_moves_it(no_cache_env, tmp_path):
+    no_cache_env.setenv("HOME", str(tmp_path / "home"))
+    assert compiled.compile_cache_dir() == tmp_path / "home" / ".cache" / "rope-heads" / "inductor"
+    no_cache_env.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert compiled.compile_cache_dir() == tmp_path / "xdg" / "rope-heads" / "inductor"
+    no_cache_env.setenv("ROPE_HEADS_CACHE", str(tmp_path / "mine"))
+    assert compiled.compile_cache_dir() == tmp_path / "mine" / "inductor"
+
+
+def test_use_compile_cache_points_inductor_there_with_both_caches_on(no_cache_env, tmp_path):
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+    inductor_config.fx_graph_cache = inductor_config.fallback_random = False  # restored by the fixture
+    functorch_config.enable_autograd_cache = False
+    no_cache_env.setenv("ROPE_HEADS_CACHE", str(tmp_path / "mine"))
+    folder = compiled.use_compile_cache()
+    assert folder == tmp_path / "mine" / "inductor" and folder.is_dir()
+    assert Path(cache_dir()) == folder  # what inductor itself will use
+    assert inductor_config.fx_graph_cache and functorch_config.enable_autograd_cache and inductor_config.fallback_random
+
+
+def test_compiled_forward_equals_eager_and_hf(no_cache_env, tmp_path):
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    ours = GPTJ(SMOKE).eval()
+    with torch.no_grad():  # random biases and LayerNorms, so every parameter matters
+        for name, p in ours.named_parameters():
+            if name.endswith("bias") or "ln_" in name:
+                p.add_(0.1 * torch.randn_like(p))
+    hf_dict = {k: v for k, v in SMOKE.to_hf_dict().items() if k != "model_type"}
+    theirs = transformers.GPTJForCausalLM(transformers.GPTJConfig(**hf_dict)).eval()
+    theirs.load_state_dict(ours.state_dict())
+    fast = compiled.compile_module(ours, cache=tmp_path / "inductor")
+    idx = torch.randint(0, SMOKE.vocab_size, (4, 17), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        eager, got, hf = ours(idx, last_only=True), fast(idx, last_only=True), theirs(idx).logits[:, -1]
+    assert any((tmp_path / "inductor").rglob("*.py"))  # inductor generated code there
+    assert not torch.equal(eager, torch.zeros_like(eager))
+    assert (got - eager).abs().max().item() < 1e-5
+    assert (got - hf).abs().max().item() < 1e-5
+
+
+def test_k_table_runs_on_the_smoke_preset_and_prints_every_column(no_cache_env, tmp_path, capsys):
+    """A real table, tiny: K = 1 eager and compiled (JSON), then K = 1, 2 eager (text, ``--compiled-k none``).  The
+    batched model compiled is not run here: its per-member dropout draws split the graph, so
+    even aot_eager takes about 30 s for K = 2."""
+    no_cache_env.setenv(compiled.BACKEND_ENV, "aot_eager")
+    no_cache_env.setenv("ROPE_HEADS_CACHE", str(tmp_path / "cache"))
+    common = ["bench", "--k-table", "--preset", "smoke", "--rounds", "2", "--steps", "1", "--threads", "1"]
+    assert main(common + ["--k", "1", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    rows = {r["mode"]: r for r in result["rows"]}
+    assert sorted(rows) == ["compiled", "eager"] and all(r["k"] == 1 for r in rows.values())
+    for mode, row in rows.items():
+        assert set(COLUMNS) | {"per_member_vs_k1"} <= set(row)
+        assert row["member_steps_per_s"] > 0 and row["fraction_of_2048_peak"] > 0
+        assert row["members_per_hour"] == pytest.approx(3600 * row["member_steps_per_s"] / 3000, rel=1e-2)
+        assert row["per_member_vs_k1"] == 1.0
+        assert row["member_steps_per_s"] == row["steps_per_s"]  # K = 1
+        assert (row["cold_compile_s"] is None) == (mode == "eager") == (row["warm_compile_s"] is None)
+    assert rows["compiled"]["cold_compile_s"] > 0
+    target = result["targets"]["cpu_compiled_k1_fraction_of_peak"]
+    assert target["value"] == rows["compiled"]["fraction_of_2048_peak"] and target["target"] == 0.55
+    assert not (tmp_path / "cache").exists()  # the table's compile cache is a temp folder: cold is cold
+
+    assert main(common + ["--k", "1,2", "--compiled-k", "none"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[1].split() == list(COLUMNS)
+    assert [line.split()[:2] for line in lines[2:]] == [["1", "eager"], ["2", "eager"]]
+    assert all(len(line.split()) == len(COLUMNS) for line in lines[2:])
+    k1, k2 = (dict(zip(COLUMNS, line.split())) for line in lines[2:])
+    # a K = 2 step advances two runs: per member against K = 1 is the runs' step rate over K = 1's
+    assert float(k2["per_member_vs_k1"]) == pytest.approx(float(k2["member_steps_per_s"])
+                                                          / float(k1["member_steps_per_s"]), abs=2e-3)
+    assert float(k2["member_steps_per_s"]) == pytest.approx(2 * float(k2["steps_per_s"]), abs=2e-3)
+
+
+@pytest.mark.parametrize("flag", ["--k", "--compiled-k"])
+@pytest.mark.parametrize("value", ["0", "1,x", "2,2", "257", ""])
+def test_bad_k_exits_2_with_one_line(flag, value, capsys):
+    assert main(["bench", "--k-table", flag, value]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{flag} must" in err[0] and "1..256" in err[0] and repr(value) in err[0]
+
+
+def test_parse_ks_keeps_order():
+    assert parse_ks("1, 2,5,10") == (1, 2, 5, 10)
+
+
+def _train_losses(run: Path) -> list:
+    lines = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    return [(r["step"], r["loss"], r.get("accuracy")) for r in lines if r.get("split") in ("train", "validation")]
+
+
+def test_train_compile_trains_like_the_eager_run(no_cache_env, tmp_path, capsys):
+    """``train --compile`` runs the compiled step (aot_eager here: the same tracing, fast) and draws the
+    eager run's dropout masks, so its losses are the eager run's up to float reassociation."""
+    no_cache_env.setenv(compiled.BACKEND_ENV, "aot_eager")
+    no_cache_env.setenv("ROPE_HEADS_CACHE", str(tmp_path / "cache"))
+    common = ["train", "--task", "letter", "--preset", "smoke", "--steps", "20", "--no-progress"]
+    assert main(common + ["--out", str(tmp_path / "eager")]) == 0
+    calls = []
+    real = torch.compile
+    no_cache_env.setattr(torch, "compile", lambda *a, **k: calls.append(k) or real(*a, **k))
+    assert main(common + ["--out", str(tmp_path / "compiled"), "--compile"]) == 0
+    assert calls == [{"dynamic": False, "backend": "aot_eager"}]
+    eager, fast = _train_losses(tmp_path / "eager"), _train_losses(tmp_path / "compiled")
+    assert [e[0] for e in eager] == [f[0] for f in fast] and len(eager) >= 3
+    for (_, loss_e, acc_e), (_, loss_f, acc_f) in zip(eager, fast):
+        assert loss_f == pytest.approx(loss_e, rel=1e-5) and acc_f == acc_e
+    assert (tmp_path / "cache" / "inductor").is_dir()
