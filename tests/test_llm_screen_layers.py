@@ -105,3 +105,12 @@ def test_the_claim_reads_a_folder_and_says_what_is_missing(tmp_path):
     assert outcome.status == "verified" and "positional 60 of 60 heads in sliding layers vs 0 of 12" in outcome.summary
     assert np.isclose(outcome.evidence["per_task"]["letter"]["p_more"],
                       fisher_exact([[60, 0], [0, 12]], alternative="greater").pvalue)
+
+
+def test_a_model_with_only_its_letter_run_is_screened_but_never_judged(tmp_path):
+    (tmp_path / "gemma3_letter.json").write_text(json.dumps(results("letter", [12, 16, 24], LOW)))
+    outcome = llm_local.decide_screened(tmp_path)
+    assert outcome.status == "undecided" and "gemma3: 0.150 at length 16 (3 seeds), screened out" in outcome.summary
+    (tmp_path / "gemma3_letter.json").write_text(json.dumps(results("letter", [12, 16, 24], HIGH)))
+    passed = llm_local.decide_screened(tmp_path)
+    assert passed.status == "undecided" and passed.evidence["passed_without_both_tasks"] == ["gemma3"]

@@ -147,16 +147,23 @@ def screen(folder: Path, model: str, letter: dict | None) -> dict:
     return {"accuracy": accuracy, "seeds": len(values), "source": source, "passes": accuracy >= SCREEN_LEVEL}
 
 
+def _letter_file(folder: Path, model: str) -> dict | None:
+    path = Path(folder) / f"{model}_letter.json"
+    return read(path, LLM_RESULTS) if path.is_file() else None
+
+
 def decide_screened(folder: Path | None = None) -> Outcome:
-    """C12-local over every shipped model: screened first, decided (``decide``) on those that pass."""
+    """C12-local over every shipped model: each model with a letter (or screen) run is screened
+    first; the claim is decided (``decide``) on those that pass and have both tasks' results."""
     folder = REFERENCE if folder is None else folder
-    shipped = {m: load_results(folder, m) for m in MODELS}
-    shipped = {m: r for m, r in shipped.items() if r is not None}
-    if not shipped:
+    letters = {m: _letter_file(folder, m) for m in MODELS}
+    screens = {m: screen(folder, m, letters[m]) for m in MODELS
+               if letters[m] is not None or (Path(folder) / f"{m}_screen.json").is_file()}
+    if not screens:
         return Outcome("undecided", f"no shipped results in {folder} (<model>_number.json and <model>_letter.json "
                                     f"for {', '.join(MODELS)}); run python -m training llm --backend hf", {"rule": RULE})
-    screens = {m: screen(folder, m, r["letter"]) for m, r in shipped.items()}
-    judged = {m: decide(r["number"], r["letter"]) for m, r in shipped.items() if screens[m]["passes"]}
+    shipped = {m: load_results(folder, m) for m in screens}
+    judged = {m: decide(r["number"], r["letter"]) for m, r in shipped.items() if r and screens[m]["passes"]}
     said = [f"{m}: " + ("not screened (no run at length 16)" if s["passes"] is None else
                         f"{s['accuracy']:.3f} at length {SCREEN_LENGTH} ({s['seeds']} seeds), "
                         + ("passes" if s["passes"] else "screened out")) for m, s in screens.items()]
@@ -164,11 +171,13 @@ def decide_screened(folder: Path | None = None) -> Outcome:
                                         "(Appendix H)", "screens": screens,
                 "per_model": {m: {"status": o.status, "summary": o.summary, "evidence": o.evidence}
                               for m, o in judged.items()},
-                "screened_out": {m: decide(r["number"], r["letter"]).summary for m, r in shipped.items()
-                                 if not screens[m]["passes"]}}
+                "screened_out": {m: decide(r["number"], r["letter"]).summary if r else "one task's results only"
+                                 for m, r in shipped.items() if not screens[m]["passes"]},
+                "passed_without_both_tasks": [m for m in screens if screens[m]["passes"] and not shipped[m]]}
     screen_line = f"screen (Appendix H, >= {SCREEN_LEVEL} on letter at {SCREEN_LENGTH}): " + "; ".join(said)
     if not judged:
-        return Outcome("undecided", f"no model passes the screen, so none is judged; {screen_line}", evidence)
+        return Outcome("undecided", f"no model passes the screen with both tasks' results, so none is judged; "
+                                    f"{screen_line}", evidence)
     statuses = {o.status for o in judged.values()}
     status = "refuted" if "refuted" in statuses else "verified" if statuses == {"verified"} else "undecided"
     return Outcome(status, "; ".join(f"{m}: {o.summary}" for m, o in judged.items()) + f"; {screen_line}", evidence)
