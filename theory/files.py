@@ -35,7 +35,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Iterator
 
-__all__ = ["OutputError", "DISK_ERRORS", "check_output_file", "check_output_dir", "atomic_open", "atomic_write_text",
+__all__ = ["user_cache_dir", "OutputError", "DISK_ERRORS", "check_output_file", "check_output_dir", "atomic_open", "atomic_write_text",
            "atomic_write_bytes", "atomic_write_json"]
 
 
@@ -253,3 +253,15 @@ def atomic_write_json(path, obj, *, parents: bool = True, fsync: bool = False, t
     so an unserialisable object leaves no trace on disk."""
     text = json.dumps(obj, **dump_kwargs)
     atomic_write_text(path, text + "\n" if trailing_newline else text, parents=parents, fsync=fsync)
+
+
+def user_cache_dir() -> Path:
+    """This package's user cache folder: ``$ROPE_HEADS_CACHE``, else ``$XDG_CACHE_HOME/rope-heads``,
+    else ``~/.cache/rope-heads``.  Shared by the GGUF conversions (``training.llm.hf_cache``)
+    and the compiled-step cache (``training.model.compiled``), which sit in rooms that may not
+    import each other."""
+    if os.environ.get("ROPE_HEADS_CACHE"):
+        return Path(os.environ["ROPE_HEADS_CACHE"]).expanduser()
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]).expanduser() / "rope-heads"
+    return Path.home() / ".cache" / "rope-heads"

@@ -32,7 +32,7 @@ import socket
 import sys
 from pathlib import Path
 
-from theory.files import atomic_write_json
+from theory.files import atomic_write_json, user_cache_dir
 from theory.inputs import InputError, load_json
 
 __all__ = ["CACHE_FORMAT", "MARKER", "NO_CACHE_ENV", "cache_root", "file_sha256", "cached_folder",
@@ -45,12 +45,8 @@ MARKER_SHAPE = {"format": int, "sha256": str, "source": str, "files": {"*": int}
 
 
 def cache_root() -> Path:
-    """The user cache folder of this package (module doc)."""
-    if os.environ.get("ROPE_HEADS_CACHE"):
-        return Path(os.environ["ROPE_HEADS_CACHE"]).expanduser()
-    if os.environ.get("XDG_CACHE_HOME"):
-        return Path(os.environ["XDG_CACHE_HOME"]).expanduser() / "rope-heads"
-    return Path.home() / ".cache" / "rope-heads"
+    """The user cache folder of this package (module doc; ``theory.files.user_cache_dir``)."""
+    return user_cache_dir()
 
 
 def cache_enabled() -> bool:

@@ -8,7 +8,7 @@ compiling the same model shapes -- another member, another run, another session 
 instead of generating code again (it still traces the model: that is the "warm" compile time
 ``bench --k-table`` reports).
 
-Where: ``compile_cache_dir()`` = ``hf_cache.cache_root()/inductor``, i.e. ``$ROPE_HEADS_CACHE/inductor``,
+Where: ``compile_cache_dir()`` = ``theory.files.user_cache_dir()/inductor``, i.e. ``$ROPE_HEADS_CACHE/inductor``,
 else ``$XDG_CACHE_HOME/rope-heads/inductor``, else ``~/.cache/rope-heads/inductor``; it is
 handed to torch as ``TORCHINDUCTOR_CACHE_DIR`` (inductor reads the variable at each use).
 
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import torch
 
-from training.llm.hf_cache import cache_root
+from theory.files import user_cache_dir
 
 __all__ = ["CACHE_ENV", "BACKEND_ENV", "compile_cache_dir", "use_compile_cache", "compile_module"]
 
@@ -44,7 +44,7 @@ BACKEND_ENV = "ROPE_HEADS_COMPILE_BACKEND"
 
 def compile_cache_dir() -> Path:
     """The on-disk compile cache of this package (module doc)."""
-    return cache_root() / "inductor"
+    return user_cache_dir() / "inductor"
 
 
 def use_compile_cache(folder=None) -> Path:

@@ -128,8 +128,11 @@ def run_study_command(args) -> int:
         import torch
 
         batch_seeds = torch.cuda.is_available()
-    outcome = run_study(plan, members, jobs=args.jobs, threads=args.threads, progress=not args.no_progress,
-                        batch_seeds=batch_seeds)
+    if batch_seeds:  # each seed group trained in one process first; run_study then finds them trained
+        from .batch_seeds import train_seed_groups
+
+        train_seed_groups(plan, members, args.threads)
+    outcome = run_study(plan, members, jobs=args.jobs, threads=args.threads, progress=not args.no_progress)
     failed = {m: o for m, o in outcome.items() if o.startswith("failed")}
     print(json.dumps({"plan": plan.name, "done": sum(o == "done" for o in outcome.values()),
                       "skipped_busy": sum(o == "skipped" for o in outcome.values()), "failed": failed}))

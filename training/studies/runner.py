@@ -22,7 +22,8 @@ a subprocess with its own torch thread count (``--threads``, default 1), which i
 subprocess dies with the study, even one killed with SIGKILL (``stage_process``), and every
 file the runner reads or trusts is checked before any work (``check_members``).
 
-Seed-batched training (the study's ``--batch-seeds``): ``training.studies.batch_seeds``.
+Seed-batched training (the study's ``--batch-seeds``): ``training.studies.batch_seeds``, which the
+command runs before ``run_study`` (it imports this module, so this module never imports it).
 
 A second ``study`` on the same plan joins safely: a member is locked while a process works on
 it (``.member.lock``, the run folders' flock of ``training.model.runlock``), and other
@@ -273,16 +274,10 @@ def list_commands(plan: Plan, threads: int = 1) -> list[str]:
     return [f"{study_command(plan)} --member {shlex.quote(m.id)} --threads {threads}" for m in plan.members()]
 
 
-def run_study(plan: Plan, members: list[Member], jobs: int = 1, threads: int = 1, progress: bool = True,
-              batch_seeds: bool = False) -> dict:
+def run_study(plan: Plan, members: list[Member], jobs: int = 1, threads: int = 1, progress: bool = True) -> dict:
     """Run ``members`` with ``jobs`` at once; returns {member id: "done" | "skipped" | error}.
-    ``batch_seeds``: first train each seed group in one process (``batch_seeds``), then the rest as usual."""
+    (Seed-batched training, ``batch_seeds.train_seed_groups``, runs before this, built on it.)"""
     from tqdm import tqdm
-
-    if batch_seeds:
-        from .batch_seeds import train_seed_groups  # built on this module's stages: imported when used
-
-        train_seed_groups(plan, members, threads)
 
     bar = tqdm(total=len(members), desc=f"study {plan.name}", unit="member", disable=not progress, position=0,
                dynamic_ncols=True)
