@@ -173,3 +173,17 @@ def test_a_damaged_results_file_is_an_input_error_naming_it(tmp_path):
     (root / SEEDS).write_text('{"results": {"paper": {"letter": "a string"}}}')
     with pytest.raises(InputError, match="summary.json"):
         seeds.section(root)
+
+
+def test_the_layer_kinds_and_the_screen_are_read_from_the_files(tmp_path):
+    root = _copy(tmp_path, "training/reference/llm")
+    before = render(llm.section(root))
+    assert "positional heads 26 of 51 in sliding layers against 0 of 4 in full layers" in before
+    assert "gemma3 scores 0.093 there (screened out)" in before
+    analysis = root / "training/reference/llm/gemma3/analysis_number.json"
+    _edit(analysis, lambda d: d["frequency"]["layer_kind"].__setitem__(0, "full"))  # layer 0: three positional heads, one symbolic
+    letter = root / "training/reference/llm/gemma3_letter.json"
+    _edit(letter, lambda d: next(r for r in d["per_length"] if r["length"] == 16).__setitem__("per_seed", [0.9] * 3))
+    after = render(llm.section(root))
+    assert "positional heads 23 of 47 in sliding layers against 3 of 8 in full layers" in after
+    assert "gemma3 scores 0.900 there (passes)" in after

@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from proofs_check.claims.llm_heads import SCORE_LIMIT, SHIPPED, SINK_LIMIT, TASKS, compare_groups
-from proofs_check.claims.llm_local import decide, load_results
+from proofs_check.claims.llm_layers import KINDS, fisher_row, layer_table
+from proofs_check.claims.llm_local import SCREEN_LENGTH, SCREEN_LEVEL, decide, load_results, screen
 from proofs_check.claims.shipped import LLM_HEADS, read
 from proofs_check.registry import REGISTRY
 from proofs_check.report.doc import Bullets, Num, Para, Ref, Section, num
@@ -52,15 +53,57 @@ def section(root: Path) -> Section:
                     "planes, as ", Ref("Table 1"), " says of the small trained model."])]
     for folder in folders:
         blocks.append(Bullets(_head_findings(root, folder)))
+        layers = _layer_finding(folder)
+        if layers is not None:
+            blocks.append(layers)
     blocks.append(figure(root, "llm_heads", ["Head maps of the shipped pretrained models, a column per model and "
                                              "task: positional and symbolic scores, sink share, dominant RoPE plane "
                                              "and, where layers have their own base, its angle per token; "
                                              "full-attention layers marked F. One cell per head."]))
+    screened = _screen_finding(root, models)
+    if screened is not None:
+        blocks.append(screened)
     for model in models:
         para = _harness_finding(root, model)
         if para is not None:
             blocks.append(para)
     return Section(ANCHOR, TITLE, blocks)
+
+
+def _layer_finding(folder: Path) -> Para | None:
+    """LLM-local-global, for a model whose layers have two kinds (the analysis' layer_kind)."""
+    parts = []
+    for task in TASKS:
+        analysis = read(folder / f"analysis_{task}.json", LLM_HEADS)
+        if "layer_kind" not in analysis["frequency"]:
+            return None
+        src = f"{FOLDER}/{folder.name}/analysis_{task}.json"
+        row = fisher_row(layer_table(analysis))
+        shares = [[num(row["table"][k][0], "d", src), " of ", num(sum(row["table"][k]), "d", src),
+                   f" in {kind} layers"] for k, kind in enumerate(KINDS)]
+        parts += [*(["; "] if parts else []), task, " task: positional heads ", *shares[0], " against ", *shares[1],
+                  ", one-sided Fisher p ", num(row["p_more"], ".2g", src)]
+    return Para(["Where the layers are of two kinds (sliding-window and full attention, each with its own RoPE "
+                 "base), are positional heads more frequent in the sliding ones? Sink-dominated heads left out, ",
+                 *parts, " (", claim("LLM-local-global"), ")."])
+
+
+def _screen_finding(root: Path, models: list) -> Para | None:
+    """Appendix H's screen, as C12-local applies it, per model."""
+    folder = Path(root) / FOLDER
+    found = [(m, screen(folder, m, load_results(folder, m)["letter"])) for m in models]
+    found = [(m, s) for m, s in found if s["passes"] is not None]
+    if not found:
+        return None
+    src = "proofs_check/claims/llm_local.py"
+    parts = ["The paper judges generalisation only on models that pass a screen (", Ref("Appendix H"), "): at least ",
+             num(SCREEN_LEVEL, "g", src), " accuracy on the one-hop letter task at length ",
+             num(SCREEN_LENGTH, "d", src), ". "]
+    for i, (model, result) in enumerate(found):
+        data = f"{FOLDER}/{result['source']}"
+        parts += [*([", "] if i else []), Ref(model), " scores ", num(result["accuracy"], ".3f", data),
+                  " there (", "passes" if result["passes"] else "screened out", ")"]
+    return Para(parts + ["; ", claim("C12-local"), " judges only the models that pass."])
 
 
 def _claims_for(folder: Path) -> list:
