@@ -164,7 +164,7 @@ def decide_screened(folder: Path | None = None) -> Outcome:
                                     f"for {', '.join(MODELS)}); run python -m training llm --backend hf", {"rule": RULE})
     shipped = {m: load_results(folder, m) for m in screens}
     judged = {m: decide(r["number"], r["letter"]) for m, r in shipped.items() if r and screens[m]["passes"]}
-    said = [f"{m}: " + ("not screened (no run at length 16)" if s["passes"] is None else
+    said = [f"{m}: " + (f"not screened (no run at length {SCREEN_LENGTH})" if s["passes"] is None else
                         f"{s['accuracy']:.3f} at length {SCREEN_LENGTH} ({s['seeds']} seeds), "
                         + ("passes" if s["passes"] else "screened out")) for m, s in screens.items()]
     evidence = {"rule": RULE, "screen": f"mean 1-hop letter accuracy >= {SCREEN_LEVEL} at length {SCREEN_LENGTH} "
