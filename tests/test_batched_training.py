@@ -22,7 +22,7 @@ from training.model.gptj import GPTJ
 from training.model.train_batched import train_seeds
 
 from test_resume_guards import cli_error
-from test_run_safety import metrics_without_timing, same_tensors, smoke, smoke_on_one_thread
+from test_run_safety import metrics_without_timing, on_one_thread, same_tensors, smoke, smoke_on_one_thread
 from test_train import ENV, REPO
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -39,13 +39,7 @@ def batched(out, **kwargs):
 
 
 def batched_on_one_thread(out, **kwargs):
-    saved = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        batched(out, **kwargs)
-    finally:
-        torch.set_num_threads(saved)
-    return out
+    return on_one_thread(batched, out, **kwargs)
 
 
 def lines(run, split):

@@ -54,16 +54,20 @@ def metrics_without_timing(run: Path) -> list:
             for line in (run / "metrics.jsonl").read_text().splitlines()]
 
 
-def smoke_on_one_thread(out, **kwargs):
-    """For module fixtures, which run before the per-test one_torch_thread: every run a test
-    compares bit for bit is made on one thread."""
+def on_one_thread(run, out, **kwargs):
+    """``run(out, **kwargs)`` on one torch thread, then ``out``.  For module fixtures, which run
+    before the per-test one_torch_thread: every run a test compares bit for bit is made on one thread."""
     saved = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        smoke(out, **kwargs)
+        run(out, **kwargs)
     finally:
         torch.set_num_threads(saved)
     return out
+
+
+def smoke_on_one_thread(out, **kwargs):
+    return on_one_thread(smoke, out, **kwargs)
 
 
 @pytest.fixture(scope="module")
