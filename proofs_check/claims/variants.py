@@ -65,12 +65,18 @@ def inputs_per_seed(summary: dict, variant: str, task: str, length: int, block: 
     return {seed: counts[at] for seed, counts in found.get("n_per_length", {}).items()}
 
 
+def correct_counts(values: dict, inputs: dict) -> dict:
+    """{seed: (inputs answered right, inputs evaluated)} of the seeds with both an accuracy and an
+    input count (an accuracy is stored as a float: the count is the nearest integer)."""
+    return {seed: (round(value * inputs[seed]), inputs[seed]) for seed, value in values.items()
+            if value is not None and seed in inputs}
+
+
 def _shown(seed: str, value: float, inputs: dict) -> str:
     """'seed 1: 0.980' and, with the seed's input count, ' (98/100, Wilson 95% [0.930, 0.994])'."""
     text = f"seed {seed}: {value:.3f}"
     if seed in inputs:
-        total = inputs[seed]
-        correct = round(value * total)
+        correct, total = correct_counts({seed: value}, inputs)[seed]
         low, high = binomial_interval(correct, total)
         text += f" ({correct}/{total}, Wilson 95% [{low:.3f}, {high:.3f}])"
     return text
@@ -94,7 +100,7 @@ def decide_pooled(values: dict, inputs: dict, what: str) -> Outcome:
     """V-scale-6k-20k's rule (registered before seeds 3-7 trained): refuted by one seed whose
     Wilson 95% upper bound is below GOAL; with POOLED_SEEDS seeds or more, the pooled accuracy
     over every input decides; otherwise undecided."""
-    counted = {s: (round(v * inputs[s]), inputs[s]) for s, v in values.items() if s in inputs}
+    counted = correct_counts(values, inputs)
     shown = ", ".join(_shown(s, v, inputs) for s, v in sorted(values.items(), key=lambda kv: int(kv[0])))
     clearly_below = {s: f"{k}/{n}" for s, (k, n) in counted.items() if binomial_interval(k, n)[1] < GOAL}
     if clearly_below:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from proofs_check.claims.variants import correct_counts
 from proofs_check.report.doc import Code, Figure, Link, Num, Para, Ref, Section
 from theory.inputs import Nullable, load_json
 
@@ -108,9 +109,8 @@ def at_length(block: dict | None, length: int, hop: str | None = None) -> dict |
 def counts(block: dict, length: int) -> dict:
     """{seed: (correct, inputs)} at ``length``, from the accuracy and the inputs evaluated per seed."""
     at = block["lengths"].index(length)
-    values = block["accuracy"][at]["values"]
-    return {seed: (round(values[seed] * n[at]), n[at]) for seed, n in block.get("n_per_length", {}).items()
-            if values.get(seed) is not None}
+    return correct_counts(block["accuracy"][at]["values"],
+                          {seed: n[at] for seed, n in block.get("n_per_length", {}).items()})
 
 
 def counts_text(found: dict) -> str:

@@ -11,7 +11,7 @@ from proofs_check.claims.rescale import break_within_factor, holds_everywhere, r
 from proofs_check.report.doc import Link, Num, Para, Ref, Section, num
 from training.analysis.break_prediction import THRESHOLD
 
-from .common import LENGTH_BLOCK, at_length, claim, counts, load, not_shipped, span, stat_num, tokens
+from .common import LENGTH_BLOCK, at_length, claim, counts, counts_text, load, not_shipped, span, stat_num, tokens
 from .rescale import learned
 
 ANCHOR, TITLE = "prior-art", "Prior art: attention logits scaled like log n"
@@ -57,7 +57,7 @@ def _confirmed(summary: dict, src: str) -> Para | None:
     grid = max(next(iter(rescaled_models(summary, "letter").values()))["rescaled"][0])
     return Para(["What the package confirms: scaling the logits like log n rescues length generalisation, also "
                  "when the scale is switched on only at inference. Trained with the fixed scale on the paper's "
-                 "schedule, the letter task answers ", Num(", ".join(f"{k}/{n}" for k, n in found.values()), src),
+                 "schedule, the letter task answers ", Num(counts_text(found), src),
                  " inputs at ", Num(tokens(longest), src), " tokens over its ", num(len(found), "d", src), " seeds (",
                  claim("V-scale-6k"), "), where the paper's recipe fails", *_forms(summary, src),
                  ". Switched on at inference in models trained "
