@@ -5,6 +5,7 @@ Nothing here trains a model or computes an analysis: every figure reads JSON wri
 (Figure 5A data) and ``constructions`` (Figure 4A data); paper values come from
 ``theory.paper_data``.
 
-Modules: ``loaders`` (inputs, their default paths and the commands that write them),
-``style`` (colours, saving), one module per family of figures, ``__main__`` (names, CLI).
+Modules: ``input_files`` (each input file's shape and the command that writes it; reading one),
+``loaders`` (where every input lives, seeds and model folders), ``style`` (colours, saving),
+one module per family of figures, ``__main__`` (names, CLI).
 """

@@ -48,9 +48,10 @@ with quiet_interrupt_while_starting("python -m figures"):  # Ctrl-C during the i
     from .frequency_figures import build_fig8, build_table1
     from .generalisation_figures import build_fig5b, build_fig5cd
     from .geometry_figures import build_fig4bc
+    from .input_files import ROOT, InputError, MissingInput
     from .llm_heads_figure import build_llm_heads
     from .rescale_figure import build_fig_rescale
-    from .loaders import ROOT, InputError, Inputs, MissingInput
+    from .loaders import Inputs
     from .style import show_path
     from .theory_figures import build_fig4a, build_fig5a
     from .training_figures import build_fig6, build_fig7

@@ -43,7 +43,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from . import bands, style
-from .loaders import Built, Inputs, MissingInput, read_json
+from .input_files import MissingInput, read_json
+from .loaders import Built, Inputs
 from .variants_figure import variant_colours
 from .variants_table import variant_label
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from matplotlib.lines import Line2D
 
 from . import bands, style
-from .loaders import Built, Inputs, MissingInput, per_task
+from .input_files import MissingInput
+from .loaders import Built, Inputs, per_task
 from .training_figures import (SCORE_LABELS, annotate_purity, any_label, gamma_key, purity_axes, purity_counts,
                                score_series, step_of_max, validation_or_none)
 

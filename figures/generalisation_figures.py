@@ -18,7 +18,8 @@ from matplotlib.lines import Line2D
 from theory.paper_data import TABLE3_MODELS, reference_curve
 
 from . import bands, style
-from .loaders import Built, Inputs, MissingInput, per_task
+from .input_files import MissingInput
+from .loaders import Built, Inputs, per_task
 
 # Section 3.6: "over 90% accuracy with sequence lengths up to 850" for the letter task.
 PAPER_LETTER_LENGTH, PAPER_LETTER_ACCURACY = 850, 0.9

@@ -1,15 +1,11 @@
-"""Read the saved results the figures are drawn from; never compute or train anything.
+"""Where every input of the figures lives, read once per run; never compute or train anything.
 
-Every input has a default location in the repository and a path override.  A file that is
-absent raises :class:`MissingInput`, whose message names the file and the command that
-writes it; a file that is there but does not follow its schema raises :class:`InputError`
-naming the file and what is wrong.  The figure code can then say precisely why a figure
-was skipped.
-
-Every file is read through ``theory.inputs`` (the package's one JSON loader) against the
-shape below that its figures rely on: a FIFO given as an input, a file that is not UTF-8,
-JSON nested thousands of levels deep or a field of the wrong type is an ``InputError``
-naming the file and the field, never a hang or a traceback.
+:class:`Inputs` holds each input's location (the repository's own result files by default,
+each with a path override) and reads it through ``figures.input_files``, which checks the
+file's shape and names the command that writes an absent one.  On top of single files it
+knows the seed study's member folders, the variants summary's blocks and the LLM model
+folders.  :class:`Built` and :func:`per_task` let a figure builder draw what exists and report
+what is missing (a partial figure).
 """
 
 from __future__ import annotations
@@ -17,139 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from theory.inputs import ANY, Checked, InputError, Nullable, check_shape, iter_jsonl, load_json
+from theory.inputs import InputError
 
-ROOT = Path(__file__).resolve().parents[1]
-
-# How each input is produced; ``{path}`` is the file asked for, ``{task}`` the task.
-COMMANDS = {
-    "analysis": "python -m training analyze --run training/reference/{task} --task {task} --json {path}",
-    "length": ("python -m training evaluate --run training/reference/{task} --task {task} "
-               "--lengths 17,25,50,100,200,400,850,1500,3000,5000 --json {path}"),
-    "metrics": ("python -m training train --task {task} --preset paper --out {folder} "
-                "(all tasks: sh scripts/train_reference.sh)"),
-    "figure5a": "python -m proofs_check.figure5a --out {path}",
-    "llm": "python -m training llm --backend hf|openai --model M --task T --json {path}",
-    "llm_heads": ("python -m training analyze --model MODEL --task {task} --json {path} "
-                  "(the model and the exact command: {folder}/README.md)"),
-    "figure4a": ("python -c \"from constructions.geometry import write_figure4a; "
-                 "write_figure4a('{path}', '0.8', range(1, 9))\""),
-    "study": "python -m training study training/studies/seeds.json --collect (its ship folder; or --seeds DIR)",
-    "variants": ("python -m training study training/studies/variants.json --collect "
-                 "(its ship folder; or --variants DIR)"),
-}
-# The shape each input must have (theory.inputs): the fields the figures read, with their
-# types.  Series may hold null (a length or step that was not measured).
-_SERIES = [Nullable(float)]
-_MATRIX = [[Nullable(float)]]  # per checkpoint, per layer (an LLM analysis: per layer, per head)
-_POSITIVE = Checked(float, lambda v: v > 0, "a positive number")  # drawn on a log scale
-_THETA = {"decimal?": str, "exact?": str}
-_INDEX_BLOCK = {"theta": _THETA, "sup": _SERIES, "inf": _SERIES, "stated_bound": _SERIES,
-                "corrected_sup_bound?": _SERIES}
-SHAPES = {
-    "analysis": {"steps": [int], "layers": int, "purity": {"*": dict},
-                 "scores": {"positional": _MATRIX, "symbolic": _MATRIX, "entropy?": _MATRIX,
-                            "entropy_normalised?": _MATRIX},
-                 "validation?": [dict], "frequency?": Nullable(dict), "index_geometry?": Nullable(dict),
-                 "measured_discrepancy?": Nullable(ANY)},
-    "length": {"lengths": [int], "accuracy": _SERIES, "per_hop?": {"*": _SERIES}},
-    "figure5a": {"n": [int], "index": dict(_INDEX_BLOCK, corrected_sup_bound=_SERIES),
-                 "index_worst_angle": {"theta": {"exact": str}, "sup": _SERIES},
-                 "index_sup_over_angles?": Nullable(_SERIES),
-                 "retrieval": {"theta": {"decimal": str}, "alph_size": int, "n0_max": int, "stated_bound": _SERIES,
-                               "competitor": _SERIES, "corrected_competitor_bound": _SERIES, "margin": _SERIES,
-                               "sup": _SERIES, "inf": _SERIES, "inf_lower_bound?": _SERIES}},
-    "figure4a": {"theta": str, "theta_decimal?": str, "key": [float], "queries": {"*": [float]},
-                 "rotated_queries": {"*": {"*": [float]}}, "logits": {"*": {"*": Nullable(float)}}},
-    "llm": {"model": str, "task": str, "per_length": [{"length": int, "accuracy_mean": Nullable(float)}]},
-    "llm_heads": {"layers": int, "heads": int,
-                  "per_head": {"positional": _MATRIX, "symbolic": _MATRIX, "sink": _MATRIX},
-                  "frequency": {"dominant_id": _MATRIX, "weights": [[[Nullable(float)]]],
-                                "layer_kind?": [str], "dominant_angle?": [[Nullable(_POSITIVE)]]}},
-    "variants": dict,  # Inputs.variants_summary checks its blocks, naming them
-    "study": {"dilution": dict, "breaks": dict},
-}
-# One validation record of metrics.jsonl (other splits are not read).
-_RECORD = {"split?": str}
-_VALIDATION_RECORD = {"step": int, "accuracy": float, "accuracy_by_hop?": {"*": Nullable(float)}}
+from .input_files import COMMANDS, ROOT, MissingInput, command_for, read_json, read_validation, repo_relative
 
 # The seed study's variant whose members the figures draw: the paper's recipe, as the shipped runs.
 SEED_VARIANT = "paper"
-
-
-class MissingInput(Exception):
-    """Input files are absent: ``items`` holds (path, command that writes it, field) for each;
-    ``field`` names an optional block of a file that is there but lacks it ("" otherwise)."""
-
-    def __init__(self, path: Path, command: str, more: list | None = None, field: str = ""):
-        self.path, self.command = Path(path), command
-        self.items = [(self.path, command, field)] + list(more or [])
-        super().__init__("; ".join(_missing_line(*item) for item in self.items))
-
-    @classmethod
-    def combine(cls, missing: list["MissingInput"]) -> "MissingInput":
-        items = [item for m in missing for item in m.items]
-        return cls(items[0][0], items[0][1], items[1:], items[0][2])
-
-
-def _missing_line(path: Path, command: str, field: str) -> str:
-    where = f"the '{field}' block of " if field else ""
-    return f"missing {where}{_show(path)} (produce it with: {command})"
-
-
-def _show(path: Path) -> str:
-    """A path relative to the repository when it lies inside it: shorter and copy-pastable."""
-    try:
-        return str(Path(path).resolve().relative_to(ROOT))
-    except ValueError:
-        return str(path)
-
-
-def _command(kind: str, path: Path, task: str = "") -> str:
-    return COMMANDS[kind].format(path=_show(path), task=task, folder=_show(Path(path).parent))
-
-
-def read_json(path: Path, kind: str, task: str = "", required: tuple = ()) -> dict:
-    """One JSON object of the shape ``SHAPES[kind]``; absent -> MissingInput; unreadable, not
-    JSON or of another shape (``required`` keys absent among them) -> InputError naming the
-    file and the field."""
-    path = Path(path)
-    if not path.exists() and not path.is_symlink():
-        raise MissingInput(path, _command(kind, path, task))
-    data = load_json(path, dict)  # a FIFO or folder here: InputError, never a hang
-    require(data, required, path)  # every absent field in one line
-    check_shape(data, SHAPES.get(kind, dict), str(path))
-    return data
-
-
-def require(data, keys, path) -> None:
-    if not isinstance(data, dict):
-        raise InputError(f"{_show(path)}: expected a JSON object, found {type(data).__name__}")
-    absent = [key for key in keys if key not in data]
-    if absent:
-        raise InputError(f"{_show(path)} lacks the field(s) {', '.join(absent)}")
-
-
-def read_validation(path: Path, task: str) -> list[dict]:
-    """The validation records of a training's metrics.jsonl (``training.model.train`` writes one per
-    evaluation: split "validation", step, accuracy, accuracy_by_hop), in the shape of
-    analysis.json's "validation" list: step, overall, per_hop."""
-    path = Path(path)
-    if not path.is_file():
-        raise MissingInput(path, _command("metrics", path, task))
-    records = []
-    # a torn last line is a training killed mid-record: the records before it stand
-    for number, record in enumerate(iter_jsonl(path, _RECORD), 1):
-        if record.get("split") == "validation":
-            absent = [key for key in ("step", "accuracy") if key not in record]
-            if absent:
-                raise InputError(f"{_show(path)}: a validation record lacks the field(s) {', '.join(absent)}")
-            check_shape(record, _VALIDATION_RECORD, f"{_show(path)} record {number}")
-            records.append({"step": record["step"], "overall": record["accuracy"],
-                            "per_hop": record.get("accuracy_by_hop", {})})
-    if not records:
-        raise InputError(f"{_show(path)} holds no validation record")
-    return records
 
 
 @dataclass
@@ -184,7 +53,7 @@ class Inputs:
         analysis = self.analysis(task)
         if not analysis.get(block):
             path = Path(self.runs_dir) / task / "analysis.json"
-            raise MissingInput(path, _command("analysis", path, task), field=block)
+            raise MissingInput(path, command_for("analysis", path, task), field=block)
         return analysis[block]
 
     def length_generalisation(self, task: str) -> dict:
@@ -205,7 +74,7 @@ class Inputs:
             return self._cached(("metrics", str(path)), lambda: read_validation(path, task))
         analysis = self._analysis_in(folder, task)
         if not analysis.get("validation"):
-            raise MissingInput(path, _command("metrics", path, task))
+            raise MissingInput(path, command_for("metrics", path, task))
         return analysis["validation"]
 
     def seed_folders(self, task: str) -> dict[int, Path]:
@@ -253,16 +122,18 @@ class Inputs:
             path, "variants", required=("variants", "results", "interval")))
         for key in ("variants", "results"):
             if not isinstance(summary[key], dict):
-                raise InputError(f"{_show(path)}: '{key}' should be an object, found {type(summary[key]).__name__}")
+                found = type(summary[key]).__name__
+                raise InputError(f"{repo_relative(path)}: '{key}' should be an object, found {found}")
         for name, per_task in summary["results"].items():
             if not isinstance(per_task, dict) or not all(isinstance(r, dict) for r in per_task.values()):
-                raise InputError(f"{_show(path)}: results.{name} should map each task to an object of metrics")
+                raise InputError(f"{repo_relative(path)}: results.{name} should map each task to an object "
+                                 "of metrics")
         return summary
 
     def variants_missing(self, field: str) -> MissingInput:
         """The variants summary is there but lacks ``field`` (a block no member has reached yet)."""
         path = Path(self.variants_dir) / "summary.json"
-        return MissingInput(path, _command("variants", path), field=field)
+        return MissingInput(path, command_for("variants", path), field=field)
 
     def llm_head_models(self, tasks) -> list[Path]:
         """The model folders under ``llm_heads_dir``: every subfolder holding an ``analysis_<task>.json``
@@ -310,10 +181,10 @@ def _check_head_grid(analysis: dict, path: Path) -> dict:
                    if key in frequency})
     for name, block in blocks.items():
         if len(block) != layers or any(len(row) != heads for row in block):
-            raise InputError(f"{_show(path)}: {name} should be {layers} layers x {heads} heads")
+            raise InputError(f"{repo_relative(path)}: {name} should be {layers} layers x {heads} heads")
     kinds = frequency.get("layer_kind")
     if kinds is not None and len(kinds) != layers:
-        raise InputError(f"{_show(path)}: frequency.layer_kind has {len(kinds)} entries for {layers} layers")
+        raise InputError(f"{repo_relative(path)}: frequency.layer_kind has {len(kinds)} entries for {layers} layers")
     return analysis
 
 

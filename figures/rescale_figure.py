@@ -31,7 +31,8 @@ from matplotlib.lines import Line2D
 from . import bands, style
 from .breaks_figure import MASS_THRESHOLD, QUANTILE, SPREAD_RATIO, load_members, never_learned, path_weight
 from .generalisation_figures import PAPER_LETTER_ACCURACY, PAPER_LETTER_LENGTH
-from .loaders import Built, Inputs, MissingInput
+from .input_files import MissingInput
+from .loaders import Built, Inputs
 from .variants_figure import REFERENCE, TRAINING_LENGTH, looks, seed_curves, summary_tasks
 from .variants_table import length_block
 

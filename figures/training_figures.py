@@ -15,7 +15,8 @@ from pathlib import Path
 from matplotlib.ticker import MaxNLocator
 
 from . import style
-from .loaders import Built, Inputs, MissingInput, per_task
+from .input_files import MissingInput
+from .loaders import Built, Inputs, per_task
 
 SCORE_LABELS = {"positional": "positional score", "symbolic": "symbolic score",
                 "entropy": "entropy (min-max normalised)"}

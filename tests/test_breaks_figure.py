@@ -19,7 +19,8 @@ from matplotlib.collections import PathCollection  # noqa: E402
 from figures import breaks_figure  # noqa: E402
 from figures.__main__ import FIGURES, main  # noqa: E402
 from figures.breaks_figure import build_fig_breaks  # noqa: E402
-from figures.loaders import Inputs, MissingInput  # noqa: E402
+from figures.input_files import MissingInput  # noqa: E402
+from figures.loaders import Inputs  # noqa: E402
 from training.analysis import break_prediction  # noqa: E402
 
 LENGTHS = [17, 50, 200, 850]

@@ -17,7 +17,8 @@ matplotlib.use("Agg")
 from figures import style  # noqa: E402
 from figures.__main__ import FIGURES, main  # noqa: E402
 from figures.llm_heads_figure import ANGLE, FULL_MARK, QUANTITIES, build_llm_heads  # noqa: E402
-from figures.loaders import ROOT, Inputs, MissingInput  # noqa: E402
+from figures.input_files import ROOT, MissingInput  # noqa: E402
+from figures.loaders import Inputs  # noqa: E402
 
 LAYERS, HEADS, PLANES = 4, 3, 8
 SMOLLM2 = ROOT / "training" / "reference" / "llm" / "smollm2"

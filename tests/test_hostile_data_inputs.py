@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from figures.__main__ import main as figures_main
-from figures.loaders import InputError as FigureInputError
-from figures.loaders import read_validation
+from figures.input_files import InputError as FigureInputError
+from figures.input_files import read_validation
 from training.tasks import datasets
 from training.tasks.definitions import load_vocab
 

@@ -15,7 +15,8 @@ import pytest
 matplotlib.use("Agg")
 
 from figures.__main__ import FIGURES  # noqa: E402
-from figures.loaders import Inputs, MissingInput  # noqa: E402
+from figures.input_files import MissingInput  # noqa: E402
+from figures.loaders import Inputs  # noqa: E402
 from figures.rescale_figure import TRAINED_WITH_SCALE, build_fig_rescale, path_weights  # noqa: E402
 from training.studies.collect import collect  # noqa: E402
 from training.studies.plan import load_plan  # noqa: E402
