@@ -38,6 +38,11 @@ def _interrupt(arguments, delay):
 def test_ctrl_c_while_a_command_starts_is_one_line(tmp_path, name, delay):
     arguments = [part.format(tmp=tmp_path) for part in COMMANDS[name]]
     code, stderr = _interrupt(arguments, delay)
+    if code == -signal.SIGINT and stderr == "":
+        # On a loaded machine the signal can come before the interpreter has set up its own
+        # handler: the process dies of SIGINT silently, which a shell reports as status 130 too.
+        # (An uncaught KeyboardInterrupt also ends in SIGINT, but after printing its traceback.)
+        return
     assert code == 130, stderr
     assert stderr == f"python -m {name}: interrupted\n" or (stderr.startswith(f"python -m {name}: interrupted")
                                                            and stderr.count("\n") == 1), stderr
