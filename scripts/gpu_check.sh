@@ -7,11 +7,13 @@
 #  2. python -m training bench --device cuda: training steps per second, ours vs HF;
 #     then bench --k-table --device cuda: K = 1, 8, 64 seeds at once (members per hour, K = 64
 #     against K = 1, target 10x), eager, and K = 1 compiled with its cold and warm compile times
-#     (the batched model's per-member dropout draws split a compiled graph: not compiled here);
+#     (the batched model's per-member dropout draws split a compiled graph: not compiled here),
+#     saved as OUT_DIR/k_table_cuda_paper.json: copied to training/reference/bench/, it decides
+#     whether train compiles by default on CUDA (training.model.compiled.compile_by_default);
 #  3. the paper preset on CUDA (bf16 autocast), both tasks side by side on the one GPU, then
 #     the accuracy on the 45,600-sequence test split (OUT_DIR/test_<task>.json).
 # Wall times and exit statuses go to OUT_DIR/summary.txt, each step's output to OUT_DIR/<step>.log
-# (8 files in all).  Each step has its own time limit (about 14 minutes together) and the
+# (9 files in all).  Each step has its own time limit (about 14 minutes together) and the
 # script goes on after a failure; exit 1 if any failed.
 set -u
 cd "$(dirname "$0")/.."
@@ -42,8 +44,9 @@ xdist=""
 "$python" -c "import xdist" 2>/dev/null && xdist="-n 8"
 step tests tests 180 "$python" -m pytest -q -rs -p no:cacheprovider $xdist
 step bench bench 75 "$python" -m training bench --device cuda --rounds 5
+rm -f "$out/k_table_cuda_paper.json"  # --save writes only a new file
 step "k table" k_table 240 "$python" -m training bench --k-table --device cuda --k 1,8,64 --compiled-k 1 \
-    --rounds 3 --steps 5
+    --rounds 3 --steps 5 --save "$out/k_table_cuda_paper.json"
 for task in number letter; do
     (
         step "train $task" "train_$task" 270 "$python" -m training train --task "$task" --preset paper --seed 0 \

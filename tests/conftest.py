@@ -56,3 +56,21 @@ def model_cache(tmp_path_factory):
     if not os.environ.get("ROPE_HEADS_CACHE"):
         os.environ["ROPE_HEADS_CACHE"] = str(tmp_path_factory.mktemp("rope-heads-cache"))
     yield
+
+
+@pytest.fixture
+def no_cache_env(monkeypatch):
+    """No cache variable set, and whatever the test (or the code it runs) sets restored after it:
+    the variables and torch's process-wide compile settings."""
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    from training.model import compiled
+
+    for name in ("ROPE_HEADS_CACHE", "XDG_CACHE_HOME", compiled.CACHE_ENV, compiled.BACKEND_ENV):
+        monkeypatch.setenv(name, "")  # recorded, so teardown restores the variable (or its absence)
+        monkeypatch.delenv(name)
+    # torch's own patch() puts back exactly what was set before (a config attribute must not be deleted)
+    with inductor_config.patch(fx_graph_cache=True, fallback_random=False), \
+            functorch_config.patch(enable_autograd_cache=True):
+        yield monkeypatch

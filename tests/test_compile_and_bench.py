@@ -24,22 +24,6 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 SMOKE = ModelConfig(vocab_size=40, **get_preset("smoke").model)
 
 
-@pytest.fixture
-def no_cache_env(monkeypatch):
-    """No cache variable set, and whatever the test (or the code it runs) sets restored after it:
-    the variables and torch's process-wide compile settings."""
-    import torch._functorch.config as functorch_config
-    import torch._inductor.config as inductor_config
-
-    for name in ("ROPE_HEADS_CACHE", "XDG_CACHE_HOME", compiled.CACHE_ENV, compiled.BACKEND_ENV):
-        monkeypatch.setenv(name, "")  # recorded, so teardown restores the variable (or its absence)
-        monkeypatch.delenv(name)
-    # torch's own patch() puts back exactly what was set before (a config attribute must not be deleted)
-    with inductor_config.patch(fx_graph_cache=True, fallback_random=False), \
-            functorch_config.patch(enable_autograd_cache=True):
-        yield monkeypatch
-
-
 def test_cache_dir_is_the_user_cache_and_the_env_moves_it(no_cache_env, tmp_path):
     no_cache_env.setenv("HOME", str(tmp_path / "home"))
     assert compiled.compile_cache_dir() == tmp_path / "home" / ".cache" / "rope-heads" / "inductor"

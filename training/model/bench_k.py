@@ -20,6 +20,10 @@ step over the rounds.  Columns per row:
   empty folder (minus one compiled step: the compile alone), and ``warm_compile_s``, the same in
   this process with that folder filled by the cold one (``training.model.compiled``).
 
+``--save FILE`` also writes the JSON.  Saved under ``training/reference/bench/`` (one file per
+device type and preset), a table is the measurement ``train`` reads to decide whether it compiles
+by default (``compiled.compile_by_default``): the K = 1 rows, eager against compiled.
+
 Targets (printed as ratios, not asserted): CPU compiled K = 1 at 0.55 of the 2048^2 peak or more;
 K = 5 per member at least 0.9x K = 1; CUDA members per hour at K = 64 at least 10x K = 1.
 """

@@ -26,7 +26,9 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
+from theory.files import atomic_write_json
 from training.cli_common import UsageError
 from training.tasks.definitions import TASKS
 
@@ -64,10 +66,13 @@ def add_train_parser(subparsers) -> None:
     parser.add_argument("--stop-at", type=int, default=None, metavar="STEP",
                         help="checkpoint and stop after STEP (continue later with --resume)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--compile", action=argparse.BooleanOptionalAction, default=False,
+    parser.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None,
                         help="compile the training step with torch.compile, its code cached on disk for later runs "
-                             "(training.model.compiled; default off: see bench --k-table).  With --seeds the "
-                             "members' own dropout streams split the graph: little of it is compiled")
+                             "(training.model.compiled).  Default: compiled where a saved bench --k-table "
+                             "measurement of this device and model shows it faster and its warm compile under "
+                             "10%% of the run (compiled.compile_by_default), else eager; --resume keeps the run's "
+                             "choice.  With --seeds the default is eager: the members' own dropout streams split "
+                             "the graph, so little of it is compiled")
     parser.set_defaults(handler=run_train)
 
 
@@ -122,6 +127,10 @@ def add_bench_parser(subparsers) -> None:
     parser.add_argument("--preset", choices=sorted(PRESETS), default="paper", help="--k-table's recipe (default paper)")
     parser.add_argument("--task", choices=TASKS, default="letter", help="--k-table's task (default letter)")
     parser.add_argument("--json", action="store_true", help="--k-table: print the JSON, not the text table")
+    parser.add_argument("--save", metavar="FILE.json", default=None,
+                        help="--k-table: also write the JSON to FILE (a new file).  Saved under "
+                             "training/reference/bench/, it decides where train compiles by default "
+                             "(training.model.compiled.compile_by_default)")
     parser.add_argument("--batch-size", type=int, default=64,
                         help="the comparison with HF's batch (default 64; --k-table trains the preset's batch)")
     parser.add_argument("--device", default="cpu", metavar="cpu|cuda")
@@ -172,6 +181,9 @@ def _run_k_table(args) -> int:
         raise UsageError(str(error)) from None
     rounds = 3 if args.rounds is None else args.rounds
     steps = 3 if args.steps_per_round is None else args.steps_per_round
+    save = None if args.save is None else Path(args.save)
+    if save is not None and (save.exists() or not save.parent.is_dir() or save.suffix != ".json"):
+        raise UsageError(f"--save {args.save}: must be a new .json file in an existing folder")
     if min(rounds, steps) < 1:
         raise UsageError(f"--rounds and --steps must be >= 1, got {rounds} and {steps}")
     try:
@@ -185,5 +197,7 @@ def _run_k_table(args) -> int:
     result = run_k_table(args.task, args.preset, ks, args.device, rounds, steps,
                          compiled_ks=compiled_ks,
                          progress=lambda line: print(line, file=sys.stderr, flush=True))
+    if save is not None:
+        atomic_write_json(save, result, indent=1)
     print(json.dumps(result) if args.json else format_k_table(result))
     return 0

@@ -69,7 +69,7 @@ from .memory import check_memory
 from .metrics import Metrics
 from .presets import Preset, get_preset
 from .recipe import apply_overrides, check_steps
-from .resume import model_config
+from .resume import model_config, note
 from .runchecks import check_seed
 from .runsetup import RunFolder, check_stop_at, fresh_files, open_run, resume_state, run_settings
 # looked up here at each call (not as step_parts.X), so a test can replace one in this module
@@ -204,10 +204,11 @@ class RunRecord:
 
 def train(task: str, out, preset: str | None = None, steps: int | None = None, seed: int | None = None,
           device: str = "auto", resume: bool = False, force: bool = False, checkpoint_dir=None,
-          stop_at: int | None = None, progress: bool = True, overrides=(), compiled: bool = False) -> dict:
+          stop_at: int | None = None, progress: bool = True, overrides=(), compiled: bool | None = None) -> dict:
     """Train (or resume) a run; returns a summary.  Raises RunError on bad input.
     ``overrides``: ``KEY=VALUE`` strings of ``--set`` (training.model.recipe); ``compiled``: the
-    training step's forward and backward compiled (``training.model.compiled``: a disk cache)."""
+    training step's forward and backward compiled (``training.model.compiled``: a disk cache);
+    None: ``compiled.compile_by_default`` decides for a new run, and a resumed run keeps its own."""
     ranks = ranks_from_env()  # torchrun's processes; SINGLE without torchrun
     with ranks.said_once():
         recipe = _checked_flags(task, preset, steps, seed, stop_at, resume, overrides)
@@ -224,13 +225,38 @@ def train(task: str, out, preset: str | None = None, steps: int | None = None, s
         return _train_run(run, task, recipe, flags, dev, stop_at, progress, tuple(overrides), ranks, compiled)
 
 
+def _compile_choice(asked: bool | None, settings: dict, resume: bool, config, dev, distributed: bool) -> bool:
+    """Whether the run's step is compiled.  A resumed run keeps its recorded choice (runs from
+    before the choice was recorded trained eager): switching changes the step's rounding, and a
+    resumed run must continue as the uninterrupted one would.  A new run takes ``asked``, else
+    ``compile_by_default`` (a distributed run stays eager: it is not measured)."""
+    if resume:
+        recorded = settings.get("compiled", False)
+        if asked is not None and asked != recorded:
+            raise RunError(f"cannot resume with --{'' if asked else 'no-'}compile: the run was trained "
+                           f"{'compiled' if recorded else 'eager'} (omit the flag to keep it)")
+        return recorded
+    if asked is not None:
+        return asked
+    if distributed:
+        return False
+    from .compiled import compile_by_default
+
+    chosen, why = compile_by_default(dev.type, settings["preset"], config, settings["steps"])
+    if chosen:
+        note(f"compiling the training step ({why}; --no-compile trains eager)")
+    return chosen
+
+
 def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop_at, progress: bool,
-               overrides: tuple, ranks: Ranks = SINGLE, compiled: bool = False) -> dict:
+               overrides: tuple, ranks: Ranks = SINGLE, compiled: bool | None = None) -> dict:
     out, resume = run.out, run.resume
     metrics = Metrics(out / "metrics.jsonl")
     settings, recipe, config, last_path = ranks.on_rank0(
         lambda: run_settings(run, task, recipe, flags, overrides, ranks))
     total, seed = settings["steps"], settings["seed"]
+    with ranks.said_once():
+        settings["compiled"] = _compile_choice(compiled, settings, resume, config, dev, ranks.distributed)
     if resume:
         with ranks.said_once():
             _check_memory(recipe, config, dev, ranks)
@@ -251,7 +277,7 @@ def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop
     if scaler is not None and scaler_state:
         scaler.load_state_dict(scaler_state)
     step_model = ranks.wrap(model, dev)  # DDP for the training steps; evaluation and saving use the model
-    if compiled:
+    if settings["compiled"]:
         from .compiled import compile_module
         step_model = compile_module(step_model)
     record = RunRecord(run, settings, recipe, metrics, model, optimizer, val_data, amp, scaler, start, best, ranks)

@@ -41,7 +41,7 @@ from .resume import model_config
 from .runchecks import RunError, check_seed
 from .runsetup import fresh_files, open_run, resume_state, run_settings
 from .step_parts import autocast_for, load_data, lr_factor, make_optimizer, training_batch
-from .train import RunRecord, _checked_flags, optimizer_step, resolve_device
+from .train import RunRecord, _checked_flags, _compile_choice, optimizer_step, resolve_device
 from .distributed import SINGLE
 
 __all__ = ["parse_seeds", "member_folders", "train_seeds"]
@@ -89,9 +89,10 @@ def _check_batchable(recipe, config) -> None:
 
 def train_seeds(task: str, out, seeds: list[int], preset: str | None = None, steps: int | None = None,
                 device: str = "auto", resume: bool = False, force: bool = False, stop_at: int | None = None,
-                progress: bool = True, overrides=(), compiled: bool = False) -> dict:
+                progress: bool = True, overrides=(), compiled: bool | None = None) -> dict:
     """Train (or resume) the members ``seeds`` together; returns a summary with one entry per member.
-    ``compiled``: the batched forward and backward compiled (``training.model.compiled``).
+    ``compiled``: the batched forward and backward compiled (``training.model.compiled``); None:
+    eager for new members (a batched model compiles poorly), a resumed batch keeps its choice.
     Raises RunError on bad input, before any work."""
     if not seeds:
         raise RunError("--seeds needs at least one seed")
@@ -126,6 +127,10 @@ def _train_members(runs, task, recipe, seeds, preset, steps, dev, stop_at, progr
     found = _member_settings(runs, task, recipe, seeds, preset, steps, overrides)
     settings0, recipe, config, _ = found[0]
     total = settings0["steps"]
+    compiled = (_compile_choice(compiled, settings0, runs[0].resume, config, dev, False)
+                if runs[0].resume or compiled is not None else False)
+    for settings, *_ in found:
+        settings["compiled"] = compiled
     if runs[0].resume:
         _check_batchable(recipe, config)
         _check_memory(recipe, config, dev, len(seeds))
