@@ -148,7 +148,8 @@ def _num(x) -> str:
 # member, extra-window seed 0 (0.887 at 17 tokens), is the first that never learned the task at the
 # training length: left out of all three premise claims and named, their numbers unchanged.
 # Still refuted with 44 (the 6,000-step log-scale letter models added, none of which breaks up to
-# 5,000; the lemma reading predicts 17 for each): lemma 0 of 44, mass rho +0.12, 18 of 44.
+# 5,000; the lemma reading predicts 17 for each): lemma 0 of 44, mass rho +0.12, 18 of 44.  Still
+# refuted with 49 (2026-12-03, seeds 3-7 of that recipe): lemma 1 of 49, mass rho +0.33, 23 of 49.
 def discrepancy_predicts_break(options):
     return decide(shipped_breaks())
 
@@ -156,7 +157,8 @@ def discrepancy_predicts_break(options):
 @claim("P-break-relative", "Exploratory reading of the premise, registered before its test data: a model breaks "
        "where an answer-path layer's top attention weight (0.1 quantile over inputs) falls below half its value at "
        "the training length; judged within a factor 2 and by rank on the members it was not chosen on",
-       "issue 15 (goal 3: a theory that predicts the break); chosen on 19 members, 2026-12-01", recorded="refuted", kind="experiment")
+       "issue 15 (goal 3: a theory that predicts the break); chosen on 19 members, 2026-12-01", recorded="undecided",
+       kind="experiment")
 # recorded refuted on its first 6 held-out members (learned scale seed 2, log scale on the number
 # task seeds 0-1, NoPE from layers 0 and 4, p-RoPE): 5 of 6 within a factor 2, but Spearman rho
 # -0.03.  The letter breaks (87-105) are all predicted 0.62-0.72x early, which keeps the factor 2
@@ -165,7 +167,13 @@ def discrepancy_predicts_break(options):
 # rho +0.33; on 19: 15 of 19, rho +0.24; and on 21: 15 of 21, rho +0.09 (the third seeds of
 # p-RoPE and base 500,000 predicted at 0.33 and 0.38 times their breaks of 149 and 146).  On 25
 # (2026-12-02, the 6,000-step log-scale letter models added: none breaks up to 5,000 and the
-# reading predicts none): 18 of 25 within a factor 2, rho +0.30.
+# reading predicts none): 18 of 25 within a factor 2, rho +0.30; on 27 (seeds 3-4 of those): 20 of
+# 27, rho +0.42.  Recorded undecided on 30 (2026-12-03, seeds 5-7 of the same recipe): 23 of 30
+# within a factor 2 (77%, under the 80% that verifies, over the 50% that refutes), rho +0.55.  The
+# move comes from more members of one recipe that neither break up to 5,000 nor get a predicted
+# break: each counts as within a factor 2, and the eight of them tie at the top of both rankings,
+# which lifts the rank correlation without any new break being predicted.  The rule reads them so
+# as registered; the 22 held-out members that break or get a prediction are unchanged.
 def relative_reading_predicts_break(options):
     return decide_held_out(shipped_breaks())
 
