@@ -152,6 +152,9 @@ def test_bench_saves_the_table_the_rule_reads_and_never_overwrites(no_cache_env,
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and str(save) in err[0] and "new .json file" in err[0], err
     assert save.read_bytes() == before
+    assert main(argv[:-1] + [str(tmp_path / "no-such-folder" / "t.json")]) == 2  # checked before any timing
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--save" in err[0] and "does not exist" in err[0], err
 
 
 def test_a_damaged_saved_table_is_one_line_and_exit_2(no_cache_env, tmp_path, capsys):

@@ -35,8 +35,8 @@ import tempfile
 from pathlib import Path
 from typing import IO, Iterator
 
-__all__ = ["user_cache_dir", "OutputError", "DISK_ERRORS", "check_output_file", "check_output_dir", "atomic_open", "atomic_write_text",
-           "atomic_write_bytes", "atomic_write_json"]
+__all__ = ["user_cache_dir", "OutputError", "DISK_ERRORS", "check_output_file", "check_output_dir", "atomic_open",
+           "atomic_write_text", "atomic_write_bytes", "atomic_write_json"]
 
 
 class OutputError(ValueError):

@@ -26,10 +26,9 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 
 from theory.files import atomic_write_json
-from training.cli_common import UsageError
+from training.cli_common import UsageError, check_output
 from training.tasks.definitions import TASKS
 
 from .checkpoints import RunError
@@ -181,9 +180,9 @@ def _run_k_table(args) -> int:
         raise UsageError(str(error)) from None
     rounds = 3 if args.rounds is None else args.rounds
     steps = 3 if args.steps_per_round is None else args.steps_per_round
-    save = None if args.save is None else Path(args.save)
-    if save is not None and (save.exists() or not save.parent.is_dir() or save.suffix != ".json"):
-        raise UsageError(f"--save {args.save}: must be a new .json file in an existing folder")
+    save = None if args.save is None else check_output(args.save, "--save")  # a folder, device, missing folder...
+    if save is not None and (save.exists() or save.suffix != ".json"):
+        raise UsageError(f"--save {args.save}: must be a new .json file (it exists or has another suffix)")
     if min(rounds, steps) < 1:
         raise UsageError(f"--rounds and --steps must be >= 1, got {rounds} and {steps}")
     try:
