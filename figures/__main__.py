@@ -39,8 +39,9 @@ from pathlib import Path
 from theory.cli import quiet_interrupt_while_starting
 
 with quiet_interrupt_while_starting("python -m figures"):  # Ctrl-C during the imports: one line, exit 130
-    from theory.cli import OneLineParser, interrupted
-    from theory.files import OutputError, check_output_dir
+    from theory.cli import OneLineParser, UsageError, interrupted
+    from theory.files import OutputError
+    from theory.output_policy import check_output, output_argument
 
     from .breaks_figure import build_fig_breaks
     from .discrepancy_figure import build_discrepancy_trained
@@ -82,12 +83,12 @@ GROUPS = {"fig4": ("fig4a", "fig4bc"), "fig5": ("fig5a", "fig5b", "fig5cd")}
 PROG = "python -m figures"
 
 
-def parse(argv) -> argparse.Namespace:
+def build_parser() -> OneLineParser:
     parser = OneLineParser(prog=PROG, description=__doc__.splitlines()[2])
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"figures to build (default: all): {', '.join(list(FIGURES) + list(GROUPS))}")
     # paths stay text until checked: argparse's type=Path would turn an empty --out into "."
-    parser.add_argument("--out", default=ROOT / "figures" / "output", help="output folder")
+    output_argument(parser, "--out", kind="folder", default=ROOT / "figures" / "output", help="output folder")
     parser.add_argument("--list", action="store_true", help="list the figure names and exit")
     parser.add_argument("--runs", default=Inputs.runs_dir,
                         help="folder with <task>/analysis.json, length_generalisation.json, metrics.jsonl")
@@ -101,7 +102,11 @@ def parse(argv) -> argparse.Namespace:
                         help="variants study folder with summary.json (fig_variants, variants_table.md, fig_rescale)")
     parser.add_argument("--figure5a", default=Inputs.figure5a, help="proofs_check Figure 5A JSON")
     parser.add_argument("--figure4a", default=Inputs.figure4a, help="constructions Figure 4A JSON")
-    return parser.parse_args(argv)
+    return parser
+
+
+def parse(argv) -> argparse.Namespace:
+    return build_parser().parse_args(argv)
 
 
 def select(names: list[str]) -> list[str]:
@@ -138,8 +143,11 @@ def main(argv=None) -> int:
     try:
         names = select(args.names) if args.names else list(FIGURES)
         check_inputs(args)
-        out = check_output_dir(args.out, "--out")  # OutputError is a ValueError
-    except ValueError as error:
+        # figures/output is this command's own documented output; an input folder is never one
+        out = check_output(args.out, "--out", kind="folder", documented=[ROOT / "figures" / "output"],
+                           replace_shipped=args.replace_shipped,
+                           inputs=[args.runs, args.seeds, args.llm, args.llm_heads, args.variants])
+    except (ValueError, UsageError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
     inputs = Inputs(runs_dir=Path(args.runs), seeds_dir=Path(args.seeds), llm_dir=Path(args.llm),

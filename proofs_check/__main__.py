@@ -7,37 +7,43 @@ line on stderr, found before any claim is checked); 130 when interrupted (Ctrl-C
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 from theory.cli import quiet_interrupt_while_starting
 
 with quiet_interrupt_while_starting("python -m proofs_check"):  # Ctrl-C during the imports: one line, exit 130
     from theory.cli import OneLineParser, UsageError, interrupted
-    from theory.files import OutputError, check_output_file
+    from theory.files import OutputError
+    from theory.output_policy import PACKAGE_ROOT, check_output, output_argument
 
     from . import claims  # noqa: F401  (registers the checks)
     from .claims.trained_sources import WeightsError, runs_by_task
     from .registry import REGISTRY, Options
-    from .report import check_report_dir, generate
+    from .report import check_report_dir, generate, report_dir_lock
     from .runner import format_table, run_claims, write_json
 
 PROG = "python -m proofs_check"
 
 
-def parse_args(argv):
+def build_parser() -> OneLineParser:
     parser = OneLineParser(prog=PROG, description=__doc__.splitlines()[0])
-    parser.add_argument("--json", metavar="FILE", help="also write every result, with evidence, to FILE")
+    output_argument(parser, "--json", metavar="FILE", help="also write every result, with evidence, to FILE")
     parser.add_argument("--only", metavar="IDS", help="comma-separated claim ids; an id also selects the claims it "
                         "prefixes (C7 runs C7-*), =ID selects that claim alone (=C10 runs C10, not C10-relative)")
-    parser.add_argument("--report", metavar="DIR", help="also write the referee report: DIR/index.html and "
-                        "DIR/REPORT.md, figures copied into DIR/figures (DIR new, empty, or holding a previous report, "
-                        "which is replaced file by file); with --only the report holds those claims and says it is "
-                        "partial")
+    output_argument(parser, "--report", kind="folder", metavar="DIR",
+                    help="also write the referee report: DIR/index.html and DIR/REPORT.md, figures copied into "
+                         "DIR/figures (DIR new, empty, or holding a previous report, which is replaced file by file); "
+                         "with --only the report holds those claims and says it is partial")
     parser.add_argument("--list", action="store_true", help="list the registered claims and exit")
     parser.add_argument("--thorough", action="store_true", help="search further (slower)")
     parser.add_argument("--weights", nargs="+", default=(), metavar="RUN",
                         help="trained runs to analyse instead of the shipped JSON (at most one per task)")
-    return parser.parse_args(argv)
+    return parser
+
+
+def parse_args(argv):
+    return build_parser().parse_args(argv)
 
 
 def select(only: str | None) -> list[str]:
@@ -66,15 +72,16 @@ def check_arguments(args) -> list[str]:
     if args.report is not None:
         if args.list:
             raise UsageError("--report: cannot be combined with --list, which runs no claim")
+        # the shipped report/ is this command's own documented output; any other place goes by the policy
+        check_output(args.report, "--report", kind="folder", inputs=list(args.weights),
+                     documented=[PACKAGE_ROOT / "report"], replace_shipped=args.replace_shipped)
         try:
             check_report_dir(args.report)
         except OutputError as error:
             raise UsageError(str(error)) from None
     if args.json is not None:
-        try:
-            check_output_file(args.json, "--json", parents=True)
-        except OutputError as error:
-            raise UsageError(str(error)) from None
+        check_output(args.json, "--json", inputs=list(args.weights), parents=True,
+                     replace_shipped=args.replace_shipped)
     try:
         runs_by_task(args.weights)
     except WeightsError as error:
@@ -107,16 +114,22 @@ def run(argv) -> int:
             print(f"{cid:<24} [{c.verdict(c.recorded)}] {c.statement}  ({c.source})")
         return 0
     options = Options(thorough=args.thorough, weights=tuple(args.weights))
-    results = run_claims(ids, options)
-    print(format_table(results))
-    if args.json is not None:
-        try:
-            write_json(results, args.json, options)
-        except (OutputError, OSError) as error:  # checked before, but the disk may have changed since
-            raise UsageError(f"--json: cannot write {args.json}: {error}") from None
-        print(f"\nwrote {args.json}")
-    if args.report is not None:
-        write_report_dir(args, results)
+    with contextlib.ExitStack() as held:
+        if args.report is not None:  # DIR locked from before the claims run until its report is written
+            try:
+                held.enter_context(report_dir_lock(args.report))
+            except OutputError as error:
+                raise UsageError(str(error)) from None
+        results = run_claims(ids, options)
+        print(format_table(results))
+        if args.json is not None:
+            try:
+                write_json(results, args.json, options)
+            except (OutputError, OSError) as error:  # checked before, but the disk may have changed since
+                raise UsageError(f"--json: cannot write {args.json}: {error}") from None
+            print(f"\nwrote {args.json}")
+        if args.report is not None:
+            write_report_dir(args, results)
     return report(results)
 
 

@@ -20,12 +20,13 @@ import sys
 import flint
 import numpy as np
 
-from theory.cli import OneLineParser, interrupted
+from theory.cli import OneLineParser, UsageError, interrupted
 from theory.discrepancy_index import index_discrepancy, index_L
 from theory.discrepancy_retrieval import (bound_stated, in_regime, inf_lower_bound, n0_max, retrieval_closed_form,
                                           retrieval_general)
-from theory.files import OutputError, atomic_write_json, check_output_file
+from theory.files import OutputError, atomic_write_json
 from theory.numbers import Interval
+from theory.output_policy import PACKAGE_ROOT, check_output, output_argument
 from theory.phases import Angle
 
 M = 16
@@ -105,6 +106,7 @@ def build(n_max: int) -> dict:
 
 
 PROG = "python -m proofs_check.figure5a"
+SHIPPED_FILE = PACKAGE_ROOT / "proofs_check" / "results" / "figure5a.json"  # what figures/ reads
 
 # Time and memory are linear in n_max: beyond n0 (~146) Retrieval has no closed form, and the
 # float64 optimisation builds an n x |ALPH| table (three times) at each of the ~50 log-spaced
@@ -135,16 +137,22 @@ def _n_max(text: str) -> int:
     return value
 
 
-def main(argv=None) -> int:
+def build_parser() -> OneLineParser:
     parser = OneLineParser(prog=PROG, description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True, metavar="FILE", help="JSON file to write")
+    output_argument(parser, "--out", required=True, metavar="FILE", help="JSON file to write")
     parser.add_argument("--n-max", type=_n_max, default=10 ** 6, metavar="N",
                         help=f"largest length on the grid, 2..{N_MAX_LIMIT} (default 1e6)")
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        check_output_file(args.out, "--out", parents=True)  # before the computing, not after it
+        # before the computing, not after it; the shipped figure5a.json is this command's own output
+        check_output(args.out, "--out", parents=True, documented=[SHIPPED_FILE], replace_shipped=args.replace_shipped)
         atomic_write_json(args.out, build(args.n_max), indent=1)
-    except OutputError as error:  # also a destination that turned bad during the computing
+    except (OutputError, UsageError) as error:  # UsageError: the policy; OutputError: turned bad while computing
         parser.error(str(error))
     except OSError as error:  # the disk filled up, the folder went away
         parser.error(f"--out: cannot write {args.out}: {error.strerror or error}")

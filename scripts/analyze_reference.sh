@@ -29,11 +29,12 @@ pids=""
 for task in number letter; do
     (
         python -m training analyze --run "training/reference/$task" --task "$task" --method fast \
-            --json "training/reference/$task/analysis.json" --threads 1 &&
+            --json "training/reference/$task/analysis.json" --threads 1 --replace-shipped &&
         python -m training evaluate --run "training/reference/$task" --task "$task" --lengths "$LENGTHS" \
-            --count 400 --max-tokens 500000 --json "training/reference/$task/length_generalisation.json" --threads 1 &&
+            --count 400 --max-tokens 500000 --json "training/reference/$task/length_generalisation.json" --threads 1 \
+            --replace-shipped &&
         python -m training evaluate --run "training/reference/$task" --task "$task" --split test \
-            --json "training/reference/$task/test_accuracy.json" --threads 1
+            --json "training/reference/$task/test_accuracy.json" --threads 1 --replace-shipped
     ) > "/tmp/analyze_$task.log" 2>&1 &
     pids="$pids $!"
 done

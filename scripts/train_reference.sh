@@ -15,6 +15,6 @@ cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 for task in number letter; do
     python -m training train --task "$task" --preset paper --seed 0 \
-        --out "training/reference/$task" --checkpoint-dir "runs/$task/checkpoints" "$@" \
+        --out "training/reference/$task" --checkpoint-dir "runs/$task/checkpoints" --replace-shipped "$@" \
         > "/tmp/train_$task.log" 2>&1
 done

@@ -59,7 +59,20 @@ def model_cache(tmp_path_factory):
 
 
 @pytest.fixture
-def no_cache_env(monkeypatch):
+def determinism_restored():
+    """torch's deterministic-algorithm switches put back after the test: ``compile_module`` turns
+    them on for the whole process (training.model.compiled.reproducible_kernels)."""
+    import torch
+
+    saved = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+             torch.utils.deterministic.fill_uninitialized_memory)
+    yield
+    torch.use_deterministic_algorithms(saved[0], warn_only=saved[1])
+    torch.utils.deterministic.fill_uninitialized_memory = saved[2]
+
+
+@pytest.fixture
+def no_cache_env(monkeypatch, determinism_restored):
     """No cache variable set, and whatever the test (or the code it runs) sets restored after it:
     the variables and torch's process-wide compile settings."""
     import torch._functorch.config as functorch_config

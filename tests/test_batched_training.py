@@ -19,7 +19,7 @@ from training.model import memory
 from training.model.batched import BatchedGPTJ
 from training.model.checkpoints import list_checkpoints
 from training.model.gptj import GPTJ
-from training.model.train_batched import train_seeds
+from training.model.train_batched import parse_seeds, train_seeds
 
 from test_resume_guards import cli_error
 from test_run_safety import metrics_without_timing, on_one_thread, same_tensors, smoke, smoke_on_one_thread
@@ -176,14 +176,31 @@ def test_a_member_resumes_alone_as_a_single_run(tmp_path):
     ("1,,2", "--seeds must be a comma-separated list"),
     ("1,2,1", "--seeds must be distinct, got 1"),
     ("-1", "--seeds must be an integer in 0.."),
-    ("0,x", "--seeds must be integers"),
+    ("0,x", "--seeds must be an integer in 0.."),
     (str(2**64), "--seeds must be an integer in 0.."),
+    ("1_0", "written with the digits 0-9, got '1_0'"),  # int() reads 10
+    ("0,\u0663", "written with the digits 0-9, got '\u0663'"),  # ARABIC-INDIC DIGIT THREE: int() reads 3
+    (",".join(map(str, range(65))), "--seeds lists 65 seeds; one batch trains 1..64"),
 ])
 def test_bad_seeds_are_one_line_before_any_work(tmp_path, capsys, seeds, fragment):
     run = tmp_path / "run"
     line = cli_error(capsys, "train", "--task", "letter", "--preset", "smoke", "--out", run, "--seeds", seeds)
     assert fragment in line, line
     assert not run.exists()
+
+
+@pytest.mark.parametrize("seed", ["1_0", "\u0663", "+3", "-1", "0x10"])
+def test_seed_takes_only_ascii_digits_as_seeds_does(tmp_path, capsys, seed):
+    """``--seed 1_0`` trained seed 10 and ``--seed \u0663`` seed 3 (Python's int reads both)."""
+    run = tmp_path / "run"
+    line = cli_error(capsys, "train", "--task", "letter", "--preset", "smoke", "--out", run, "--seed", seed)
+    assert line.endswith(f"--seed must be an integer in 0..{2**64 - 1} written with the digits 0-9, got {seed!r}"), line
+    assert not run.exists()
+
+
+def test_a_batch_of_64_seeds_is_read(tmp_path):
+    assert parse_seeds(",".join(map(str, range(64)))) == list(range(64))
+    assert parse_seeds(" 7, 18446744073709551615") == [7, 2**64 - 1]
 
 
 def test_too_many_seeds_for_memory_are_refused_before_any_work(tmp_path, capsys, monkeypatch):

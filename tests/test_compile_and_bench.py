@@ -19,7 +19,8 @@ from training.model.bench_k import COLUMNS, parse_ks
 from training.model.gptj import GPTJ, ModelConfig
 from training.model.presets import get_preset
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread", "determinism_restored")
 
 SMOKE = ModelConfig(vocab_size=40, **get_preset("smoke").model)
 

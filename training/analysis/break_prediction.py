@@ -46,8 +46,7 @@ model, extra-window seed 0, and before its other seeds).  No premise claim reads
 from __future__ import annotations
 
 import math
-
-import numpy as np
+from fractions import Fraction
 
 from theory.statistics import reaches
 
@@ -171,8 +170,27 @@ def hop_exponent(measured_per_hop: dict, training_length: int = 0) -> float | No
               if b is not None and b > training_length]
     if len(points) < 3:
         return None
-    x, y = np.array(points).T
-    return float(-np.polyfit(x, y, 1)[0])
+    # closed-form least squares in exact rationals over the float logs: the correctly rounded
+    # slope, the same bytes on every machine and in any point order (np.polyfit's LAPACK
+    # solve changed the last bits with the CPU's BLAS kernel, rewriting shipped summaries)
+    x, y = ([Fraction(p[i]) for p in points] for i in (0, 1))
+    n, sx, sy = len(points), sum(x), sum(y)
+    spread = n * sum(a * a for a in x) - sx * sx
+    if spread == 0:  # one hop count written twice ("1", "01"): no slope
+        return None
+    return float(-(n * sum(a * b for a, b in zip(x, y)) - sx * sy) / spread)
+
+
+def _pearson(xs, ys) -> float | None:
+    """Pearson's correlation in exact rationals up to the final square root, so the same bytes on
+    every machine (np.corrcoef's BLAS dot product rounds per CPU kernel); None: a side is constant."""
+    x, y = [Fraction(v) for v in xs], [Fraction(v) for v in ys]
+    mx, my = sum(x) / len(x), sum(y) / len(y)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y))
+    sxx, syy = sum((a - mx) ** 2 for a in x), sum((b - my) ** 2 for b in y)
+    if not sxx or not syy:
+        return None
+    return math.copysign(math.sqrt(sxy * sxy / (sxx * syy)), sxy)
 
 
 def _ranked(value) -> float:
@@ -200,7 +218,7 @@ def compare_breaks(members: dict, rule: str) -> dict:
     rho = None
     if len(ids) >= 3 and len(set(predicted)) > 1 and len(set(measured)) > 1:
         # Spearman: Pearson's correlation of the ranks (ties averaged; inf, the censored, ranks last)
-        rho = float(np.corrcoef(rankdata(predicted), rankdata(measured))[0, 1])
+        rho = _pearson(rankdata(predicted), rankdata(measured))
     return {"rule": rule, "n": len(ids), "spearman_rho": rho, "within_factor_2": int(sum(within)),
             "ratio": [None if math.isinf(p) or math.isinf(m) else p / m for p, m in zip(predicted, measured)],
             "members": ids}

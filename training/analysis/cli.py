@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import json
 
-from training.cli_common import UsageError, add_compute_options, prepare_json_output
+from training.cli_common import UsageError, add_compute_options, ascii_int, output_argument, prepare_json_output
 from training.model.checkpoints import RunError
 from training.model.gptj import INFERENCE_QUERY_SCALES
 from training.tasks.definitions import TASKS
@@ -72,20 +72,20 @@ def add_analyze_parser(subparsers) -> None:
                         help="instead: a pretrained RoPE causal LM, an HF folder or a .gguf file (per-head scores, "
                              "frequency use, attention sink)")
     parser.add_argument("--task", required=True, choices=TASKS)
-    parser.add_argument("--json", required=True, metavar="FILE", help="write the analysis here (atomically)")
+    output_argument(parser, "--json", required=True, metavar="FILE", help="write the analysis here (atomically)")
     parser.add_argument("--method", choices=("fast", "rerun"), default=None,
                         help="fast (default): cross matrix; rerun: swap and recompute the layer (--run only)")
     parser.add_argument("--checkpoint-dir", metavar="DIR", default=None,
                         help="where step-NNNNNN/ are (default: the run's own setting)")
-    parser.add_argument("--n-inputs", type=int, default=100, metavar="N", help="inputs per checkpoint (default 100)")
-    parser.add_argument("--seed", type=int, default=None, metavar="S", help="seed of the input set (default 2605)")
+    parser.add_argument("--n-inputs", type=ascii_int, default=100, metavar="N", help="inputs per checkpoint (default 100)")
+    parser.add_argument("--seed", type=ascii_int, default=None, metavar="S", help="seed of the input set (default 2605)")
     parser.add_argument("--no-discrepancy", action="store_true", help="skip the measured discrepancy")
     parser.add_argument("--discrepancy-lengths", default=None, metavar="N,..",
                         help="total lengths (default 17,25,50,100,200,400,850,1500,3000,5000)")
-    parser.add_argument("--discrepancy-count", type=int, default=None, metavar="N", help="inputs per length (default 32)")
+    parser.add_argument("--discrepancy-count", type=ascii_int, default=None, metavar="N", help="inputs per length (default 32)")
     parser.add_argument("--dtype", choices=("float32", "float64"), default=None,
                         help="--model only: precision of the model (default float32)")
-    parser.add_argument("--batch-size", type=int, default=None, metavar="B",
+    parser.add_argument("--batch-size", type=ascii_int, default=None, metavar="B",
                         help=f"--model only: inputs per forward pass (default 16, at most {MAX_LLM_BATCH})")
     add_compute_options(parser)
     parser.set_defaults(handler=run_analyze)
@@ -151,11 +151,11 @@ def add_evaluate_parser(subparsers) -> None:
     what.add_argument("--lengths", metavar="N,..", help=f"total input lengths, each in 17..{MAX_LENGTH}")
     what.add_argument("--split", choices=("train", "validation", "test"),
                       help="instead: accuracy on this split of the paper's data (test: 45,600 sequences)")
-    parser.add_argument("--json", required=True, metavar="FILE", help="write the result here (atomically)")
-    parser.add_argument("--count", type=int, default=400, metavar="N", help="sequences per length (default 400)")
-    parser.add_argument("--max-tokens", type=int, default=None, metavar="B",
+    output_argument(parser, "--json", required=True, metavar="FILE", help="write the result here (atomically)")
+    parser.add_argument("--count", type=ascii_int, default=400, metavar="N", help="sequences per length (default 400)")
+    parser.add_argument("--max-tokens", type=ascii_int, default=None, metavar="B",
                         help="cap the sequences of a length at B / length (at least 64); default: no cap")
-    parser.add_argument("--seed", type=int, default=3, metavar="S", help="seed of the generated inputs (default 3)")
+    parser.add_argument("--seed", type=ascii_int, default=3, metavar="S", help="seed of the generated inputs (default 3)")
     parser.add_argument("--query-scale", choices=INFERENCE_QUERY_SCALES, default=None,
                         help="switch this query scale on at inference, for a run trained without one: "
                              "does the break go away when only the temperature grows like log i?")

@@ -8,7 +8,7 @@ before any model loads.  Separate from the parsers in ``training.analysis.cli`` 
 
 from __future__ import annotations
 
-from training.cli_common import UsageError
+from training.cli_common import UsageError, int_list
 from training.model.checkpoints import RunError
 from training.tasks.definitions import MAX_EXTRA_TARGET, check_seed
 
@@ -23,7 +23,7 @@ MAX_LENGTH = 17 + MAX_EXTRA_TARGET
 
 def parse_lengths(text: str, option: str) -> list[int]:
     try:
-        values = [int(part) for part in text.split(",") if part.strip()]
+        values = int_list(text)
     except ValueError:
         raise UsageError(f"{option}: expected comma-separated lengths, got {text!r}") from None
     if not values or min(values) < 17 or max(values) > MAX_LENGTH:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 
 from theory.inputs import Checked, Nullable, load_json
-from training.cli_common import UsageError, add_compute_options, prepare_json_output
+from training.cli_common import UsageError, add_compute_options, ascii_int, output_argument, prepare_json_output
 from training.model.checkpoints import RunError
 from training.model.gptj import INFERENCE_QUERY_SCALES
 from training.tasks.definitions import TASKS
@@ -36,10 +36,10 @@ def add_dilution_parser(subparsers) -> None:
     parser = subparsers.add_parser("dilution", help=DESCRIPTION, description=DESCRIPTION)
     parser.add_argument("--run", required=True, metavar="RUN", help="run directory (its best weights are used)")
     parser.add_argument("--task", required=True, choices=TASKS)
-    parser.add_argument("--json", required=True, metavar="FILE", help="write the result here (atomically)")
+    output_argument(parser, "--json", required=True, metavar="FILE", help="write the result here (atomically)")
     parser.add_argument("--lengths", default=None, metavar="N,..", help="total input lengths (default 17..5000)")
-    parser.add_argument("--count", type=int, default=None, metavar="N", help="inputs per length (default 32)")
-    parser.add_argument("--seed", type=int, default=None, metavar="S", help="seed of the inputs (default 5)")
+    parser.add_argument("--count", type=ascii_int, default=None, metavar="N", help="inputs per length (default 32)")
+    parser.add_argument("--seed", type=ascii_int, default=None, metavar="S", help="seed of the inputs (default 5)")
     parser.add_argument("--accuracy", default=None, metavar="FILE",
                         help="the run's length-generalisation JSON: add predicted and measured breaks")
     parser.add_argument("--query-scale", choices=INFERENCE_QUERY_SCALES, default=None,

@@ -7,7 +7,8 @@
 The JSON format is documented in ``training.llm.evaluate``.  ``--replies FILE`` keeps
 every item's reply as JSON lines, written as each reply arrives; rerun the same command
 after a crash, Ctrl-C or a revoked key and only the items without a reply are asked
-(``training.llm.journal``).  Every value and output is checked before any call (exit 2).
+(``training.llm.journal``); one run at a time per replies file (a second exits 2,
+``training.llm.lock``).  Every value and output is checked before any call (exit 2).
 Exit 1: a fatal API error, more than ``--max-failed-share`` of the items without a reply,
 or results with fewer answered items than the ``--json`` file already holds (that file is
 kept; the new results go beside it, see ``training.llm.guards``).  The paper evaluated
@@ -28,7 +29,7 @@ import sys
 
 from theory.files import check_output_file
 from theory.inputs import InputError, parse_json
-from training.cli_common import UsageError, check_not_owned, interrupted
+from training.cli_common import UsageError, ascii_int, check_output, int_list, interrupted, output_argument, parse_int
 
 from .backends import BackendError, HFBackend, OpenAIBackend
 from .decoding import AUTO_NEW_TOKENS, decoding_defaults
@@ -52,15 +53,15 @@ def _number_or(keyword: str, value, convert, what: str):
     return parse
 
 
-_new_tokens = _number_or("auto", "auto", int, "a positive integer")
+_new_tokens = _number_or("auto", "auto", parse_int, "a positive integer")
 _temperature = _number_or("none", None, float, "a number")
 
 
 def _int_list(text: str) -> list[int]:
     try:
-        return [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+        return int_list(text)
+    except ValueError as bad:
+        raise argparse.ArgumentTypeError(str(bad)) from None
 
 
 def _json_object(text: str) -> dict:
@@ -76,18 +77,18 @@ def add_llm_parser(subparsers) -> None:
     p.add_argument("--backend", required=True, choices=("hf", "openai"))
     p.add_argument("--model", required=True, help="hf: local model folder or .gguf file; openai: the model name")
     p.add_argument("--task", required=True, choices=("number", "letter"))
-    p.add_argument("--json", required=True, metavar="FILE", help="results file (written atomically)")
+    output_argument(p, "--json", required=True, metavar="FILE", help="results file (written atomically)")
     p.add_argument("--lengths", type=_int_list, default=list(LLM_TARGET_WINDOWS), metavar="L,..",
                    help="target-window sizes (default: the paper's 11)")
     p.add_argument("--seeds", type=_int_list, default=list(LLM_SEEDS), metavar="S,..",
                    help="run numbers used as seeds (default 0,1,2,3,4)")
-    p.add_argument("--count", type=int, default=DEFAULT_COUNT, metavar="N",
+    p.add_argument("--count", type=ascii_int, default=DEFAULT_COUNT, metavar="N",
                    help=f"items per length and seed (default {DEFAULT_COUNT}; the paper does not say)")
     p.add_argument("--name", help="model name recorded in the results (default: --model)")
-    p.add_argument("--std-ddof", type=int, default=0, choices=(0, 1), help="std over seeds (default 0)")
-    p.add_argument("--replies", metavar="FILE",
-                   help="keep every item's reply as JSON lines, saved as it arrives; a rerun with the same file "
-                        "asks only the items without a reply")
+    p.add_argument("--std-ddof", type=ascii_int, default=0, choices=(0, 1), help="std over seeds (default 0)")
+    output_argument(p, "--replies", metavar="FILE",
+                    help="keep every item's reply as JSON lines, saved as it arrives; a rerun with the same file "
+                         "asks only the items without a reply")
     p.add_argument("--max-failed-share", type=float, default=DEFAULT_MAX_FAILED_SHARE, metavar="F",
                    help="exit 1 if more than this share of the items got no reply "
                         f"(default {DEFAULT_MAX_FAILED_SHARE:g}; 0 tolerates none, 1 any)")
@@ -95,7 +96,7 @@ def add_llm_parser(subparsers) -> None:
     hf = p.add_argument_group("hf backend")
     hf.add_argument("--device", default="auto", help="auto, cpu, cuda, ... (default auto)")
     hf.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"))
-    hf.add_argument("--batch-size", type=int, default=8)
+    hf.add_argument("--batch-size", type=ascii_int, default=8)
     hf.add_argument("--max-new-tokens", type=_new_tokens, default="auto", metavar="N|auto",
                     help=f"tokens generated per reply (auto: {AUTO_NEW_TOKENS[False]} without the chat template, "
                          f"where the reply ends at its first newline; {AUTO_NEW_TOKENS[True]} with it)")
@@ -106,10 +107,10 @@ def add_llm_parser(subparsers) -> None:
     api.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                      help="environment variable holding the API key (default OPENAI_API_KEY)")
     api.add_argument("--timeout", type=float, default=60.0, help="seconds per socket operation")
-    api.add_argument("--max-attempts", type=int, default=4, help="calls per item at most (default 4)")
+    api.add_argument("--max-attempts", type=ascii_int, default=4, help="calls per item at most (default 4)")
     api.add_argument("--backoff", type=float, default=1.0, help="first retry wait in seconds, doubled each time")
-    api.add_argument("--workers", type=int, default=1, help="concurrent requests (default 1)")
-    api.add_argument("--max-tokens", type=int, default=16)
+    api.add_argument("--workers", type=ascii_int, default=1, help="concurrent requests (default 1)")
+    api.add_argument("--max-tokens", type=ascii_int, default=16)
     api.add_argument("--max-tokens-field", default="max_tokens",
                      help="request field for --max-tokens (some models want max_completion_tokens)")
     api.add_argument("--temperature", type=_temperature, default=0.0, help="a number, or 'none' to omit it")
@@ -152,14 +153,12 @@ def _check_values(args) -> None:
 
 def _check_outputs(args) -> tuple[int | None, RepliesFile | None]:
     """Before any call: both outputs writable and distinct; the answered items of an
-    existing results file (never to be replaced by fewer); the replies file read."""
+    existing results file (never to be replaced by fewer); the replies file locked and read."""
     model = [args.model] if args.backend == "hf" else []  # a local model folder or GGUF file is an input
-    check_output_file(args.json, "--json")
-    _not_owned(args.json, "--json", model)
+    _checked(args.json, "--json", model, args.replace_shipped)
     if args.replies is None:
         return answered_in_results_file(args.json), None
-    check_output_file(args.replies, "--replies")
-    _not_owned(args.replies, "--replies", model)
+    _checked(args.replies, "--replies", model, args.replace_shipped)
     if os.path.realpath(args.json) == os.path.realpath(args.replies):
         raise ValueError(f"--json and --replies are the same file {args.json!r}; allowed: two different files")
     previous = answered_in_results_file(args.json)
@@ -168,11 +167,11 @@ def _check_outputs(args) -> tuple[int | None, RepliesFile | None]:
     return previous, RepliesFile(args.replies, warn=_warn)
 
 
-def _not_owned(path, flag: str, inputs: list) -> None:
-    """The guard every command applies to its outputs (training.cli_common.check_not_owned), as the
+def _checked(path, flag: str, inputs: list, replace_shipped: bool) -> None:
+    """The output policy every command applies (training.cli_common.check_output), as the
     ValueError this module's pre-flight turns into one line."""
     try:
-        check_not_owned(path, flag, inputs=inputs)
+        check_output(path, flag, inputs=inputs, replace_shipped=replace_shipped)
     except UsageError as error:
         raise ValueError(str(error)) from None
 
@@ -199,7 +198,7 @@ def _backend(args):
         backend = HFBackend.from_pretrained(args.model, device=args.device, dtype=args.dtype, name=args.name,
                                             batch_size=args.batch_size)
     except ValueError as bad:
-        if str(bad).startswith("--model: reading a GGUF"):
+        if str(bad).startswith("--model:"):  # ours, worded already (a GGUF without gguf, a full cache disk)
             raise UsageError(str(bad)) from None
         raise UsageError(f"--model: cannot load a model from {args.model!r}: {_first_line(bad)}") from None
     except (OSError, KeyError, RuntimeError, TypeError, EOFError) as bad:  # e.g. a truncated or foreign file
@@ -232,8 +231,16 @@ def run(args) -> int:
     try:
         _check_values(args)
         previous, journal = _check_outputs(args)
-    except ValueError as bad:  # OutputError and RepliesError are ValueErrors too
+    except ValueError as bad:  # OutputError, RepliesError and LockError are ValueErrors too
         raise UsageError(str(bad)) from None
+    try:  # the replies file stays locked until the results are written (training.llm.lock)
+        return _run(args, previous, journal)
+    finally:
+        if journal is not None:
+            journal.release()
+
+
+def _run(args, previous: int | None, journal: RepliesFile | None) -> int:
     backend = _backend(args)
     kept = f"; the replies received are kept in {args.replies}: rerun to continue" if args.replies else ""
     try:

@@ -11,8 +11,19 @@ Where: ``cache_root()`` = ``$ROPE_HEADS_CACHE``, else ``$XDG_CACHE_HOME/rope-hea
 
 Trust: a folder is used only when its marker ``complete.json``, written LAST, holds the same
 sha256 and ``CACHE_FORMAT`` and every file it lists is there with its size.  Anything else (no
-marker, a foreign sha, a missing or truncated file) is damaged: one line on stderr says so and
-it is rebuilt.
+marker, a foreign sha, a missing or truncated file) is damaged: one line on stderr naming the
+folder says so and it is rebuilt.  Damage that keeps the sizes (a file truncated and the marker
+rewritten, bytes overwritten in place) shows only when the folder fails to load: then
+(``load_cached``) its files are checked against the sha256 of each that the marker recorded at
+conversion (hashing a gigabyte on every load would cost seconds; on a failure it is cheap), and
+a damaged folder is reported the same way, rebuilt and loaded again.  An intact folder that
+fails to load re-raises the loader's error: the cache is not the problem, and a conversion
+(minutes) would not help.
+
+A full disk (``theory.files.DISK_ERRORS``; tokenizers and safetensors raise theirs as plain
+exceptions carrying the system's message) during a conversion is ``CacheError``: one line
+naming the cache folder and the problem, the temporary folder removed.  Any other failure of
+the converter is its own error, never taken for a disk problem.
 
 Atomic: the conversion goes into a temporary sibling ``.tmp-<sha>-<host>-<pid>`` (never
 trusted: not a sha name), the marker is written there, and one ``os.rename`` puts the folder
@@ -32,16 +43,23 @@ import socket
 import sys
 from pathlib import Path
 
-from theory.files import atomic_write_json, user_cache_dir
+from theory.files import DISK_ERRORS, OutputError, atomic_write_json, user_cache_dir
 from theory.inputs import InputError, load_json
 
-__all__ = ["CACHE_FORMAT", "MARKER", "NO_CACHE_ENV", "cache_root", "file_sha256", "cached_folder",
-           "convert_gguf", "cache_enabled"]
+__all__ = ["CACHE_FORMAT", "MARKER", "NO_CACHE_ENV", "CacheError", "cache_root", "file_sha256",
+           "cached_folder", "load_cached", "convert_gguf", "cache_enabled"]
 
 CACHE_FORMAT = 1  # bump when the folder's layout or the conversion changes: old folders are rebuilt
 MARKER = "complete.json"
 NO_CACHE_ENV = "ROPE_HEADS_NO_CACHE"
-MARKER_SHAPE = {"format": int, "sha256": str, "source": str, "files": {"*": int}, "versions": {"*": str}}
+# "digests": each file's sha256, for the check after a failed load (absent in markers of older versions)
+MARKER_SHAPE = {"format": int, "sha256": str, "source": str, "files": {"*": int}, "digests?": {"*": str},
+                "versions": {"*": str}}
+
+
+class CacheError(OutputError):
+    """The cache folder cannot be written (a full disk); one line naming it, from "--model:"
+    like the other model errors the commands pass on as they are."""
 
 
 def cache_root() -> Path:
@@ -89,8 +107,9 @@ def _versions() -> dict:
     return found
 
 
-def _problem(folder: Path, sha: str) -> str | None:
-    """Why ``folder`` cannot be trusted as the conversion of ``sha`` (None: it can)."""
+def _problem(folder: Path, sha: str, contents: bool = False) -> str | None:
+    """Why ``folder`` cannot be trusted as the conversion of ``sha`` (None: it can).
+    ``contents``: also each file's sha256 against the marker's (module doc: after a failed load)."""
     marker = folder / MARKER
     if not marker.is_file():
         return f"no {MARKER} (an interrupted conversion?)"
@@ -107,6 +126,12 @@ def _problem(folder: Path, sha: str) -> str | None:
         path = folder / name
         if not path.is_file() or path.stat().st_size != size:
             return f"{name} is missing or not {size} bytes"
+    if contents:
+        if "digests" not in info:  # written before digests were kept: cannot be vouched for
+            return f"it does not load, and its {MARKER} has no file digests to check it by"
+        for name, digest in info["digests"].items():
+            if not (folder / name).is_file() or file_sha256(folder / name) != digest:
+                return f"{name} is not the file written by the conversion (its sha256 differs)"
     return None
 
 
@@ -157,16 +182,53 @@ def cached_folder(gguf_path, *, root=None, convert=convert_gguf, announce: bool 
     _remove_dead_temps(parent, sha)
     temp = parent / f".tmp-{sha}-{socket.gethostname()}-{os.getpid()}"
     shutil.rmtree(temp, ignore_errors=True)
-    temp.mkdir()
     try:
+        temp.mkdir()
         convert(gguf_path, temp)
-        files = {p.name: p.stat().st_size for p in sorted(temp.iterdir()) if p.is_file()}
+        made = [p for p in sorted(temp.iterdir()) if p.is_file()]
         atomic_write_json(temp / MARKER, {"format": CACHE_FORMAT, "sha256": sha, "source": gguf_path.name,
-                                          "files": files, "versions": _versions()})
+                                          "files": {p.name: p.stat().st_size for p in made},
+                                          "digests": {p.name: file_sha256(p) for p in made},
+                                          "versions": _versions()})
         _install(temp, folder, sha)
+    except Exception as error:
+        problem = _disk_problem(error)
+        if problem is None:
+            raise
+        raise CacheError(f"--model: cannot convert {gguf_path.name} into the model cache {folder}: {problem}; "
+                         "free space there, set ROPE_HEADS_CACHE to a folder with room, or "
+                         f"{NO_CACHE_ENV}=1 to read the GGUF directly (slower)") from None
     finally:
         shutil.rmtree(temp, ignore_errors=True)  # gone already when installed
     return folder
+
+
+def _disk_problem(error: Exception) -> str | None:
+    """The disk problem ``error`` reports, or None.  An OSError carries its errno; tokenizers and
+    safetensors raise a Rust I/O error as a plain exception whose message holds the system's
+    text ("No space left on device (os error 28)"), and atomic_write_json an OutputError that
+    quotes it.  Only those texts count: any other error is a bug to see in full."""
+    if isinstance(error, OSError) and error.errno in DISK_ERRORS:
+        return os.strerror(error.errno)
+    return next((os.strerror(code) for code in sorted(DISK_ERRORS) if os.strerror(code) in str(error)), None)
+
+
+def load_cached(gguf_path, load, *, root=None, convert=convert_gguf, announce: bool = True):
+    """``load(folder)`` of the cached folder of ``gguf_path`` (``cached_folder``).  If it fails
+    and the folder's files are not those its conversion wrote, the folder is damaged: one line
+    on stderr names it, it is rebuilt and loaded again.  Otherwise the loader's error is raised
+    as it was (module doc).  Any Exception is checked (safetensors reports a truncated file as a
+    plain one): the digests decide, so no error is mistaken for damage."""
+    folder = cached_folder(gguf_path, root=root, convert=convert, announce=announce)
+    try:
+        return load(folder)
+    except Exception:
+        why = _problem(folder, folder.name, contents=True)
+        if why is None:
+            raise
+    _say(f"cache folder {folder} is damaged ({why}); rebuilding it")
+    _move_aside(folder)
+    return load(cached_folder(gguf_path, root=root, convert=convert, announce=False))
 
 
 def _install(temp: Path, folder: Path, sha: str) -> None:
@@ -181,10 +243,17 @@ def _install(temp: Path, folder: Path, sha: str) -> None:
                 raise
             if _problem(folder, sha) is None:
                 return
-            aside = folder.with_name(f".damaged-{sha}-{socket.gethostname()}-{os.getpid()}")
-            try:
-                os.rename(folder, aside)
-            except OSError:
-                continue  # someone else moved or replaced it: look again
-            shutil.rmtree(aside, ignore_errors=True)
+            _move_aside(folder)  # if someone else moved or replaced it meanwhile: look again
     raise OSError(f"cannot put the converted model in place at {folder}")
+
+
+def _move_aside(folder: Path) -> None:
+    """Rename a damaged ``folder`` out of the trusted name (one atomic step: no reader ever
+    sees it half removed), then remove it; nothing if it is gone already."""
+    aside = folder.with_name(f".damaged-{folder.name}-{socket.gethostname()}-{os.getpid()}")
+    shutil.rmtree(aside, ignore_errors=True)  # ours from an earlier try, or a dead process's with our pid
+    try:
+        os.rename(folder, aside)
+    except OSError:
+        return
+    shutil.rmtree(aside, ignore_errors=True)

@@ -16,7 +16,10 @@ and is refused (exit 2) before any call.  An item that had no reply is asked aga
 ``failed_calls`` then counts the calls of every run.  A torn last line (a crash in the
 middle of an append) is dropped with a warning; a bad line anywhere else is an error.
 When a run ends the file is rewritten atomically: one line per item of this run, in item
-order, then the lines of other items (other lengths or seeds) kept as they were.
+order, then the lines of other items (other lengths or seeds) kept as they were.  That
+rewrite would drop what a second run appended meanwhile, so the file is locked (a sidecar
+``.NAME.lock``, ``training.llm.lock``) before it is read, until ``release``: a second run on
+it is refused in one line naming the first.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from theory.files import atomic_write_text
 from theory.inputs import InputError, Nullable, parse_json, read_bytes
 
 from .backends import Reply
+from .lock import RepliesLock
 
 __all__ = ["RepliesError", "RepliesFile", "reply_config", "prompt_digest"]
 
@@ -60,8 +64,9 @@ def _key(record) -> tuple:
 
 
 class RepliesFile:
-    """Read when made (before any work); ``resume`` checks it against this run and opens it
-    for appending; ``append`` writes one line; ``finish`` rewrites it compactly."""
+    """Locked and read when made (before any work; LockError, a ValueError, if another run
+    holds it); ``resume`` checks it against this run and opens it for appending; ``append``
+    writes one line; ``finish`` rewrites it compactly; ``release`` closes it and unlocks it."""
 
     def __init__(self, path, warn=None):
         self.path = os.fspath(path)
@@ -72,8 +77,13 @@ class RepliesFile:
         self._missing_newline = False
         self._warn = warn  # told when a torn last line is dropped (only once the file is resumed)
         self.config = None
-        if os.path.lexists(self.path):
-            self._read()
+        self._lock = RepliesLock(self.path).acquire()
+        try:
+            if os.path.lexists(self.path):
+                self._read()
+        except BaseException:
+            self.release()
+            raise
 
     def _read(self) -> None:
         data = read_bytes(self.path, "--replies")  # a regular file only: a FIFO would block forever
@@ -158,6 +168,11 @@ class RepliesFile:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+
+    def release(self) -> None:
+        """Closed and unlocked: another run may take the file now."""
+        self.close()
+        self._lock.release()
 
     def finish(self, items, records) -> None:
         """Rewrite the file atomically: this run's items in order, then the other items'

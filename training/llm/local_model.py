@@ -6,8 +6,9 @@ never reaches the network: ``local_files_only`` and ``HF_HUB_OFFLINE``.  A GGUF 
 needs the ``gguf`` package (the ``[llm]`` extra); transformers de-quantises it into
 float32 weights, and its tokenizer (with its chat template) is read from the same file.
 That conversion is slow (minutes for a few hundred MB), so it is done once into a cached HF
-folder keyed by the file's sha256 and loaded from there afterwards (``training.llm.hf_cache``;
-``ROPE_HEADS_NO_CACHE=1`` or ``cache=False`` reads the GGUF directly).
+folder keyed by the file's sha256 and loaded from there afterwards (``training.llm.hf_cache``:
+a damaged folder is rebuilt, a full disk is one line; ``ROPE_HEADS_NO_CACHE=1`` or
+``cache=False`` reads the GGUF directly).
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ def load_local(path, *, device: str = "cpu", dtype: str = "auto", attn_implement
     transformers' bars, the de-quantisation one included (a bare tqdm no switch reaches), show
     only with ``progress``.  ``cache``: a GGUF file is read through its cached HF folder
     (module doc; also off when ``ROPE_HEADS_NO_CACHE`` is set).  Load failures are
-    transformers' own errors: callers word them."""
+    transformers' own errors, callers word them; ``hf_cache.CacheError`` (a full disk while
+    converting) is a ValueError already worded as one line from "--model:"."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # read when huggingface_hub is first imported
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -68,15 +70,22 @@ def load_local(path, *, device: str = "cpu", dtype: str = "auto", attn_implement
                              "pip install 'rope-heads[llm]'") from None
     if not progress:
         hf_logging.disable_progress_bar()
-    if "gguf_file" in extra and cache and hf_cache.cache_enabled():
-        convert = partial(_quietly, progress, hf_cache.convert_gguf)
-        folder, extra = hf_cache.cached_folder(path, convert=convert, announce=progress), {}
-    options = dict(local_files_only=True, **extra)
+    options = dict(local_files_only=True)
     if attn_implementation is not None:
         options["attn_implementation"] = attn_implementation
     torch_dtype = "auto" if dtype == "auto" else getattr(torch, dtype)
-    tokenizer = _quietly(progress, AutoTokenizer.from_pretrained, folder, **options)
-    model = _quietly(progress, AutoModelForCausalLM.from_pretrained, folder, dtype=torch_dtype, **options)
+
+    def load(folder, **extra):
+        tokenizer = _quietly(progress, AutoTokenizer.from_pretrained, folder, **options, **extra)
+        model = _quietly(progress, AutoModelForCausalLM.from_pretrained, folder, dtype=torch_dtype, **options,
+                         **extra)
+        return model, tokenizer
+
+    if "gguf_file" in extra and cache and hf_cache.cache_enabled():
+        convert = partial(_quietly, progress, hf_cache.convert_gguf)
+        model, tokenizer = hf_cache.load_cached(path, load, convert=convert, announce=progress)
+    else:
+        model, tokenizer = load(folder, **extra)
     return model.to(device).eval(), tokenizer
 
 

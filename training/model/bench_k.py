@@ -41,6 +41,8 @@ import time
 import torch
 import torch.nn.functional as F
 
+from theory.cli import parse_int
+
 from .bench import gemm_gflops, step_flops
 from .resume import model_config
 from .step_parts import autocast_for, load_data, lr_factor, make_optimizer, training_batch
@@ -57,7 +59,7 @@ def parse_ks(text: str, flag: str = "--k") -> tuple[int, ...]:
     """``--k 1,2,5``: distinct integers in 1..K_MAX (ValueError naming the flag and the bad value)."""
     parts = [p.strip() for p in str(text).split(",")]
     try:
-        ks = tuple(int(p) for p in parts)
+        ks = tuple(parse_int(p) for p in parts)  # ASCII digits only (theory.cli.parse_int)
     except ValueError:
         raise ValueError(f"{flag} must be a comma-separated list of integers in 1..{K_MAX}, got {text!r}") from None
     bad = [k for k in ks if not 1 <= k <= K_MAX]

@@ -7,7 +7,8 @@ by ``transformers.GPTJForCausalLM.from_pretrained(RUN)``), RUN/vocab.json,
 RUN/metrics.jsonl and CKPT/step-NNNNNN/ (CKPT = RUN/checkpoints unless
 --checkpoint-dir).  An existing run is never overwritten without --resume or
 --force.  Bad input (missing or corrupt checkpoint, vocab.json of another task,
-config not matching the weights, unknown device, a seed outside 0..2**64-1, an --out or
+config not matching the weights, unknown device, a seed outside 0..2**64-1 or not in digits
+0-9, more --seeds than one batch trains (64), an --out or
 --checkpoint-dir that cannot be written, a run folder another train process holds, a
 checkpoint folder of another run) is one error line, exit status 2, before any work.
 
@@ -28,10 +29,11 @@ import os
 import sys
 
 from theory.files import atomic_write_json
-from training.cli_common import UsageError, check_output
+from training.cli_common import UsageError, ascii_int, check_output, output_argument
 from training.tasks.definitions import TASKS
 
 from .checkpoints import RunError
+from .runchecks import parse_seed
 from .presets import PRESETS
 
 # argparse shows these first lines of the two commands' descriptions above
@@ -43,14 +45,14 @@ def add_train_parser(subparsers) -> None:
     parser = subparsers.add_parser("train", help="train the GPT-J of Appendix C.2",
                                    description=TRAIN_DESCRIPTION)
     parser.add_argument("--task", required=True, choices=TASKS)
-    parser.add_argument("--out", required=True, metavar="RUN", help="run directory")
+    output_argument(parser, "--out", kind="folder", required=True, metavar="RUN", help="run directory")
     parser.add_argument("--preset", choices=sorted(PRESETS), default=None,
                         help="paper (default): Appendix C.2; smoke: a tiny model for tests")
-    parser.add_argument("--steps", type=int, default=None, metavar="N", help="optimizer steps (preset default)")
+    parser.add_argument("--steps", type=ascii_int, default=None, metavar="N", help="optimizer steps (preset default)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
                         help="change one recipe value, e.g. model.rotary_dim=64 or lr=3e-4 (repeatable; "
                              "keys: training.model.recipe.KEYS)")
-    parser.add_argument("--seed", type=int, default=None, metavar="S",
+    parser.add_argument("--seed", default=None, metavar="S",  # read by runchecks.parse_seed: digits 0-9 only
                         help="initial weights, dropout and data order (default 0)")
     parser.add_argument("--seeds", default=None, metavar="S,S,...",
                         help="train several seeds of one recipe as one seed-batched model "
@@ -60,14 +62,16 @@ def add_train_parser(subparsers) -> None:
                         help="auto (default) takes CUDA when present")
     parser.add_argument("--resume", action="store_true", help="continue RUN from its last checkpoint")
     parser.add_argument("--force", action="store_true", help="replace the run at RUN")
-    parser.add_argument("--checkpoint-dir", metavar="DIR", default=None,
-                        help="where step-NNNNNN/ go (default RUN/checkpoints; remembered for --resume)")
-    parser.add_argument("--stop-at", type=int, default=None, metavar="STEP",
+    output_argument(parser, "--checkpoint-dir", kind="folder", metavar="DIR", default=None,
+                    help="where step-NNNNNN/ go (default RUN/checkpoints; remembered for --resume)")
+    parser.add_argument("--stop-at", type=ascii_int, default=None, metavar="STEP",
                         help="checkpoint and stop after STEP (continue later with --resume)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None,
                         help="compile the training step with torch.compile, its code cached on disk for later runs "
-                             "(training.model.compiled).  Default: compiled where a saved bench --k-table "
+                             "(training.model.compiled); on the CPU with deterministic kernels, so a compiled run "
+                             "is bit-reproducible on the same machine and thread count, resumed or not.  "
+                             "Default: compiled where a saved bench --k-table "
                              "measurement of this device and model shows it faster and its warm compile under "
                              "10%% of the run (compiled.compile_by_default), else eager; --resume keeps the run's "
                              "choice.  With --seeds the default is eager: the members' own dropout streams split "
@@ -78,10 +82,16 @@ def add_train_parser(subparsers) -> None:
 def run_train(args) -> int:
     from .train import train  # torch is imported only when a command needs it
 
+    # the output policy (theory.output_policy) before any work; the run's own checks follow in runsetup
+    check_output(args.out, "--out", kind="folder", own=[args.out], replace_shipped=args.replace_shipped)
+    if args.checkpoint_dir is not None:
+        check_output(args.checkpoint_dir, "--checkpoint-dir", kind="folder", own=[args.out],
+                     replace_shipped=args.replace_shipped)
     if args.seeds is not None:
         return _run_train_seeds(args)
     try:
-        summary = train(args.task, args.out, preset=args.preset, steps=args.steps, seed=args.seed,
+        seed = None if args.seed is None else parse_seed(args.seed)
+        summary = train(args.task, args.out, preset=args.preset, steps=args.steps, seed=seed,
                         device=args.device, resume=args.resume, force=args.force,
                         checkpoint_dir=args.checkpoint_dir, stop_at=args.stop_at,
                         progress=not args.no_progress, overrides=args.overrides, compiled=args.compile)
@@ -113,8 +123,8 @@ def _run_train_seeds(args) -> int:
 def add_bench_parser(subparsers) -> None:
     parser = subparsers.add_parser("bench", help="training speed against transformers' GPT-J",
                                    description=BENCH_DESCRIPTION)
-    parser.add_argument("--rounds", type=int, default=None, help="alternating rounds (default 7; --k-table 3)")
-    parser.add_argument("--steps-per-round", "--steps", type=int, default=None, metavar="N",
+    parser.add_argument("--rounds", type=ascii_int, default=None, help="alternating rounds (default 7; --k-table 3)")
+    parser.add_argument("--steps-per-round", "--steps", type=ascii_int, default=None, metavar="N",
                         help="steps per round (default 5; --k-table 3)")
     parser.add_argument("--k-table", action="store_true",
                         help="steps/s per member and fraction of the GEMM peak for K seeds at once, eager and "
@@ -126,14 +136,14 @@ def add_bench_parser(subparsers) -> None:
     parser.add_argument("--preset", choices=sorted(PRESETS), default="paper", help="--k-table's recipe (default paper)")
     parser.add_argument("--task", choices=TASKS, default="letter", help="--k-table's task (default letter)")
     parser.add_argument("--json", action="store_true", help="--k-table: print the JSON, not the text table")
-    parser.add_argument("--save", metavar="FILE.json", default=None,
-                        help="--k-table: also write the JSON to FILE (a new file).  Saved under "
-                             "training/reference/bench/, it decides where train compiles by default "
-                             "(training.model.compiled.compile_by_default)")
-    parser.add_argument("--batch-size", type=int, default=64,
+    output_argument(parser, "--save", metavar="FILE.json", default=None,
+                    help="--k-table: also write the JSON to FILE (a new file).  Saved under "
+                         "training/reference/bench/ (with --replace-shipped), it decides where train compiles by "
+                         "default (training.model.compiled.compile_by_default)")
+    parser.add_argument("--batch-size", type=ascii_int, default=64,
                         help="the comparison with HF's batch (default 64; --k-table trains the preset's batch)")
     parser.add_argument("--device", default="cpu", metavar="cpu|cuda")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    parser.add_argument("--threads", type=ascii_int, default=None, help="torch CPU threads (default: torch's)")
     parser.set_defaults(handler=run_bench_command)
 
 
@@ -180,7 +190,7 @@ def _run_k_table(args) -> int:
         raise UsageError(str(error)) from None
     rounds = 3 if args.rounds is None else args.rounds
     steps = 3 if args.steps_per_round is None else args.steps_per_round
-    save = None if args.save is None else check_output(args.save, "--save")  # a folder, device, missing folder...
+    save = None if args.save is None else check_output(args.save, "--save", replace_shipped=args.replace_shipped)
     if save is not None and (save.exists() or save.suffix != ".json"):
         raise UsageError(f"--save {args.save}: must be a new .json file (it exists or has another suffix)")
     if min(rounds, steps) < 1:

@@ -25,13 +25,14 @@ from __future__ import annotations
 import math
 from dataclasses import MISSING, fields
 
+from theory.cli import parse_int
 from training.tasks.definitions import TASKS
 
 from .gptj import ModelConfig
 from .presets import Preset
 from .recipe import KEYS, RecipeError, check_data, check_value, key_of_field
 
-__all__ = ["RunError", "MAX_PARAMETERS", "SEED_MAX", "check_seed", "config_from_dict", "check_model_size",
+__all__ = ["RunError", "MAX_PARAMETERS", "SEED_MAX", "check_seed", "parse_seed", "config_from_dict", "check_model_size",
            "parameter_count", "check_state_info", "check_settings", "check_recipe", "check_optimizer_state",
            "check_metrics_record"]
 
@@ -74,6 +75,19 @@ def check_seed(seed, where: str = "--seed") -> int:
         raise RunError(f"{where} must be an integer in 0..{SEED_MAX} (2**64 - 1, the range of "
                        f"torch.manual_seed), got {seed!r}")
     return seed
+
+
+def parse_seed(text: str, where: str = "--seed") -> int:
+    """A seed as typed on the command line: ASCII digits 0-9 only, then ``check_seed``.  Python's
+    ``int`` also reads ``1_0`` (10) and other scripts' digits (``٣`` is 3), so such a typo
+    silently trained another seed than the one the folder name or the study says."""
+    try:
+        value = parse_int(str(text).strip())  # the one rule for integers typed on a command line
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise RunError(f"{where} must be an integer in 0..{SEED_MAX} written with the digits 0-9, got {text!r}")
+    return check_seed(value, where)
 
 
 # --- model size -----------------------------------------------------------------------

@@ -23,8 +23,9 @@ data order: the batch of step s is a pure function of (seed, s) -- epoch e is th
 permutation ``numpy.random.default_rng([seed, e])``, and its extra window, if any, comes
 from ``default_rng([seed, tag, s])`` (``extra_window``) -- so resuming needs only the
 step number, and ``--resume`` from the last checkpoint (weights, AdamW moments,
-torch RNG states) ends with exactly the weights of an uninterrupted run.  The
-data set itself is the paper's fixed split (``paper_splits(task, seed=0)``).
+torch RNG states) ends with exactly the weights of an uninterrupted run -- compiled too, on the
+CPU (``training.model.compiled``: deterministic kernels), on the same machine and thread count.
+The data set itself is the paper's fixed split (``paper_splits(task, seed=0)``).
 
 Safety (``training.model.runsetup``): every destination is checked before any work, the
 run folder is locked for the whole run (``RUN/.lock``; a second ``train`` on it exits 2
@@ -63,13 +64,14 @@ from training.tasks.definitions import get_task
 from training.tasks.vocab import SEQ_LEN
 
 from .checkpoints import RunError, nonfinite, save_checkpoint
+from .compiled import compile_choice, compile_module
 from .distributed import SINGLE, Ranks, process_group, rank0_run, ranks_from_env
 from .gptj import GPTJ
 from .memory import check_memory
 from .metrics import Metrics
 from .presets import Preset, get_preset
 from .recipe import apply_overrides, check_steps
-from .resume import model_config, note
+from .resume import model_config
 from .runchecks import check_seed
 from .runsetup import RunFolder, check_stop_at, fresh_files, open_run, resume_state, run_settings
 # looked up here at each call (not as step_parts.X), so a test can replace one in this module
@@ -225,29 +227,6 @@ def train(task: str, out, preset: str | None = None, steps: int | None = None, s
         return _train_run(run, task, recipe, flags, dev, stop_at, progress, tuple(overrides), ranks, compiled)
 
 
-def _compile_choice(asked: bool | None, settings: dict, resume: bool, config, dev, distributed: bool) -> bool:
-    """Whether the run's step is compiled.  A resumed run keeps its recorded choice (runs from
-    before the choice was recorded trained eager): switching changes the step's rounding, and a
-    resumed run must continue as the uninterrupted one would.  A new run takes ``asked``, else
-    ``compile_by_default`` (a distributed run stays eager: it is not measured)."""
-    if resume:
-        recorded = settings.get("compiled", False)
-        if asked is not None and asked != recorded:
-            raise RunError(f"cannot resume with --{'' if asked else 'no-'}compile: the run was trained "
-                           f"{'compiled' if recorded else 'eager'} (omit the flag to keep it)")
-        return recorded
-    if asked is not None:
-        return asked
-    if distributed:
-        return False
-    from .compiled import compile_by_default
-
-    chosen, why = compile_by_default(dev.type, settings["preset"], config, settings["steps"])
-    if chosen:
-        note(f"compiling the training step ({why}; --no-compile trains eager)")
-    return chosen
-
-
 def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop_at, progress: bool,
                overrides: tuple, ranks: Ranks = SINGLE, compiled: bool | None = None) -> dict:
     out, resume = run.out, run.resume
@@ -256,7 +235,7 @@ def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop
         lambda: run_settings(run, task, recipe, flags, overrides, ranks))
     total, seed = settings["steps"], settings["seed"]
     with ranks.said_once():
-        settings["compiled"] = _compile_choice(compiled, settings, resume, config, dev, ranks.distributed)
+        settings["compiled"] = compile_choice(compiled, settings, resume, config, dev, ranks.distributed)
     if resume:
         with ranks.said_once():
             _check_memory(recipe, config, dev, ranks)
@@ -278,7 +257,6 @@ def _train_run(run: RunFolder, task: str, recipe: Preset, flags: dict, dev, stop
         scaler.load_state_dict(scaler_state)
     step_model = ranks.wrap(model, dev)  # DDP for the training steps; evaluation and saving use the model
     if settings["compiled"]:
-        from .compiled import compile_module
         step_model = compile_module(step_model)
     record = RunRecord(run, settings, recipe, metrics, model, optimizer, val_data, amp, scaler, start, best, ranks)
 

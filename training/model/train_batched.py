@@ -15,7 +15,9 @@ reassociation (tests/test_batched_training.py).
 
 Resume: ``--resume`` continues every member from the last checkpoint step all of them have (a
 kill while the members' checkpoints of one step were being written leaves some one step ahead;
-they redo it and write the same files again).
+they redo it and write the same files again).  Each member keeps its own recorded settings;
+what the batch must share -- the recipe, the step count, compiled or eager -- must agree, else
+the resume is one line naming the member that differs.
 """
 
 from __future__ import annotations
@@ -35,29 +37,33 @@ from training.tasks.vocab import SEQ_LEN
 
 from .batched import BatchedGPTJ, unsupported
 from .checkpoints import checkpoint_name, list_checkpoints
+from .compiled import compile_choice, compile_module
 from .memory import check_memory
 from .metrics import Metrics
 from .resume import model_config
-from .runchecks import RunError, check_seed
+from .runchecks import RunError, parse_seed
 from .runsetup import fresh_files, open_run, resume_state, run_settings
 from .step_parts import autocast_for, load_data, lr_factor, make_optimizer, training_batch
-from .train import RunRecord, _checked_flags, _compile_choice, optimizer_step, resolve_device
+from .train import RunRecord, _checked_flags, optimizer_step, resolve_device
 from .distributed import SINGLE
 
-__all__ = ["parse_seeds", "member_folders", "train_seeds"]
+__all__ = ["MAX_SEEDS", "parse_seeds", "member_folders", "train_seeds"]
+
+# The most members one batch trains: 64 is the largest K that bench --k-table measures (on CUDA;
+# on the CPU a member's steps/s is flat from K = 1, so more buys nothing), and each member holds
+# its run folder's lock, an open file, for the whole run: thousands would run out of file handles.
+MAX_SEEDS = 64
 
 
 def parse_seeds(text: str) -> list[int]:
-    """``--seeds 0,1,2``: distinct integers in 0..SEED_MAX, at least one (RunError naming the value)."""
+    """``--seeds 0,1,2``: 1..MAX_SEEDS distinct seeds, each as ``--seed`` reads one (RunError naming the value)."""
     parts = [p.strip() for p in str(text).split(",")]
     if not text or not all(parts):
         raise RunError(f"--seeds must be a comma-separated list of distinct seeds such as 0,1,2, got {text!r}")
-    try:
-        seeds = [int(p) for p in parts]
-    except ValueError:
-        raise RunError(f"--seeds must be integers in 0..{2**64 - 1}, got {text!r}") from None
-    for seed in seeds:
-        check_seed(seed, "--seeds")
+    if len(parts) > MAX_SEEDS:
+        raise RunError(f"--seeds lists {len(parts)} seeds; one batch trains 1..{MAX_SEEDS} (split them into "
+                       f"several train --seeds runs)")
+    seeds = [parse_seed(p, "--seeds") for p in parts]
     repeated = sorted({s for s in seeds if seeds.count(s) > 1})
     if repeated:
         raise RunError(f"--seeds must be distinct, got {repeated[0]} more than once in {text!r}")
@@ -92,7 +98,8 @@ def train_seeds(task: str, out, seeds: list[int], preset: str | None = None, ste
                 progress: bool = True, overrides=(), compiled: bool | None = None) -> dict:
     """Train (or resume) the members ``seeds`` together; returns a summary with one entry per member.
     ``compiled``: the batched forward and backward compiled (``training.model.compiled``); None:
-    eager for new members (a batched model compiles poorly), a resumed batch keeps its choice.
+    eager for new members (a batched model compiles poorly); resumed members keep their own,
+    which must agree (``_batch_compile_choice``).
     Raises RunError on bad input, before any work."""
     if not seeds:
         raise RunError("--seeds needs at least one seed")
@@ -123,14 +130,33 @@ def _member_settings(runs, task, recipe, seeds, preset, steps, overrides):
     return [(s, r, c, run.ckpt_dir / checkpoint_name(common)) for run, (s, r, c, _) in zip(runs, found)]
 
 
+def _batch_compile_choice(asked, runs, seeds, settings: list, config, dev) -> bool:
+    """Whether the batch's one forward is compiled, recorded in each member's settings.  New
+    members take ``asked``, default eager (module doc of training.model.compiled).  Resumed members
+    keep each their own recorded choice (``compile_choice``); members that differ cannot share one
+    step, so the resume is refused, naming the first that differs -- never one member's choice
+    written over another's -- and then a flag against the choice is refused as for one run."""
+    if not runs[0].resume:
+        chosen = [bool(asked)] * len(settings)
+    else:
+        chosen = [compile_choice(None, s, True, config, dev, False) for s in settings]
+        how = {True: "compiled", False: "eager"}
+        for run, seed, choice in zip(runs, seeds, chosen):
+            if choice != chosen[0]:
+                raise RunError(f"cannot resume together: member seed {seed} ({run.out}) was trained {how[choice]} "
+                               f"and seed {seeds[0]} ({runs[0].out}) {how[chosen[0]]}; compiling is one setting "
+                               f"for the whole batch (resume them separately)")
+        compile_choice(asked, settings[0], True, config, dev, False)
+    for member_settings, choice in zip(settings, chosen):
+        member_settings["compiled"] = choice
+    return chosen[0]
+
+
 def _train_members(runs, task, recipe, seeds, preset, steps, dev, stop_at, progress, overrides, compiled) -> dict:
     found = _member_settings(runs, task, recipe, seeds, preset, steps, overrides)
     settings0, recipe, config, _ = found[0]
     total = settings0["steps"]
-    compiled = (_compile_choice(compiled, settings0, runs[0].resume, config, dev, False)
-                if runs[0].resume or compiled is not None else False)
-    for settings, *_ in found:
-        settings["compiled"] = compiled
+    compiled = _batch_compile_choice(compiled, runs, seeds, [settings for settings, *_ in found], config, dev)
     if runs[0].resume:
         _check_batchable(recipe, config)
         _check_memory(recipe, config, dev, len(seeds))
@@ -165,7 +191,6 @@ def _train_members(runs, task, recipe, seeds, preset, steps, dev, stop_at, progr
     model.train()
     forward = None
     if compiled:
-        from .compiled import compile_module
         forward = compile_module(model)
     for record in records:
         record.t_window = time.perf_counter()

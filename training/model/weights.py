@@ -75,6 +75,12 @@ def read_tensors(path: Path) -> dict:
         raise RunError(f"corrupt {path}: {e}") from None
 
 
+def is_hf_mask_buffer(name: str) -> bool:
+    """HF's old GPT-J checkpoints carry causal-mask buffers (``attn.bias``, ``attn.masked_bias``)
+    that are no parameters: every reader of a weights file skips them."""
+    return re.search(r"attn\.(bias|masked_bias)$", name) is not None
+
+
 def load_model(directory, device="cpu") -> GPTJ:
     """Our ``GPTJ`` from a run, a checkpoint, or any HF GPT-J ``save_pretrained`` folder, in
     eval mode (dropout off, as HF's ``from_pretrained``); call ``.train()`` to train it.
@@ -85,7 +91,7 @@ def load_model(directory, device="cpu") -> GPTJ:
     directory = Path(directory)
     config = read_config(directory)
     state = read_tensors(directory / WEIGHTS)
-    state = {k: v for k, v in state.items() if not re.search(r"attn\.(bias|masked_bias)$", k)}
+    state = {k: v for k, v in state.items() if not is_hf_mask_buffer(k)}
     model = GPTJ(config)
     expected = model.state_dict()
     missing = sorted(set(expected) - set(state))

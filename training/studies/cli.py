@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 
-from training.cli_common import UsageError
+from training.cli_common import UsageError, ascii_int, check_output, output_argument
 
 STUDY_DESCRIPTION = __doc__.splitlines()[0]
 
@@ -47,20 +47,20 @@ def add_study_parser(subparsers) -> None:
     what.add_argument("--list", action="store_true", help="print one shell command per member and exit")
     what.add_argument("--collect", action="store_true", help="write the plan's summary.json and exit")
     what.add_argument("--member", metavar="ID", help="run one member, e.g. paper/letter/seed-1")
-    what.add_argument("--sbatch", metavar="FILE", help="write a Slurm script and exit: `bash FILE` submits one array "
-                                                       "task per member, then --collect once all succeeded")
+    output_argument(what, "--sbatch", metavar="FILE", help="write a Slurm script and exit: `bash FILE` submits one "
+                                                         "array task per member, then --collect once all succeeded")
     slurm = parser.add_argument_group("with --sbatch (training.studies.sbatch)")
     slurm.add_argument("--partition", metavar="P", help="Slurm partition (default: the cluster's)")
     slurm.add_argument("--time", metavar="HH:MM:SS", help="time limit per member (default 04:00:00)")
-    slurm.add_argument("--cpus-per-task", type=int, metavar="K", help="CPUs per member (default: --threads)")
+    slurm.add_argument("--cpus-per-task", type=ascii_int, metavar="K", help="CPUs per member (default: --threads)")
     slurm.add_argument("--gres", metavar="G", help="generic resources per member, e.g. gpu:1 (default none)")
-    slurm.add_argument("--max-parallel", type=int, metavar="K", help="members running at once (default all)")
+    slurm.add_argument("--max-parallel", type=ascii_int, metavar="K", help="members running at once (default all)")
     parser.add_argument("--overwrite-summary", action="store_true",  # ship.OVERWRITE_FLAG: its refusal names it
                         help="with --collect: replace the ship folder's summary.json even where the members found "
                              "have fewer finished stages than it records (without this flag such a collect writes "
                              "nothing and exits 2)")
-    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="members at once (default 1)")
-    parser.add_argument("--threads", type=int, default=1, metavar="K", help="torch threads per member (default 1)")
+    parser.add_argument("--jobs", type=ascii_int, default=1, metavar="N", help="members at once (default 1)")
+    parser.add_argument("--threads", type=ascii_int, default=1, metavar="K", help="torch threads per member (default 1)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     batch = parser.add_mutually_exclusive_group()
     batch.add_argument("--batch-seeds", dest="batch_seeds", action="store_true", default=None,
@@ -72,7 +72,6 @@ def add_study_parser(subparsers) -> None:
 
 
 def run_study_command(args) -> int:
-    from theory.files import check_output_dir
     from training.model.runchecks import RunError
 
     from .collect import collect
@@ -97,21 +96,22 @@ def run_study_command(args) -> int:
     if args.list:
         print("\n".join(list_commands(plan, args.threads)))
         return 0
-    # the folders the work writes, checked before any (OutputError: one line, exit 2)
-    check_output_dir(plan.root, f"{plan.path}: root")
+    # the folders the work writes, checked before any (the output policy: one line, exit 2); the plan
+    # names them, so a plan cannot aim its runs at the package's own files or shipped results unasked
+    check_output(plan.root, f"{plan.path}: root", kind="folder", inputs=[plan.path],
+                 replace_shipped=args.replace_shipped)
     if args.sbatch:
-        from training.cli_common import check_output
-
         from .sbatch import check_slurm_options, write_sbatch
         if slurm["cpus-per-task"] is None:
             slurm["cpus-per-task"] = args.threads
         options = check_slurm_options(*slurm.values())
-        check_output(args.sbatch, "--sbatch", inputs=[plan.path])
+        check_output(args.sbatch, "--sbatch", inputs=[plan.path], replace_shipped=args.replace_shipped)
         write_sbatch(plan, args.sbatch, options, args.threads)
         print(json.dumps({"sbatch": args.sbatch, "members": len(members), "submit": f"bash {args.sbatch}"}))
         return 0
     if args.collect:
-        check_output_dir(plan.ship, f"{plan.path}: ship")
+        # the summary is collect's own documented output, so a shipped folder is its place; never the source
+        check_output(plan.ship, f"{plan.path}: ship", kind="folder", inputs=[plan.path], replace_shipped=True)
         try:
             document = collect(plan, overwrite=args.overwrite_summary)
         except RunError as error:  # a member's metrics.jsonl damaged, a best member without weights

@@ -37,7 +37,8 @@ weights are never copied (but see ``ship_best``).
 
 Every input is read and checked first (``member_files``: the shapes; ``ship.check_replacement``:
 a shipped summary is never replaced by one with fewer results unless ``overwrite``), and
-only then is anything written, the summary last: a refusal or a damaged file writes nothing.
+only then is anything written, the summary last: a refusal or a damaged file writes nothing, and a
+file that already holds what would be written (floats within ``ship.FLOAT_NOISE``) is left as it is.
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from theory.files import atomic_write_json
 from theory.inputs import InputError, check_shape
 from theory.statistics import INTERVAL_METHOD, mean_interval
 from theory.variant_theory import variant_prediction
@@ -62,7 +62,7 @@ from .member_files import BREAKS, check_stage_outputs, read_stage_file
 from .plan import Member, Plan
 from .runner import OUTPUTS, recipe_conflict, run_folder, stage_commands
 from .ship import (SMALL_FILES, best_choice, best_member, check_best_files, check_replacement,  # noqa: F401
-                   ship_best as _ship_best, ship_member, write_best)
+                   ship_best as _ship_best, ship_member, write_best, write_json_if_changed)
 
 __all__ = ["member_results", "member_source", "summarise", "theory_of", "collect", "refreshed_breaks"]
 
@@ -289,7 +289,7 @@ def collect(plan: Plan, overwrite: bool = False) -> dict:
         ship_member(plan, member, _metrics_file(plan, member))
     if best is not None:
         document["best"] = {task: write_best(plan, task, choice) for task, choice in best.items()}
-    atomic_write_json(plan.ship / "summary.json", document, indent=1)
+    write_json_if_changed(plan.ship / "summary.json", document, indent=1)  # float noise alone: left as it is
     return document
 
 

@@ -11,15 +11,19 @@ the old summary had complete is dropped".  ``--overwrite-summary`` replaces it a
 
 Member files are copied (``ship_member``) only after that check passed, only from files the
 member has (a shipped file is never deleted), and a file whose bytes are already there is not
-rewritten (its mtime and git's index stay as they are).
+rewritten (its mtime and git's index stay as they are).  The same holds for the summary and
+``best.json`` (``write_json_if_changed``), where "already there" forgives float noise: a value
+within a relative ``FLOAT_NOISE`` of the shipped one keeps the shipped bytes.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
 from theory.cli import UsageError
-from theory.files import atomic_write_bytes, atomic_write_json
+from theory.files import atomic_write_bytes, atomic_write_text
 from theory.inputs import InputError
 from theory.statistics import ACCURACY_TOLERANCE, reaches
 from training.model.runchecks import RunError
@@ -32,7 +36,7 @@ OVERWRITE_FLAG = "--overwrite-summary"  # the cli adds it; the refusal below nam
 
 __all__ = ["SummaryKept", "check_replacement", "ship_member", "ship_best", "best_choice",
            "write_best", "best_member", "check_best_files",
-           "SMALL_FILES", "RUN_FILES"]
+           "write_json_if_changed", "same_up_to_float_noise", "FLOAT_NOISE", "SMALL_FILES", "RUN_FILES"]
 
 SMALL_FILES = ("train.json", "test_accuracy.json", "length_generalisation.json", "dilution.json", "analysis.json",
                "length_long.json", "length_rescaled.json", "dilution_rescaled.json")
@@ -76,6 +80,43 @@ def _copy_if_changed(source: Path, target: Path) -> None:
     if target.is_file() and not target.is_symlink() and target.read_bytes() == data:
         return  # already shipped: left untouched
     atomic_write_bytes(target, data)
+
+
+# The shipped summaries' fitted floats (hop_exponent) were made by np.polyfit, whose last bits
+# depended on the CPU's BLAS kernel; the fit is now exact (break_prediction.hop_exponent) and
+# differs from them by up to ~1e-15 relative.  Rewriting them for that would dirty a fresh
+# clone's `git status` on the first collect, so differences this small count as no change;
+# 1e-12 is far below any digit a claim or figure reads.
+FLOAT_NOISE = 1e-12
+
+
+def same_up_to_float_noise(old, new) -> bool:
+    """The same JSON value (key order included), floats equal within a relative FLOAT_NOISE."""
+    if type(old) is not type(new):  # bool is not int, int is not float: a real change
+        return False
+    if isinstance(new, dict):
+        return list(old) == list(new) and all(same_up_to_float_noise(old[k], new[k]) for k in new)
+    if isinstance(new, list):
+        return len(old) == len(new) and all(map(same_up_to_float_noise, old, new))
+    if isinstance(new, float):
+        return old == new or (math.isnan(old) and math.isnan(new)) or \
+            abs(old - new) <= FLOAT_NOISE * max(abs(old), abs(new))
+    return old == new
+
+
+def write_json_if_changed(path: Path, document, **dump_kwargs) -> bool:
+    """Write ``document`` as JSON to ``path`` unless the regular file there already holds it up to
+    float noise (``same_up_to_float_noise``); True when written."""
+    text = json.dumps(document, **dump_kwargs)
+    if path.is_file() and not path.is_symlink():  # a FIFO is never opened; a link is written through
+        try:
+            old = json.loads(path.read_bytes())
+        except (OSError, ValueError, RecursionError):
+            old = None  # unreadable or damaged: replaced (check_replacement already allowed it)
+        if old is not None and same_up_to_float_noise(old, json.loads(text)):
+            return False
+    atomic_write_text(path, text)
+    return True
 
 
 def ship_member(plan: Plan, member: Member, metrics: Path) -> None:
@@ -157,7 +198,7 @@ def write_best(plan: Plan, task: str, choice: dict | None) -> dict | None:
     for name in RUN_FILES:
         if (choice["run"] / name).is_file():
             _copy_if_changed(choice["run"] / name, target / name)
-    atomic_write_json(target / "best.json", record, indent=1)
+    write_json_if_changed(target / "best.json", record, indent=1)
     return record
 
 

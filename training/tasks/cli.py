@@ -30,7 +30,7 @@ import os
 import sys
 
 from theory.files import DISK_ERRORS, OutputError, atomic_open
-from training.cli_common import UsageError, check_output
+from training.cli_common import UsageError, ascii_int, check_output, int_list, output_argument
 
 from . import generators as gen
 from .definitions import TASKS, check_count, check_extra, check_hops, check_seed, get_task
@@ -41,7 +41,7 @@ _CHUNK_TOKENS = 1 << 22
 
 def _hops(text: str) -> tuple[int, ...]:
     try:
-        values = [int(part) for part in text.split(",") if part.strip()]
+        values = int_list(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated hop counts in 1..{MAX_HOPS}, got {text!r}")
     try:
@@ -54,15 +54,15 @@ def add_data_parser(subparsers) -> None:
     parser = subparsers.add_parser("data", help="write generated sequences as text",
                                    description=__doc__.splitlines()[0])
     parser.add_argument("--task", required=True, choices=TASKS)
-    parser.add_argument("--count", required=True, type=int, metavar="N", help="number of sequences")
-    parser.add_argument("--seed", required=True, type=int, metavar="S", help="non-negative seed")
+    parser.add_argument("--count", required=True, type=ascii_int, metavar="N", help="number of sequences")
+    parser.add_argument("--seed", required=True, type=ascii_int, metavar="S", help="non-negative seed")
     parser.add_argument("--hops", type=_hops, default=ALL_HOPS, metavar="H,..",
                         help="hop counts to draw, in equal shares (default 1,2,3,4)")
-    parser.add_argument("--extra-target", type=int, default=0, metavar="K",
+    parser.add_argument("--extra-target", type=ascii_int, default=0, metavar="K",
                         help="extra target-window symbols before the effective window (default 0)")
     parser.add_argument("--exact-balance", action="store_true",
                         help="refuse a count for which hop shares, answer values and positions cannot be exactly equal")
-    parser.add_argument("--out", metavar="FILE", help="write here (atomically) instead of stdout")
+    output_argument(parser, "--out", metavar="FILE", help="write here (atomically) instead of stdout")
     parser.set_defaults(handler=run)
 
 
@@ -85,7 +85,8 @@ def run(args) -> int:
         except ValueError as bad:
             raise UsageError(f"{flag}: {bad}") from None
     if args.out is not None:
-        check_output(args.out, "--out")  # a bad destination is refused before any row is generated
+        # a bad destination is refused before any row is generated
+        check_output(args.out, "--out", replace_shipped=args.replace_shipped)
     task = get_task(args.task)
     try:
         core = task.generate(args.count, args.seed, hops=args.hops, exact_balance=args.exact_balance)

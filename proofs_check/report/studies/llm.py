@@ -22,7 +22,8 @@ from .common import claim, figure, joined, not_shipped
 
 ANCHOR, TITLE = "study-llm", "Pretrained LLMs: positional and symbolic heads"
 FOLDER = "training/reference/llm"
-COMMAND = "python -m training analyze --model PATH --task T --json training/reference/llm/MODEL/analysis_T.json"
+COMMAND = ("python -m training analyze --model PATH --task T --json training/reference/llm/MODEL/analysis_T.json "
+           "--replace-shipped")
 HEADS_SOURCE = "proofs_check/claims/llm_heads.py"
 
 
