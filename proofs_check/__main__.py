@@ -21,13 +21,16 @@ with quiet_interrupt_while_starting("python -m proofs_check"):  # Ctrl-C during 
     from .claims.trained_sources import WeightsError, runs_by_task
     from .registry import REGISTRY, Options
     from .report import check_report_dir, generate, report_dir_lock
+    from .runner import changed as outcome_changed
     from .runner import format_table, run_claims, write_json
 
 PROG = "python -m proofs_check"
+DESCRIPTION = ("Check every claim of the paper on the shipped results (or your own runs) and print each verdict "
+               "with its evidence; the exit status says whether every outcome matched the recorded one.")
 
 
 def build_parser() -> OneLineParser:
-    parser = OneLineParser(prog=PROG, description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog=PROG, description=DESCRIPTION)
     output_argument(parser, "--json", metavar="FILE", help="also write every result, with evidence, to FILE")
     parser.add_argument("--only", metavar="IDS", help="comma-separated claim ids; an id also selects the claims it "
                         "prefixes (C7 runs C7-*), =ID selects that claim alone (=C10 runs C10, not C10-relative)")
@@ -92,9 +95,9 @@ def check_arguments(args) -> list[str]:
 def report(results: list[dict]) -> int:
     """Print errors and changed outcomes; the exit status."""
     errors = [r for r in results if r["status"] == "error"]
-    changed = [r for r in results if r["status"] not in ("error", r["recorded"])]
+    changed = [r for r in results if outcome_changed(r)]  # the verdict word moved: status, rounding or class
     for r in errors:
-        print(f"\nERROR in {r['id']}: {r['summary']}\n{r['evidence']['traceback']}", file=sys.stderr)
+        print(f"\nERROR in {r['id']}: {r['summary']}\n{r['evidence'].get('traceback', '')}", file=sys.stderr)
     for r in changed:
         print(f"CHANGED {r['id']}: recorded {r['recorded_verdict']}, now {r['verdict']} (registry status "
               f"{r['recorded']} -> {r['status']})", file=sys.stderr)
@@ -110,8 +113,7 @@ def run(argv) -> int:
     ids = check_arguments(args)
     if args.list:
         for cid in ids:
-            c = REGISTRY[cid]
-            print(f"{cid:<24} [{c.verdict(c.recorded)}] {c.statement}  ({c.source})")
+            print(list_line(REGISTRY[cid]))
         return 0
     options = Options(thorough=args.thorough, weights=tuple(args.weights))
     with contextlib.ExitStack() as held:
@@ -131,6 +133,17 @@ def run(argv) -> int:
         if args.report is not None:
             write_report_dir(args, results)
     return report(results)
+
+
+def list_line(c) -> str:
+    """One claim as --list prints it: id, recorded verdict word (the runner's word for the recorded
+    status, rounding and evidence class), origin, statement, source; then what a verified
+    statement rests on."""
+    line = f"{c.id:<24} [{c.recorded_verdict()}] <{c.origin or 'origin not recorded'}> {c.statement}  ({c.source})"
+    if c.evidence is not None:
+        line += f"\n{'':<24} rests on: {c.evidence.cls}" + (f": {c.evidence.cases}" if c.evidence.cases else "")
+        line += "".join(f"\n{'':<26} step {i}: {step.text}  [{step.how}]" for i, step in enumerate(c.evidence.steps, 1))
+    return line
 
 
 def report_command(args) -> str:

@@ -20,6 +20,8 @@ from theory.index_brute import (
     reading_gap,
     tied_differences,
 )
+from theory.index_formulas import (D_MAX, INF_CAP, INF_QUADRATIC, L_MIN, Q_MAX, SUP_CAP, SUP_QUADRATIC, SUP_TAIL,
+                                  circle_points, integer, pi_squared_multiple)
 from theory.numbers import Interval
 from theory.phases import Angle
 
@@ -31,11 +33,19 @@ MS = (1, 2, 3, 5, 16)
 
 
 def stated_d_max(m: int, n0: int) -> int:
-    return max(m, n0 - 2)  # C4-index-corrected (m < n0)
+    return integer(D_MAX, m=m, n0=n0)  # C4-index-corrected (m < n0), the printed formula itself
 
 
 def stated_L(n: int, m: int) -> int:
-    return max((n - 1 + 1) // 2, n - 1 - m)  # C7-index-sup-corrected's L_min(n)
+    return integer(L_MIN, n=n, m=m)  # C7-index-sup-corrected's L_min(n), the printed formula itself
+
+
+def stated_q_max(n0: int) -> int:
+    return integer(Q_MAX, n0=n0)  # C4-index-unique-top's largest tying denominator
+
+
+def _points(P: int) -> Angle:
+    return Angle(pi_multiple=Fraction(2, P))  # 2 pi / P
 
 
 def _circle(L: int) -> Angle:
@@ -78,7 +88,7 @@ def check_exactness(thorough: bool = False, d_max=stated_d_max) -> dict:
             "n0_le_m_inputs": vacuous["inputs"]}
 
 
-def check_unique_top(thorough: bool = False, q_max=lambda n0: n0 - 1) -> dict:
+def check_unique_top(thorough: bool = False, q_max=stated_q_max) -> dict:
     """C4-index-unique-top: some valid input of length <= n0 has a tied top logit iff
     theta / 2 pi = p / q with q <= q_max(n0)."""
     n_max = 24 if thorough else 18
@@ -111,11 +121,14 @@ def _not_above(order: CosineOrder, gap, phase) -> bool:
 
 
 def _certify_chain(L: int, n: int, points: int | None = None) -> bool:
-    """1 - cos(2 pi/(L+1)) <= 2 pi^2/(L+1)^2 (<= 8 pi^2/(n+1)^2 when ``points`` is None)."""
-    with Interval(128).working():
-        pi = flint.arb.pi()
-        ok = bool(1 - (2 * pi / (L + 1)).cos() <= 2 * pi ** 2 / (L + 1) ** 2)
-    return ok and (points is not None or 4 * (L + 1) ** 2 >= (n + 1) ** 2)
+    """The printed chains: SUP_CAP <= SUP_QUADRATIC <= SUP_TAIL at L, n (``points`` None), or
+    INF_CAP <= INF_QUADRATIC at n; the cap against the quadratic with arb, the quadratics exactly."""
+    cap, quadratic = (SUP_CAP, SUP_QUADRATIC) if points is None else (INF_CAP, INF_QUADRATIC)
+    values = {"L": L, "n": n}
+    balls = Interval(128)
+    with balls.working():
+        ok = bool(cap.evaluate(**values) <= quadratic.evaluate(**values))
+    return ok and (points is not None or pi_squared_multiple(SUP_QUADRATIC, L=L) <= pi_squared_multiple(SUP_TAIL, n=n))
 
 
 def check_sup_corrected(thorough: bool = False, L_of=stated_L) -> dict:
@@ -129,11 +142,11 @@ def check_sup_corrected(thorough: bool = False, L_of=stated_L) -> dict:
             for n in range(2, n_max + 1):
                 gap, L = reading_gap(order, n, m, "sup"), L_of(n, m)
                 cases += 1
-                if not (_not_above(order, gap, order.theta) and _not_above(order, gap, _circle(L))
-                        and _certify_chain(L, n)):
+                if not (_not_above(order, gap, order.theta)
+                        and _not_above(order, gap, _points(circle_points(SUP_CAP, L=L))) and _certify_chain(L, n)):
                     failures.append({"theta": text, "m": m, "n": n, "L": L})
     sharp_failures = [{"m": m, "n": n, "L": L_of(n, m)} for m in MS for n in range(2, n_max + 1)
-                      if not _attained(n, m, "sup", _circle(L_of(n, m)), n_max + 1)]
+                      if not _attained(n, m, "sup", _points(circle_points(SUP_CAP, L=L_of(n, m))), n_max + 1)]
     return {"range": f"{len(ANGLES)} angles x m in {list(MS)} x every n in 2..{n_max} (every query token); "
                      f"sharpness: theta = 2 pi/(L+1) for every (m, n)", "cases": cases,
             "failures": failures[:5], "not_attained": sharp_failures[:5],
@@ -146,7 +159,7 @@ def _attained(n: int, m: int, reading: str, phase: Angle, size: int) -> bool:
     return order.rank_of(phase) == reading_gap(order, n, m, reading).second
 
 
-def check_inf_corrected(thorough: bool = False, points=lambda n: n, lambda_up_to=None,
+def check_inf_corrected(thorough: bool = False, points=lambda n: circle_points(INF_CAP, n=n), lambda_up_to=None,
                         offsets_up_to=lambda n: n - 1) -> dict:
     """C7-index-inf-corrected: brute min over inputs <= 1 - cos theta and <= 1 - cos(2 pi/points(n)),
     equality at theta = 2 pi/points(n); lambda(n) = min(n) iff no tie; and, for every small

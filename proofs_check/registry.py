@@ -3,8 +3,15 @@
 A check is a function ``check(options) -> Outcome``.  A claim is a statement or an experiment
 (``verdicts``: the words its statuses are shown with).  The *recorded* status is
 what the last review of the evidence concluded (``verified``, ``refuted`` or
-``undecided``); a run whose outcome differs from it is reported as a change, so
-a refuted claim is a finding we keep reproducing, not an error.
+``undecided``), with ``up_to_rounding`` for a refutation that sits only on a printed number's
+rounding boundary; a run whose verdict word differs from the recorded one (a status, the
+rounding word gained or lost) is reported as a change, so a refuted claim is a finding we keep
+reproducing, not an error.
+
+Each claim also records its ``origin``: ``paper`` (a claim of the paper), ``corrected`` (the
+package's statement replacing a false one) or ``package`` (the package's own statements and
+hypotheses); and a verified statement its ``evidence`` class (``evidence``: proved, exhaustive
+or finite cases), which words its verdict.
 """
 
 from __future__ import annotations
@@ -12,9 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .evidence import Evidence
 from .verdicts import KINDS, verdict
 
 STATUSES = ("verified", "refuted", "undecided")
+ORIGINS = ("paper", "corrected", "package")
 
 
 @dataclass
@@ -47,25 +56,45 @@ class Claim:
     recorded: str
     check: Callable[[Options], Outcome]
     kind: str  # "statement" or "experiment" (verdicts.KINDS): which words its statuses get
+    origin: str | None = None  # ORIGINS
+    evidence: Evidence | None = None  # what a verified statement rests on (evidence.CLASSES)
+    up_to_rounding: bool = False  # the recorded refutation holds up to rounding (verdicts)
+
+    @property
+    def evidence_class(self) -> str | None:
+        return None if self.evidence is None else self.evidence.cls
 
     def verdict(self, status: str, up_to_rounding: bool = False) -> str:
-        return verdict(self.kind, status, up_to_rounding)
+        return verdict(self.kind, status, up_to_rounding, self.evidence_class)
+
+    def recorded_verdict(self) -> str:
+        return self.verdict(self.recorded, self.up_to_rounding)
 
 
 REGISTRY: dict[str, Claim] = {}
 
 
-def claim(id: str, statement: str, source: str, recorded: str, kind: str):
-    """Decorator registering ``check`` under ``id``; ``kind`` is "statement" or "experiment"."""
+def claim(id: str, statement: str, source: str, recorded: str, kind: str, *, origin: str | None = None,
+          evidence: Evidence | None = None, up_to_rounding: bool = False):
+    """Decorator registering ``check`` under ``id``; ``kind`` is "statement" or "experiment",
+    ``origin`` one of ORIGINS, ``evidence`` a verified statement's class, ``up_to_rounding`` a
+    recorded refutation's rounding word.  A claim left without origin or class still registers
+    (tests/test_evidence.py names it), so a module being written never breaks the import."""
     if recorded not in STATUSES:
         raise ValueError(f"recorded status of {id} must be one of {STATUSES}, got {recorded!r}")
     if kind not in KINDS:
         raise ValueError(f"kind of {id} must be one of {KINDS}, got {kind!r}")
+    if origin is not None and origin not in ORIGINS:
+        raise ValueError(f"origin of {id} must be one of {ORIGINS}, got {origin!r}")
+    if evidence is not None and (kind, recorded) != ("statement", "verified"):
+        raise ValueError(f"{id}: only a verified statement carries an evidence class")
+    if up_to_rounding and (kind, recorded) != ("statement", "refuted"):
+        raise ValueError(f"{id}: only a refuted statement can hold up to rounding")
 
     def register(check):
         if id in REGISTRY:
             raise ValueError(f"claim id {id} registered twice")
-        REGISTRY[id] = Claim(id, statement, source, recorded, check, kind)
+        REGISTRY[id] = Claim(id, statement, source, recorded, check, kind, origin, evidence, up_to_rounding)
         return check
 
     return register

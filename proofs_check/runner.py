@@ -7,44 +7,78 @@ import traceback
 
 from theory.files import atomic_write_json
 from theory.inputs import InputError
+from theory.provenance import provenance
 
+from . import binding
+from .evidence import PROVED, describe, run_steps
 from .registry import REGISTRY, Options
 
 
+def _row(claim, status: str, verdict: str, summary: str, evidence: dict) -> dict:
+    return {"id": claim.id, "kind": claim.kind, "origin": claim.origin, "statement": claim.statement,
+            "source": claim.source, "recorded": claim.recorded, "status": status, "verdict": verdict,
+            "recorded_verdict": claim.recorded_verdict(), "summary": summary, "evidence": evidence,
+            "evidence_class": describe(claim.evidence)}
+
+
+def _checked_proof(claim, row: dict) -> dict:
+    """A proved statement's steps run after its check; a failed step makes the row an error
+    (the argument the verdict word names no longer holds, whatever the finite checks found)."""
+    steps = run_steps(claim.evidence)
+    row["evidence_class"]["steps"] = steps
+    failed = [s for s in steps if not s["passed"]]
+    if failed:
+        first = failed[0]
+        row.update(status="error", verdict="error",
+                   summary=f"proof step {first['step']} of {len(steps)} fails ({first['checked_by']}): "
+                           f"{first['failure']}; the check itself said: {row['summary']}")
+        row["evidence"] = {**row["evidence"], "traceback": "\n".join(
+            s.get("traceback", f"step {s['step']}: {s['failure']}\n") for s in failed)}
+    return row
+
+
+def _bound_text(claim, row: dict) -> dict:
+    """A statement that no longer prints the formulas its check evaluated (``binding``) is
+    undecided, whatever the check found: the statement shown is not the one checked."""
+    found = binding.problems(claim)
+    if found:
+        row.update(status="undecided", verdict=claim.verdict("undecided"),
+                   summary=f"{'; '.join(found)}; the check itself said: {row['summary']}")
+        row["evidence"] = {**row["evidence"], "statement_binding": found}
+    return row
+
+
+def changed(row: dict) -> bool:
+    """The run's verdict word differs from the recorded one (status, rounding word or evidence
+    class); an error is reported as an error, not as a change."""
+    return row["status"] != "error" and row["verdict"] != row["recorded_verdict"]
+
+
 def run_claims(ids, options: Options) -> list[dict]:
-    """Run the checks of ``ids`` in order; an exception becomes status ``error``."""
+    """Run the checks of ``ids`` in order; an exception, or a failed step of a proved
+    statement's argument, becomes status ``error``.  ``changed``: the verdict word differs from
+    the recorded one (status, rounding word or evidence class), errors aside."""
     results = []
     for claim_id in ids:
         claim = REGISTRY[claim_id]
         start = time.perf_counter()
         try:
             outcome = claim.check(options)
-            row = {
-                "id": claim.id, "kind": claim.kind, "statement": claim.statement, "source": claim.source,
-                "recorded": claim.recorded, "status": outcome.status,
-                "verdict": claim.verdict(outcome.status, outcome.up_to_rounding),
-                "recorded_verdict": claim.verdict(claim.recorded, outcome.up_to_rounding),
-                "summary": outcome.summary, "evidence": outcome.evidence,
-            }
+            row = _row(claim, outcome.status, claim.verdict(outcome.status, outcome.up_to_rounding), outcome.summary,
+                       outcome.evidence)
             if outcome.counterexample is not None:
                 row["counterexample"] = outcome.counterexample
             if outcome.corrected is not None:
                 row["corrected_by"] = outcome.corrected
+            row = _bound_text(claim, row)
+            if claim.evidence_class == PROVED:
+                row = _checked_proof(claim, row)
         except InputError as error:  # a damaged shipped file: the loader's line names it and the field
-            row = {
-                "id": claim.id, "kind": claim.kind, "statement": claim.statement, "source": claim.source,
-                "recorded": claim.recorded, "status": "error", "verdict": "error",
-                "recorded_verdict": claim.verdict(claim.recorded), "summary": str(error),
-                "evidence": {"input_error": str(error)},
-            }
+            row = _row(claim, "error", "error", str(error), {"input_error": str(error)})
         except Exception as error:  # a broken check is reported, never hidden
-            row = {
-                "id": claim.id, "kind": claim.kind, "statement": claim.statement, "source": claim.source,
-                "recorded": claim.recorded, "status": "error", "verdict": "error",
-                "recorded_verdict": claim.verdict(claim.recorded),
-                "summary": f"{type(error).__name__}: {error}",
-                "evidence": {"traceback": traceback.format_exc()},
-            }
+            row = _row(claim, "error", "error", f"{type(error).__name__}: {error}",
+                       {"traceback": traceback.format_exc()})
+        row["changed"] = changed(row)
         row["seconds"] = round(time.perf_counter() - start, 3)
         results.append(row)
     return results
@@ -52,16 +86,16 @@ def run_claims(ids, options: Options) -> list[dict]:
 
 def format_table(results: list[dict], width: int = 100) -> str:
     """Two lines a claim: id, verdict word (``verdicts``) and statement; then the evidence."""
-    lines = [f"{'claim':<24} {'verdict':<22} statement / evidence", "-" * width]
+    lines = [f"{'claim':<24} {'verdict':<28} statement / evidence", "-" * width]
     for row in results:
-        flag = "" if row["status"] == row["recorded"] else f"  [recorded: {row['recorded_verdict']}]"
-        lines.append(f"{row['id']:<24} {row['verdict']:<22} {row['statement']}")
-        lines.append(f"{'':<47} -> {row['summary']}{flag}")
+        flag = "" if row["verdict"] == row["recorded_verdict"] else f"  [recorded: {row['recorded_verdict']}]"
+        lines.append(f"{row['id']:<24} {row['verdict']:<28} {row['statement']}")
+        lines.append(f"{'':<53} -> {row['summary']}{flag}")
     return "\n".join(lines)
 
 
 def write_json(results: list[dict], path: str, options: Options) -> None:
     """Write atomically (``theory.files``), creating missing parent folders."""
     payload = {"options": {"thorough": options.thorough, "weights": list(options.weights)},
-               "claims": results}
+               "provenance": provenance(options.weights), "claims": results}
     atomic_write_json(path, payload, indent=2, default=str)

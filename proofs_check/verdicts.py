@@ -3,9 +3,12 @@
 The registry records one of three statuses per claim (``registry.STATUSES``); the exit status
 and the CHANGED lines compare those.  What a status *means* depends on the claim's kind:
 
-* a **statement** (mathematics, or arithmetic on the paper's printed numbers) is ``verified``
-  (proved, or checked exhaustively or with interval arithmetic), ``false`` (a counterexample,
-  certified) or ``undecided``;
+* a **statement** (mathematics, or arithmetic on the paper's printed numbers) is ``verified``,
+  ``false`` (a counterexample, certified) or ``undecided``; a verified statement is worded by
+  what it rests on (``evidence``, issue 42): ``verified (proved)`` (an argument whose every step
+  is checked), ``verified (exhaustive)`` (a finite statement, every case checked) or ``holds in
+  every case checked`` (finitely many of infinitely many cases; a statement that declares no
+  class is worded so too, since its check can say no more);
 * an **experiment** (a training run, a pretrained model, a measured cost) is ``reproduced``,
   ``not reproduced`` (our recipe did not give what the paper reports) or ``undecided``.
 
@@ -17,22 +20,29 @@ false nor true as printed: it ``holds up to rounding``.  The check says so
 
 from __future__ import annotations
 
+from .evidence import EXHAUSTIVE, FINITE_CASES, PROVED
+
 KINDS = ("statement", "experiment")
 UP_TO_ROUNDING = "holds up to rounding"
+# a verified statement's word by its evidence class (evidence.CLASSES)
+BY_CLASS = {PROVED: "verified (proved)", EXHAUSTIVE: "verified (exhaustive)", FINITE_CASES: "holds in every case checked"}
 WORDS = {
-    "statement": {"verified": "verified", "refuted": "false", "undecided": "undecided"},
+    "statement": {"refuted": "false", "undecided": "undecided"},  # verified: by class (BY_CLASS)
     "experiment": {"verified": "reproduced", "refuted": "not reproduced", "undecided": "undecided"},
 }
 # every word a reader may see, in the order a summary counts them ("error": a check that crashed)
-ALL_WORDS = ("verified", "false", UP_TO_ROUNDING, "reproduced", "not reproduced", "undecided", "error")
+ALL_WORDS = (*BY_CLASS.values(), "false", UP_TO_ROUNDING, "reproduced", "not reproduced", "undecided", "error")
 
 
-def verdict(kind: str, status: str, up_to_rounding: bool = False) -> str:
-    """The word for ``status`` ("verified", "refuted", "undecided" or "error") of a claim of ``kind``."""
+def verdict(kind: str, status: str, up_to_rounding: bool = False, evidence_class: str | None = None) -> str:
+    """The word for ``status`` ("verified", "refuted", "undecided" or "error") of a claim of ``kind``;
+    a verified statement's word names ``evidence_class`` (None: the weakest, finite cases)."""
     if kind not in WORDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if status == "error":
         return "error"
     if up_to_rounding and (kind, status) == ("statement", "refuted"):
         return UP_TO_ROUNDING
+    if (kind, status) == ("statement", "verified"):
+        return BY_CLASS[evidence_class or FINITE_CASES]
     return WORDS[kind][status]

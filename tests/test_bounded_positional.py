@@ -27,8 +27,18 @@ def test_certificate_forces_an_error_for_every_readout(n, ratio):
     for _ in range(30):
         V = {t: {x: Fraction(rng.randint(-20, 20), rng.randint(1, 5)) for x in ("a1", "b1", "ca", "cb")}
              for t in ("a1", "b1")}
-        cert = bp.certificate(weights, V)
+        c = {t: Fraction(rng.randint(-40, 40), rng.randint(1, 5)) for t in ("a1", "b1")}  # a bias, not cancelling
+        cert = bp.certificate(weights, V, c)
         assert cert["combination"] == 0 and cert["forces_error"] and min(cert["margins"]) <= 0
+        assert cert["margins"] != bp.certificate(weights, V)["margins"] or c["a1"] == c["b1"]  # the bias is read
+
+
+def test_a_bias_alone_can_fix_two_margins_but_not_three():
+    """A large bias toward a1 makes m1 > 0; the certificate then forces m3 or m4 <= 0."""
+    weights = bp.extremal_weights(6, Fraction(2))
+    V = {"a1": {"ca": Fraction(1)}, "b1": {"cb": Fraction(1)}}
+    cert = bp.certificate(weights, V, {"a1": Fraction(10), "b1": Fraction(0)})
+    assert cert["margins"][0] > 0 and min(cert["margins"][1:]) <= 0 and cert["combination"] == 0
 
 
 def test_below_the_threshold_a_readout_separates_the_three_inputs():

@@ -12,11 +12,11 @@ from proofs_check.verdicts import ALL_WORDS, KINDS, UP_TO_ROUNDING, verdict
 
 
 @pytest.mark.parametrize("kind, status, rounding, word", [
-    ("statement", "verified", False, "verified"),
+    ("statement", "verified", False, "holds in every case checked"),  # no evidence class: the weakest word
     ("statement", "refuted", False, "false"),
     ("statement", "refuted", True, UP_TO_ROUNDING),
     ("statement", "undecided", False, "undecided"),
-    ("statement", "verified", True, "verified"),        # only a refutation can sit on a boundary
+    ("statement", "verified", True, "holds in every case checked"),  # only a refutation can sit on a boundary
     ("experiment", "verified", False, "reproduced"),
     ("experiment", "refuted", False, "not reproduced"),
     ("experiment", "refuted", True, "not reproduced"),  # a measurement is not a printed number
@@ -25,6 +25,15 @@ from proofs_check.verdicts import ALL_WORDS, KINDS, UP_TO_ROUNDING, verdict
 ])
 def test_each_kind_and_status_has_its_word(kind, status, rounding, word):
     assert verdict(kind, status, rounding) == word and word in ALL_WORDS
+
+
+@pytest.mark.parametrize("evidence_class, word", [("proved", "verified (proved)"),
+                                                  ("exhaustive", "verified (exhaustive)"),
+                                                  ("finite cases", "holds in every case checked")])
+def test_a_verified_statement_is_worded_by_its_evidence_class(evidence_class, word):
+    assert verdict("statement", "verified", False, evidence_class) == word and word in ALL_WORDS
+    assert verdict("experiment", "verified", False, evidence_class) == "reproduced"  # classes word statements only
+    assert verdict("statement", "refuted", False, evidence_class) == "false"
 
 
 def test_every_claim_has_a_kind_and_the_registration_refuses_none():

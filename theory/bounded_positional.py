@@ -19,7 +19,9 @@ n >= 3 + e^(2B) is such a length.
 
 Proof.  Let E(x) = V[a1, x] - V[b1, x] and m_k the margin of the right answer over the other
 one of {a1, b1} on S_k (m1 = s_a1 - s_b1 on S1, m3 = s_b1 - s_a1 on S3 and S4).  The three
-inputs share positions 1, 2 (and c cancels), so with P = w_1 E(b1) + w_2 E(a1):
+inputs share positions 1, 2 and the bias (which does NOT cancel in a margin: m1 holds
+c_a1 - c_b1, m3 and m4 hold c_b1 - c_a1; it joins the term the three inputs share), so with
+P = w_1 E(b1) + w_2 E(a1) + c_a1 - c_b1:
     m1 = P + W E(cb) + w_n E(ca),   -m3 = P + W E(cb) + w_n E(cb),   -m4 = P + W E(ca) + w_n E(cb),
 and   W m1 + (W - w_n) m3 + w_n m4 = 0   for every V (compare the coefficients of P, E(ca),
 E(cb)).  If W >= w_n all three coefficients are >= 0 and W > 0, so m1, m3, m4 cannot all be
@@ -43,12 +45,11 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-import flint
-
+from .formula import Formula
 from .functions import is_integer_token, retrieval, split_pair
 from .numbers import Interval
 
-__all__ = ["witness_inputs", "extremal_weights", "head_scores", "certificate", "threshold", "forced_at",
+__all__ = ["witness_inputs", "extremal_weights", "head_scores", "certificate", "THRESHOLD", "threshold", "forced_at",
            "residual_head_errors", "exact_readout"]
 
 
@@ -67,19 +68,20 @@ def extremal_weights(n: int, ratio) -> list:
     return [1 / total] * (n - 1) + [ratio / total]
 
 
-def head_scores(weights, V: dict, tokens) -> dict:
-    """score(tau) = sum_j w_j V[tau][x_j] over the tokens tau that V reads out (a linear readout
-    of a_n; a bias cancels in every margin)."""
-    return {tau: sum(w * row.get(x, 0) for w, x in zip(weights, tokens)) for tau, row in V.items()}
+def head_scores(weights, V: dict, tokens, c: dict | None = None) -> dict:
+    """score(tau) = sum_j w_j V[tau][x_j] + c[tau] over the tokens tau that V reads out (a linear
+    readout of a_n with bias c; the bias joins the term P the three witnesses share)."""
+    c = c or {}
+    return {tau: sum(w * row.get(x, 0) for w, x in zip(weights, tokens)) + c.get(tau, 0) for tau, row in V.items()}
 
 
-def certificate(weights, V: dict) -> dict:
-    """The three margins of the witness on the head (weights, V), and the certificate's value
-    W m1 + (W - w_n) m3 + w_n m4 (identically 0) with its coefficients."""
+def certificate(weights, V: dict, c: dict | None = None) -> dict:
+    """The three margins of the witness on the head (weights, V, bias c), and the certificate's
+    value W m1 + (W - w_n) m3 + w_n m4 (identically 0) with its coefficients."""
     n = len(weights)
     margins = []
     for tokens, answer in witness_inputs(n):
-        s = head_scores(weights, V, tokens)
+        s = head_scores(weights, V, tokens, c)
         other = "b1" if answer == "a1" else "a1"
         margins.append(s[answer] - s[other])
     W, w_n = sum(weights[2:n - 1]), weights[-1]
@@ -89,33 +91,34 @@ def certificate(weights, V: dict) -> dict:
             "forces_error": all(c >= 0 for c in coefficients) and any(c > 0 for c in coefficients)}
 
 
+# The first length the theorem forces, as the claim prints it: every n >= THRESHOLD errs.  The
+# functions below evaluate this object, so the printed threshold is the one computed (issue 42).
+THRESHOLD = Formula("3 + e^(2B)")
+
+
 def threshold(B, prec: int = 128) -> int:
-    """n* = the least n with n - 3 >= e^(2B), certified with arb (B a Fraction or int >= 0)."""
+    """n* = the least integer n >= THRESHOLD(B), certified with arb (B a Fraction or int >= 0)."""
     B = Fraction(B)
     if B < 0:
         raise ValueError(f"B must be >= 0, got {B}")
-    if B == 0:
-        return 4
     while prec <= 1 << 14:
         balls = Interval(prec)
         with balls.working():
-            x = (2 * balls.convert(B)).exp()  # e^(2B) is transcendental for rational B > 0: never an integer
-            low, high = math.floor(float(x.mid())) - 1, math.floor(float(x.mid())) + 2
-            for k in range(low, high + 1):
-                if bool(balls.convert(k) < x) and bool(x < balls.convert(k + 1)):
-                    return 3 + k + 1
+            x = THRESHOLD.evaluate(B=balls.convert(B))  # e^(2B) is an integer only at B = 0 (exact there)
+            k = math.ceil(float(x.mid()))
+            for n in (k - 1, k, k + 1):
+                if bool(x <= n) and bool(x > n - 1):
+                    return n
         prec *= 4
     raise ArithmeticError(f"threshold undecided for B = {B}")
 
 
 def forced_at(B, n: int, prec: int = 128) -> bool | None:
-    """Whether (n - 3) e^(-2B) >= 1 is certified (True), refuted (False) or undecided (None):
-    the proof's condition W >= w_n for EVERY head with |l| <= B at length n."""
+    """Whether n >= THRESHOLD(B), i.e. (n - 3) e^(-2B) >= 1, the proof's condition W >= w_n for
+    EVERY head with |l| <= B at length n, is certified (True), refuted (False) or undecided (None)."""
     balls = Interval(prec)
     with balls.working():
-        slack = (n - 3) * (-2 * balls.convert(Fraction(B))).exp() - 1
-        if B == 0:
-            slack = flint.arb(n - 4)
+        slack = n - THRESHOLD.evaluate(B=balls.convert(Fraction(B)))
         return True if bool(slack >= 0) else False if bool(slack < 0) else None
 
 

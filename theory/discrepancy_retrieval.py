@@ -59,6 +59,7 @@ from fractions import Fraction
 import flint
 import numpy as np
 
+from . import retrieval_formulas as F
 from .discrepancy import enclose_max, enclose_min
 from .functions import is_integer_token, split_pair
 from .numbers import Interval
@@ -107,10 +108,9 @@ def phase(theta: Angle, A: int, t: int, d: int) -> Angle:
 
 
 def bound_stated(theta, A: int, n: int, balls: Interval):
-    """Theorem 3.2's bound 1 - cos(omega - n theta)."""
-    theta = Angle.of(theta)
-    with balls.working():
-        return 1 - (omega_of(A) + theta * (-n)).ball(balls).cos()
+    """Theorem 3.2's bound 1 - cos(omega - n theta): ``retrieval_formulas.BOUND`` read with theta
+    itself (the paper's text), not theta'."""
+    return F.value(F.BOUND, Angle.of(theta), A, n, balls)
 
 
 def in_regime(theta, A: int, n: int) -> bool:
@@ -159,20 +159,11 @@ def retrieval_closed_form(theta, A: int, n: int, reading: str, balls: Interval):
     if n < 2 or not in_regime(theta, A, n):
         raise ValueError(f"closed forms need n >= 2 and 2(n-1) theta' < omega, theta' = the distance from theta "
                          f"to 2 pi Z (theta = {theta}, |ALPH| = {A}, n = {n})")
-    w, th = omega_of(A), fold(theta)
-    with balls.working():
-        c = lambda ph: ph.ball(balls).cos()  # noqa: E731
-        if reading == "inf" and th == Angle():
-            return 1 - c(w)
-        if reading == "sup":
-            return 1 + c(th * (n - 1)) if A % 2 == 0 else 1 + c(Angle(pi_multiple=w.pi_multiple / 2) + -th)
-        margin = c(th * (n - 2)) - c(w + th * (-(n - 1)))
-        if reading in ("inf", "min"):
-            return (1 - c(th)).min(margin)
-        if reading == "competitor":
-            return 1 - c(w + th * (-(n - 1)))
-        if reading == "margin":
-            return margin
+    th = fold(theta)
+    forms = {"sup": F.SUP_EVEN if A % 2 == 0 else F.SUP_ODD, "inf": F.INF_AT_ZERO if th == Angle() else F.INF_POSITIVE,
+             "min": F.INF_POSITIVE, "competitor": F.COMPETITOR, "margin": F.MARGIN}
+    if reading in forms:
+        return F.value(forms[reading], th, A, n, balls)
     raise ValueError(f"unknown reading {reading!r}; known: {RETRIEVAL_READINGS}")
 
 

@@ -8,9 +8,10 @@ equal logits are found exactly (``theory.phases.cosine_key``) and the order of d
 ones is certified with arb balls (``theory.phases.certified_cosines``).  Each reading is
 then an optimisation over those rows, as a certified ball.
 
-The statements under test are transcribed from their claim texts in ``STATEMENTS`` (a
-second, independent transcription of each formula) and compared with the brute force; each
-names its stated range (``CONDITIONS``), which the searches must sample whole (issue 30).
+The statements under test are the formulas their claim texts print (``STATEMENTS``, built on
+``theory.retrieval_formulas``: the printed text is what is evaluated, issue 42) and are compared
+with the brute force; each names its stated range (``CONDITIONS``), which the searches must
+sample whole (issue 30).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .discrepancy import enclose_max, enclose_min
 from .discrepancy_retrieval import angle_sign, fold  # the statements' theta'; the brute force never folds
 from .functions import is_integer_token, retrieval, split_pair
 from .numbers import Interval
+from . import retrieval_formulas as F
 from .phases import Angle, certified_cosines, cosine_key
 
 __all__ = ["proper_inputs", "brute_last_position", "STATEMENTS", "OLD_FORMULAS", "CONDITIONS", "statement_value",
@@ -149,43 +151,37 @@ def other_symbols_below_match(theta, A: int, m: int, n0: int) -> bool:
     return all(brute_last_position(theta, A, m, n)["separated"] for n in range(2, n0 + 1))
 
 
-# ---- the statements, transcribed from the claim texts ---------------------------------------
-# Each formula is written in theta' = ``fold(theta)`` (the distance from theta to 2 pi Z), as the
-# texts now are (issue 30); ``OLD_FORMULAS`` keep the texts before issue 30, which read theta for
-# theta' and had no lower bound: they are false for theta < 0 (and lambda's at theta = 0).
-
-def _cos(angle: Angle, balls):
-    return angle.ball(balls).cos()
-
+# ---- the statements: the formulas their claim texts print (theory.retrieval_formulas) ----------
+# Each is evaluated in theta' = ``fold(theta)`` (the distance from theta to 2 pi Z), as the texts
+# now are (issue 30); ``OLD_FORMULAS`` are the texts before issue 30, the same formulas read with
+# theta for theta' and without a lower bound: false for theta < 0 (and lambda's at theta = 0).
 
 def _sup_exact(th, A, n, b):
-    w = omega(A)
-    return 1 + _cos(th * (n - 1), b) if A % 2 == 0 else 1 + _cos(Angle(pi_multiple=w.pi_multiple / 2) + -th, b)
+    return F.value(F.SUP_EVEN if A % 2 == 0 else F.SUP_ODD, th, A, n, b)
 
 
 def _competitor(th, A, n, b):
-    return 1 - _cos(omega(A) + th * (-(n - 1)), b)
+    return F.value(F.COMPETITOR, th, A, n, b)
 
 
 def _margin(th, A, n, b):
-    return _cos(th * (n - 2), b) - _cos(omega(A) + th * (-(n - 1)), b)
+    return F.value(F.MARGIN, th, A, n, b)
 
 
 def _margin_product(th, A, n, b):
-    w, t = omega(A).ball(b), th.ball(b)
-    return 2 * ((w - t) / 2).sin() * ((w - (2 * n - 3) * t) / 2).sin()
+    return F.value(F.MARGIN_PRODUCT, th, A, n, b)
 
 
 def _inf_positive(th, A, n, b):
-    return (1 - _cos(th, b)).min(_margin(th, A, n, b))
+    return F.value(F.INF_POSITIVE, th, A, n, b)
 
 
 def _inf(th, A, n, b):  # at theta' = 0 a copy of the top ties it: lambda = 1 - cos omega (C8)
-    return 1 - _cos(omega(A), b) if th == Angle() else _inf_positive(th, A, n, b)
+    return F.value(F.INF_AT_ZERO, th, A, n, b) if th == Angle() else _inf_positive(th, A, n, b)
 
 
 def _bound(th, A, n, b):
-    return 1 - _cos(omega(A) + th * (-n), b)
+    return F.value(F.BOUND, th, A, n, b)
 
 
 def _in_theta_prime(form):
@@ -198,21 +194,20 @@ OLD_FORMULAS = {"sup-exact": _sup_exact, "competitor-corrected": _competitor, "m
 # name: (reading compared, formula, the range the claim states for it: a ``CONDITIONS`` key).
 # "n <= n0 with theta' < omega/(2 n0)" is the same as 2 n theta' < omega (take n0 = n).
 STATEMENTS = {
-    "sup-exact": ("sup", _in_theta_prime(_sup_exact), "2n theta' < omega"),
-    "competitor-corrected": ("competitor", _in_theta_prime(_competitor), "2n theta' < omega"),
-    "margin-exact": ("margin", _in_theta_prime(_margin), "2n theta' < omega"),
-    "margin-product": ("margin", _in_theta_prime(_margin_product), "2n theta' < omega"),
-    "inf-corrected": ("inf", _in_theta_prime(_inf), "2(n-1) theta' < omega"),
+    "sup-exact": ("sup", _in_theta_prime(_sup_exact), F.EXACT_RANGE.text),
+    "competitor-corrected": ("competitor", _in_theta_prime(_competitor), F.EXACT_RANGE.text),
+    "margin-exact": ("margin", _in_theta_prime(_margin), F.EXACT_RANGE.text),
+    "margin-product": ("margin", _in_theta_prime(_margin_product), F.EXACT_RANGE.text),
+    "inf-corrected": ("inf", _in_theta_prime(_inf), F.INF_RANGE.text),
 }
 
 # condition: (k(n), edge closed, theta' = 0 included, stated on theta' (every real theta) or on theta).
 # The range is {theta: 0 <= theta' and k(n) theta' < omega (or <=)}, 0 dropped when not included;
-# the one on theta (the paper's 0 < theta < omega/(2 n0)) admits only 0 < theta itself.
+# the one on theta (the paper's 0 < theta < omega/(2 n0)) admits only 0 < theta itself.  k(n) and
+# the closed edge are read from the printed conditions (theory.retrieval_formulas).
 CONDITIONS = {
-    "2n theta' < omega": (lambda n: 2 * n, False, True, True),
-    "2(n-1) theta' < omega": (lambda n: 2 * (n - 1), False, True, True),
-    "(n+1) theta' <= omega": (lambda n: n + 1, True, True, True),
-    "(2n-3) theta' < omega": (lambda n: 2 * n - 3, False, True, True),
+    **{c.text: (F.coefficient(c), c.relation.rel_op == "<=", True, True)
+       for c in (F.EXACT_RANGE, F.INF_RANGE, F.CHAIN_RANGE, F.EQUALITY_FAILS)},
     "0 < theta < omega/(2n)": (lambda n: 2 * n, False, False, False),
 }
 

@@ -14,6 +14,9 @@ where ``cos`` is the cosine similarity of two 2-vectors.  A positional head's
 attention ignores content (``D' = D``, ``s_POS = 1``); a symbolic head's follows
 it (``D'_a = D_b``, ``s_SYM = 1``).  The weights ``alpha`` emphasise the swaps
 that move attention most; the paper's code uses ``|D_a - D_b|`` and tau = 1e-4.
+Appendix D PRINTS the signed alpha(pi) = softmax((d_i(x) - d_j(x)) / tau); every score of the
+package is the absolute form, and claim D-alpha-signed measures what the printed one gives
+(``_swap_weights``'s ``form``).
 
 The fast method: a swap only moves key contents, so every post-swap row follows
 from one matrix ``cross[c, p]`` = the logit of the content of key ``c`` placed at
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DEFAULT_TAU", "swap_pairs", "softmax", "swapped_rows_from_cross", "head_scores",
+__all__ = ["DEFAULT_TAU", "ALPHA_FORMS", "swap_pairs", "softmax", "swapped_rows_from_cross", "head_scores",
            "head_scores_from_cross", "attention_entropy"]
 
 DEFAULT_TAU = 1e-4
@@ -89,11 +92,21 @@ def _cosines_scaled(u_a, u_b, w_a, w_b):
     return np.where(defined, ux * wx + uy * wy, 1.0), np.where(defined, ux * wy + uy * wx, 1.0)
 
 
-def _swap_weights(d_a, d_b, tau: float):
-    """alpha = softmax over the swaps (last axis) of |D_a - D_b| / tau."""
+# How alpha reads a swap (a, b), a < b: "absolute" |D_a - D_b| (the authors' code, the package's
+# scores); "signed" D_a - D_b, Appendix D's printed softmax((d_i - d_j)/tau) with (i, j) = (a, b);
+# "signed_reversed" D_b - D_a, the printed formula with the pair the other way round.  Only claim
+# D-alpha-signed asks for the signed forms.
+ALPHA_FORMS = ("absolute", "signed", "signed_reversed")
+
+
+def _swap_weights(d_a, d_b, tau: float, form: str = "absolute"):
+    """alpha = softmax over the swaps (last axis) of |D_a - D_b| / tau (``form``: ALPHA_FORMS)."""
     if tau <= 0:
         raise ValueError(f"tau must be > 0, got {tau}")
-    return softmax(np.abs(d_a - d_b) / tau)
+    if form not in ALPHA_FORMS:
+        raise ValueError(f"form must be one of {ALPHA_FORMS}, got {form!r}")
+    moved = {"absolute": lambda: np.abs(d_a - d_b), "signed": lambda: d_a - d_b, "signed_reversed": lambda: d_b - d_a}
+    return softmax(moved[form]() / tau)
 
 
 def _cosines(d_a, d_b, s_a, s_b):
@@ -112,7 +125,7 @@ def _cosines(d_a, d_b, s_a, s_b):
     return positional, symbolic
 
 
-def head_scores(logits, swapped_logits, pairs, tau: float = DEFAULT_TAU):
+def head_scores(logits, swapped_logits, pairs, tau: float = DEFAULT_TAU, form: str = "absolute"):
     """``(s_POS, s_SYM)`` per input, from whole post-swap rows (the literal definition).
 
     logits:          ``(..., n)`` last-token logits before the swap
@@ -123,12 +136,12 @@ def head_scores(logits, swapped_logits, pairs, tau: float = DEFAULT_TAU):
     a, b = pairs[:, 0], pairs[:, 1]
     index = np.arange(len(pairs))
     d_a, d_b = attention[..., a], attention[..., b]
-    alpha = _swap_weights(d_a, d_b, tau)
+    alpha = _swap_weights(d_a, d_b, tau, form)
     positional, symbolic = _cosines(d_a, d_b, swapped[..., index, a], swapped[..., index, b])
     return (alpha * positional).sum(axis=-1), (alpha * symbolic).sum(axis=-1)
 
 
-def head_scores_from_cross(cross, pairs, tau: float = DEFAULT_TAU):
+def head_scores_from_cross(cross, pairs, tau: float = DEFAULT_TAU, form: str = "absolute"):
     """``(s_POS, s_SYM)`` per input straight from ``cross`` (..., n, n), in O(P) per input.
 
     The weights alpha come first, from the unswapped row alone; a swap whose alpha is exactly
@@ -150,7 +163,7 @@ def head_scores_from_cross(cross, pairs, tau: float = DEFAULT_TAU):
     total = e.sum(axis=-1, keepdims=True)
     e_a, e_b = e[:, a], e[:, b]
     d_a, d_b = e_a / total, e_b / total
-    alpha = _swap_weights(d_a, d_b, tau)  # (N, P)
+    alpha = _swap_weights(d_a, d_b, tau, form)  # (N, P)
     row, pair = np.nonzero(alpha)  # the swaps that weigh anything
     moved_a, moved_b = flat[row, b[pair] * n + a[pair]], flat[row, a[pair] * n + b[pair]]  # logits after the swap
     top, total = top[row, 0], total[row, 0]

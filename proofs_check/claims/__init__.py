@@ -23,3 +23,7 @@ from . import coverage_text  # noqa: F401
 from . import coverage_numbers  # noqa: F401
 from . import coverage_costs  # noqa: F401
 from . import coverage_trained  # noqa: F401
+from . import break_concordance  # noqa: F401  (P-break-concordance, issue 42 B)
+from . import paper_defects  # noqa: F401  (issue 42 B: constructions, proofs, Listing 1)
+from . import paper_defects_text  # noqa: F401  (issue 42 B: paper text, figures, task data)
+from . import paper_defects_trained  # noqa: F401  (issue 42 B: decided on trained models)

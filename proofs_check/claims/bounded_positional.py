@@ -13,6 +13,8 @@ from fractions import Fraction
 from theory import bounded_positional as bp
 from theory.numbers import Interval
 
+from ..binding import bound_statement, part
+from ..proofs import bounded
 from ..registry import Outcome, claim
 
 B_GRID = (Fraction(0), Fraction(1, 4), Fraction(1, 2), Fraction(1), Fraction(3, 2), Fraction(2), Fraction(3),
@@ -51,7 +53,8 @@ def _certificate_rows(rng: random.Random) -> list:
                 weights = [w / sum(raw) for w in raw]
                 V = {t: {x: Fraction(rng.randint(-50, 50), rng.randint(1, 9)) for x in ("a1", "b1", "ca", "cb")}
                      for t in ("a1", "b1")}
-                cert = bp.certificate(weights, V)
+                bias = {t: Fraction(rng.randint(-50, 50), rng.randint(1, 9)) for t in ("a1", "b1")}  # joins P
+                cert = bp.certificate(weights, V, bias)
                 row["heads"] += 1
                 row["identity"] &= cert["combination"] == 0 and cert["forces_error"]
                 row["all_err"] &= min(cert["margins"]) <= 0
@@ -59,14 +62,16 @@ def _certificate_rows(rng: random.Random) -> list:
     return rows
 
 
-@claim("C6-retrieval-bounded",
+@claim("C6-retrieval-bounded", bound_statement(
+       "C6-retrieval-bounded",
        "A purely positional one-layer head with bounded logits, |l_nj| <= B, whose output is read out linearly "
        "from the head output alone (F(x, a) = a, then the argmax of a linear map: C6-retrieval's witness, T_Retrieval) "
-       "errs on Retrieval at every length n >= 3 + e^(2B) (|ALPH| >= 3, |INT| >= 1): on b1 a1 (cb)^(n-3) ca, b1 a1 "
+       "errs on Retrieval at every length n >= {threshold} (|ALPH| >= 3, |INT| >= 1): on b1 a1 (cb)^(n-3) ca, b1 a1 "
        "(cb)^(n-3) cb or b1 a1 (ca)^(n-3) cb. Open: the exact first forced length (at e^(2B) = 5 some readout is exact "
-       "on every proper input of length <= 4, |ALPH| = 3, INT = {1}) and |ALPH| = 2. With a residual F(x, a) = x + a "
+       "on every proper input of length <= 4, |ALPH| = 3, INT = {{1}}) and |ALPH| = 2. With a residual F(x, a) = x + a "
        "no length is forced: uniform attention (B = 0) is exact at every n, decoding gap >= e^(-2B)/n",
-       "bounds Remark 3.1 / C6-retrieval (issue 30)", recorded="verified", kind="statement")
+       threshold=part(bp, "THRESHOLD")),
+       "bounds Remark 3.1 / C6-retrieval (issue 30)", recorded="verified", kind="statement", origin="corrected", evidence=bounded.BOUNDED)
 def bounded_positional(options):
     rng = random.Random(30)
     witnesses = {n: [answer for _, answer in bp.witness_inputs(n)] for n in range(4, 13)}

@@ -16,6 +16,7 @@ from fractions import Fraction
 
 from theory import paper_data
 
+from ..evidence import exhaustive
 from ..registry import Outcome, claim
 
 
@@ -60,7 +61,11 @@ def theta_outcome(printed: str = paper_data.FIGURE5A["index"]["theta"], freq_id:
 
 @claim("F5A-theta", "Figure 5A's angles are the second-layer RoPE angles of Table 1: theta_2 = 0.8 (Index) and "
        "theta_42 = 0.0027 (Retrieval) are g_2 and g_42 of 10000^(-2(k-1)/128)", "Figure 5A caption; Section 3.6; "
-       "Table 1", recorded="refuted", kind="statement")
+       "Table 1", recorded="refuted", kind="statement", origin="paper")
+# Two readings of "angle" (issue 42 B): as judged here, Table 1's ID and its g_ID (0.8660 for ID 2,
+# so 0.8 does not round to it); or the "weighted average angle" of Section 3.6, sum_k w_k g_k /
+# sum_k w_k, which the shipped seeds put at 0.795-0.810 for the number task's L1 (0.8 fits) and
+# at 0.033-0.035 for the letter task's L1 (0.0027 does not).  S36-second-layer states both.
 def figure_5a_theta(options):
     return theta_outcome()
 
@@ -83,7 +88,7 @@ def multiple_outcome(length: int = paper_data.LENGTH_850[0], printed: int = pape
 
 
 @claim("S36-53x", "Length 850 is 53 times the original sequence length (17 tokens, Appendix B.1)",
-       "Section 3.6; Appendix B.1", recorded="refuted", kind="statement")
+       "Section 3.6; Appendix B.1", recorded="refuted", kind="statement", origin="paper")
 def fifty_three_times(options):
     return multiple_outcome()
 
@@ -151,6 +156,6 @@ def separation_outcome(index_theta: str = paper_data.FIGURE5A["index"]["theta"],
 
 @claim("R32-separation", "Remark 3.2: the Index and Retrieval discrepancies separate strongly in how they decay with "
        "longer inputs (at Figure 5A's parameters, n <= 100: Index's shrinks > 10 times more than Retrieval's, under "
-       "every reading)", "Remark 3.2; Figure 5A", recorded="verified", kind="statement")
+       "every reading)", "Remark 3.2; Figure 5A", recorded="verified", kind="statement", origin="paper", evidence=exhaustive("Figure 5A's two angles (Index 0.8, m = 16; Retrieval 0.0027, |ALPH| = 8) under each reading (sup, inf, the printed bounds): the decay factors D(2)/D(100), certified"))
 def remark_32_separation(options):
     return separation_outcome()

@@ -21,6 +21,7 @@ from theory import paper_data
 from theory.appendix_b1 import b1_as_written, b1_corrected, chain  # noqa: F401  (the definitions under test; tests read them here)
 from theory.functions import solve_number
 
+from ..proofs import foundations
 from ..registry import Outcome, claim
 
 SIZES = ((1, 1), (1, 3), (2, 2), (2, 3), (3, 2), (3, 3), (3, 4), (4, 3))  # (n1, n2); INT = [n1 + n2]
@@ -91,7 +92,7 @@ def b1_outcome(definition, sizes=SIZES, example=None) -> Outcome:
 
 @claim("B1-formal", "Appendix B.1's formal definition of the number task (condition 2: n1 - j_kHL + 1 in {1..n1}; "
        "f_NUM = s_(n2 - j_kHL + 1)) gives the answer of the task as the figures define it (Figure 1: C B A 1 4 1 3 "
-       "2 1 -> C, 4 hops)", "Appendix B.1; Figure 1", recorded="refuted", kind="statement")
+       "2 1 -> C, 4 hops)", "Appendix B.1; Figure 1", recorded="refuted", kind="statement", origin="paper")
 def b1_formal(options):
     outcome = b1_outcome(b1_as_written)
     outcome.corrected = "B1-formal-corrected"
@@ -101,7 +102,7 @@ def b1_formal(options):
 @claim("B1-formal-corrected", "Appendix B.1 with the last hop's position kept (the chain ends at the first k_HL with "
        "k_HL - j_kHL <= 0; condition 2: n1 + k_HL - j_kHL in {1..n1}; f_NUM = s_(n1 + k_HL - j_kHL)) gives the "
        "figures' answer and hop count on every input, and no answer where they have none",
-       "corrects Appendix B.1", recorded="verified", kind="statement")
+       "corrects Appendix B.1", recorded="verified", kind="statement", origin="corrected", evidence=foundations.B1_CORRECTED)
 def b1_formal_corrected(options):
     return b1_outcome(b1_corrected)
 
@@ -135,6 +136,6 @@ def proper_outcome(text: str) -> Outcome:
 
 @claim("F3B-proper", "Figure 3B's printed input (e1 b2 e1 g6 a2 b2 e1 g6 be db ca ge eb hc dg fh eh) is proper "
        "(Definition F.2), so Retrieval, and the flow the figure draws from it, is defined at every position",
-       "Figure 3B; Definition F.2", recorded="refuted", kind="statement")
+       "Figure 3B; Definition F.2", recorded="refuted", kind="statement", origin="paper")
 def figure_3b_proper(options):
     return proper_outcome(paper_data.WORKED_EXAMPLES[3][2])

@@ -59,7 +59,7 @@ def _geometry(analysis: dict) -> dict:
     "F3A-flow-attend", "Figure 3A / Section 3.2, number task: layer 0 attends the Index target when it is a letter "
     "('n'); in layers 1, 2 and 3 an integer token's attention peaks at the position its integer points to (offset "
     "2 for the last token of the example)", "Section 3.2, Figure 3A", recorded="undecided", tasks=("number",),
-    part="analysis")
+    part="analysis", origin="paper")
 # recorded undecided on 2026-12-03: holds in seeds 0, 3, 4; in seeds 1 and 2 layer 3 peaks at the
 # target for 0.760 and 0.874 of the integer tokens (below 0.9, above 0.5); layer 0 matches the
 # letter-target share (0.643) in every seed
@@ -90,7 +90,7 @@ def flow_attend(found: dict, share=None) -> Outcome:
 
 @claim("F3A-flow-copy", "Figures 3A/3B, Section 3.2: in layers 1-2 the last token attends offset 2 without copying "
        "(no information flows), only layer 3 copies the letter; the letter task's flow is analogous",
-       "Section 3.2, Figures 3A-3B", recorded="undecided", kind="experiment")
+       "Section 3.2, Figures 3A-3B", recorded="undecided", kind="experiment", origin="paper")
 def flow_copy(options):
     return Outcome("undecided", "what a layer copies is not measured: the package records where attention peaks "
                    "(F3A-flow-attend), not what the attention writes into the residual stream",
@@ -105,7 +105,7 @@ def flow_copy(options):
 @trained_claim(
     "S33-last-symbolic-L11", "Section 3.3, letter task: the last required symbolic head appears in layer 11 (layer "
     "11's head is pure symbolic and no head becomes pure at a later checkpoint)", "Section 3.3, Figure 2C",
-    recorded="verified", tasks=("letter",), part="analysis")
+    recorded="verified", tasks=("letter",), part="analysis", origin="paper")
 def last_symbolic_layer(found: dict) -> Outcome:
     a, last = found["letter"], paper_data.LETTER_LAST_SYMBOLIC_LAYER
     block = a["purity"][GAMMA]
@@ -129,7 +129,7 @@ def last_symbolic_layer(found: dict) -> Outcome:
 @trained_claim(
     "S31-start-high", "Section 3.1: both scores start high at initialisation (at step 0 every layer's mean positional "
     "and symbolic score is >= 0.9 = 1 - gamma, gamma = 0.1), in both tasks", "Section 3.1, Figure 2B, Figure 6",
-    recorded="verified", part="analysis")
+    recorded="verified", part="analysis", origin="paper")
 def start_high(found: dict) -> Outcome:
     rows, threshold = {}, 1 - float(GAMMA)
     for task, a in found.items():
@@ -152,7 +152,7 @@ def _pure_steps(a: dict, gamma: str, kind: str) -> list:
 @trained_claim(
     "F2C-steps", "Figure 2C / Section 3.3, number task: positional heads become pure in steps (at >= 2 distinct "
     "checkpoints) while symbolic purity comes early (the first symbolic head is pure no later than the last "
-    "positional one)", "Section 3.3, Figure 2C", recorded="verified", tasks=("number",), part="analysis")
+    "positional one)", "Section 3.3, Figure 2C", recorded="verified", tasks=("number",), part="analysis", origin="paper")
 def purity_steps(found: dict) -> Outcome:
     a = found["number"]
     positional, symbolic = _pure_steps(a, GAMMA, "positional"), _pure_steps(a, GAMMA, "symbolic")
@@ -169,7 +169,7 @@ def purity_steps(found: dict) -> Outcome:
 @trained_claim(
     "F7-gamma-shift", f"Figure 7: with gamma = 0.05 the purity counts keep the shape of gamma = 0.1, shifted slightly "
     f"right (the same heads become pure, with the same kinds, each 0 to {MAX_SHIFT} steps later)", "Appendix E, "
-    "Figure 7", recorded="undecided", part="analysis")
+    "Figure 7", recorded="undecided", part="analysis", origin="paper")
 # recorded undecided on 2026-12-03: holds in seeds 0 and 3; in seeds 1, 2 and 4 one number-task head
 # that is pure at gamma 0.1 never is at 0.05 (the letter task holds in every seed)
 def gamma_shift(found: dict) -> Outcome:
@@ -196,7 +196,7 @@ def gamma_shift(found: dict) -> Outcome:
 @trained_claim(
     "MD-over-seeds", "Theorem 3.2's prediction on trained heads: the measured top-logit gap of positional (Index) "
     "layers decays with input length (17..5,000) and that of symbolic (Retrieval) layers does not, in both tasks",
-    "Section 3.5-3.6, Theorem 3.2, Figure 5A", recorded="verified", part="analysis")
+    "Section 3.5-3.6, Theorem 3.2, Figure 5A", recorded="verified", part="analysis", origin="package")
 def measured_gaps_follow_theory(found: dict) -> Outcome:
     rows, statuses = {}, []
     for task, a in found.items():

@@ -12,6 +12,7 @@ which the gap is constant (theory.discrepancy_index.index_blocks, O(log n) block
 
 from __future__ import annotations
 
+from theory import index_formulas as IF
 from theory.discrepancy import Angle
 from theory.discrepancy_index import (index_corrected_holds, index_discrepancy, index_gap_mpmath, index_L,
                                       index_queries, index_stated_violations)
@@ -19,6 +20,8 @@ from theory.index_brute import CosineOrder, reading_gap
 from theory.numbers import Interval
 
 from .. import brute_index
+from ..evidence import finite_cases
+from ..binding import bound_statement, part
 from ..registry import Outcome, claim
 
 M = 16            # INT = [16], the number task
@@ -98,7 +101,7 @@ def _corrected_bound_checks(reading: str) -> tuple[dict, dict]:
 @claim("C7-index-sup",
        "Theorem 3.2, Definition 3.1 reading (max over inputs): Delta_Index(n) <= min{1 - cos theta, "
        "2 pi^2 / n^2} for every n > 1",
-       "Theorem 3.2; Definition 3.1; Appendix F.2.1", recorded="refuted", kind="statement")
+       "Theorem 3.2; Definition 3.1; Appendix F.2.1", recorded="refuted", kind="statement", origin="paper")
 def index_sup(options):
     per_angle = {}
     for angle in ANGLES:
@@ -145,6 +148,33 @@ def convex_L(n: int, m: int) -> int:
     return min(max(s, n - 1 - s) for s in {0, top, middle, min(middle + 1, top)})
 
 
+REDUCTION_ANGLES = (PAPER, "1", "0.0027", "2.5", "2*pi/5", "2*pi/17 + 1/10**6")
+
+
+def _m_reduction(reading: str, m_max: int = 20, n_max: int = 40, angles=REDUCTION_ANGLES) -> dict:
+    """Why checking m = M covers every m >= 1 (issue 42 B): the reading's value at (n, m) equals
+    its value at m = M and a length n' with the same L (sup: L_min(n, m); min: n - 1, m plays no
+    part), row by row over every query token (theory.index_brute, certified ranks of one
+    CosineOrder, so equal ranks are equal values).  The m = M blocks reach every L from 1 to
+    N_MAX - M - 1, so they decide every (n, m) whose L is in that range."""
+    L_of = (lambda n, m: enumerated_L(n, m)) if reading == "sup" else (lambda n, m: n - 1)
+    length_at_M = {}
+    for n in range(2, 2 * n_max + M + 2):
+        length_at_M.setdefault(L_of(n, M), n)
+    bad, cases = [], 0
+    for angle in angles:
+        order = CosineOrder(angle, 2 * n_max + M + 2)
+        for m in range(1, m_max + 1):
+            for n in range(2, n_max + 1):
+                other = length_at_M[L_of(n, m)]
+                cases += 1
+                if reading_gap(order, n, m, reading).second != reading_gap(order, other, M, reading).second:
+                    bad.append({"angle": angle, "n": n, "m": m, "same_L_at_m_16": other})
+    return {"reading": reading, "range": f"m in 1..{m_max}, n in 2..{n_max}, angles {list(angles)}", "cases": cases,
+            "failures": bad[:5], "failure_count": len(bad),
+            "covers": f"every (n, m) with L in 1..{N_MAX - M - 1} at the block-checked angles (m = {M} reaches each)"}
+
+
 def _L_agreement(n_small: int) -> dict:
     """index_L('sup') against enumeration (every n <= n_small, m in 1..20) and against the convex
     argument at large n; the stated formula max(ceil((n-1)/2), n-1-m) against both."""
@@ -161,11 +191,13 @@ def _L_agreement(n_small: int) -> dict:
                      "n = 1e15", "failures": bad[:5], "failure_count": len(bad)}
 
 
-@claim("C7-index-sup-corrected",
-       "Definition 3.1 reading, for every theta, m >= 1 and n >= 2: Delta_Index(n) <= min{1 - cos theta, "
-       "1 - cos(2 pi/(L+1))} <= min{1 - cos theta, 2 pi^2/(L+1)^2} <= 8 pi^2/(n+1)^2 with L = L_min(n) = "
-       "max(ceil((n-1)/2), n-1-m); the middle bound is attained at theta = 2 pi/(L+1) (sharp in theta)",
-       "corrects Theorem 3.2 (Index, max reading)", recorded="verified", kind="statement")
+@claim("C7-index-sup-corrected", bound_statement(
+       "C7-index-sup-corrected",
+       "Definition 3.1 reading, for every theta, m >= 1 and n >= 2: Delta_Index(n) <= min{{1 - cos theta, "
+       "{cap}}} <= min{{1 - cos theta, {quadratic}}} <= {tail} with L = L_min(n) = "
+       "{L}; the middle bound is attained at theta = 2 pi/(L+1) (sharp in theta)",
+       cap=part(IF, "SUP_CAP"), quadratic=part(IF, "SUP_QUADRATIC"), tail=part(IF, "SUP_TAIL"), L=part(IF, "L_MIN")),
+       "corrects Theorem 3.2 (Index, max reading)", recorded="verified", kind="statement", origin="corrected", evidence=finite_cases("every n in 2..1e12, block by block (certified), at 26 angles with m = 16, carried to every m whose L_min is in range by the m-reduction (the value depends on (n, m) only through L_min: exact ranks, 6 angles, m <= 20, n <= 40); brute force over every query token at 19 angles, m in {1, 2, 3, 5, 16}, every n <= 24; L_min enumerated for m <= 20, n <= 40 and by the convex argument up to n = 1e15; the bound attained at n = 17, 100, 1e6, 1e12. The Dirichlet argument (module proof field) is not yet written as checked steps"))
 def index_sup_corrected(options):
     results, bad = _corrected_bound_checks("sup")
     brute = brute_index.check_sup_corrected(options.thorough)
@@ -183,16 +215,20 @@ def index_sup_corrected(options):
         sharp.append({"n": n, "L_independent": L, "value_at_2pi_over_L_plus_1": _s(exact, 12),
                       "corrected_bound": _s(bound, 12), "value_just_above": _s(near, 12), "attained": attained})
     not_sharp = [r for r in sharp if not r["attained"]]
-    ok = not bad and not brute["failure_count"] and not agreement["failure_count"] and not not_sharp
+    reduction = _m_reduction("sup")
+    ok = (not bad and not brute["failure_count"] and not agreement["failure_count"] and not not_sharp
+          and not reduction["failure_count"])
     return Outcome("verified" if ok else "refuted",
                    f"brute force ({brute['cases']} cases: {brute['range']}) and every block of every n <= 1e12 for "
                    f"{len(ANGLES)} angles (certified per block): no failure; L_min enumerated over the query offsets "
                    f"({agreement['range']}): {agreement['failure_count']} disagreements; attained exactly at "
                    f"theta = 2 pi/(L+1) with L computed independently at n = 17, 100, 1e6, 1e12: "
-                   f"{len(sharp) - len(not_sharp)} of {len(sharp)}",
+                   f"{len(sharp) - len(not_sharp)} of {len(sharp)}; every m: the value depends on (n, m) only through "
+                   f"L_min ({reduction['cases']} cases, {reduction['failure_count']} exceptions), so the m = {M} blocks "
+                   f"decide {reduction['covers']}; the last bound needs only L_min + 1 >= (n+1)/2, true for every m",
                    {"proof": "value = 1 - cos(2 pi ||q_k alpha||), q_k <= L < q_{k+1}, and ||q_k alpha|| < "
                              "1/q_{k+1} <= 1/(L+1); 1 - cos x <= x^2/2; L_min + 1 >= (n+1)/2",
-                    "brute_force": brute, "L_agreement": agreement,
+                    "brute_force": brute, "L_agreement": agreement, "m_reduction": reduction,
                     "blocks_checked": sum(r["blocks"] for r in results.values()),
                     "failures": bad, "sharpness_large_n": sharp},
                    counterexample=None if ok else {"L": agreement["failures"][:1], "not_sharp": not_sharp[:1],
@@ -202,7 +238,7 @@ def index_sup_corrected(options):
 @claim("C7-index-inf",
        "Theorem 3.2 with Lemma F.1's lambda(n) (min over inputs of the positive gaps): lambda(n) <= "
        "min{1 - cos theta, 2 pi^2/n^2} for every n > 1, for the paper's admissible angles (theta irrational)",
-       "Theorem 3.2; Lemma F.1; Appendix F.2.1", recorded="refuted", kind="statement")
+       "Theorem 3.2; Lemma F.1; Appendix F.2.1", recorded="refuted", kind="statement", origin="paper")
 def index_inf(options):
     per_angle = {a: index_stated_violations(a, "inf", N_MAX, M)["violations"] for a in ANGLES}
     # theta = 2 pi / 5 is irrational, as the paper asks (theta not in Q), yet theta / 2 pi = 1/5:
@@ -234,24 +270,28 @@ def index_inf(options):
         counterexample=example, corrected="C7-index-inf-corrected")
 
 
-@claim("C7-index-inf-corrected",
-       "min over inputs of the gap (ties counting 0) <= min{1 - cos theta, 1 - cos(2 pi/n)} <= min{1 - cos theta, "
-       "2 pi^2/n^2} for every theta and n >= 2, the middle bound attained at theta = 2 pi/n; lambda(n) equals it "
+@claim("C7-index-inf-corrected", bound_statement(
+       "C7-index-inf-corrected",
+       "min over inputs of the gap (ties counting 0) <= min{{1 - cos theta, {cap}}} <= min{{1 - cos theta, "
+       "{quadratic}}} for every theta and n >= 2, the middle bound attained at theta = 2 pi/n; lambda(n) equals it "
        "whenever no offset u <= n-1 has u theta in 2 pi Z (for a correct T_Index with m < n0: every n <= "
-       "max(m, n0-2) + 1, which is n0 only when m = n0 - 1; all n when theta/2pi is irrational)",
-       "corrects Theorem 3.2 (Index, min reading)", recorded="verified", kind="statement")
+       "{d_max} + 1, which is n0 only when m = n0 - 1; all n when theta/2pi is irrational)",
+       cap=part(IF, "INF_CAP"), quadratic=part(IF, "INF_QUADRATIC"), d_max=part(IF, "D_MAX")),
+       "corrects Theorem 3.2 (Index, min reading)", recorded="verified", kind="statement", origin="corrected", evidence=finite_cases("every n in 2..1e12, block by block (certified), at 26 angles with m = 16 (the min reading does not depend on m: checked by exact ranks, 6 angles, m <= 20, n <= 40); brute force over every query token at 19 angles, m in {1, 3, 16}, every n <= 24; the parenthetical's range brute-forced at |ALPH| = 2, 1 <= m < n0 <= 6. The pigeonhole argument is not yet written as checked steps"))
 def index_inf_corrected(options):
     _, bad = _corrected_bound_checks("min")
     brute = brute_index.check_inf_corrected(options.thorough)
+    reduction = _m_reduction("min")  # m plays no part in the min reading: the letter query's row is the longest
     n = 10 ** 6
     row = index_discrepancy(f"2*pi/{n}", n, "min", M)
     ratio = row["float"] / (2 * 3.141592653589793 ** 2 / n ** 2)
-    ok = not bad and not brute["failure_count"]
+    ok = not bad and not brute["failure_count"] and not reduction["failure_count"]
     return Outcome("verified" if ok else "refuted",
                    f"brute force ({brute['cases']} cases: {brute['range']}) and every n <= 1e12 for {len(ANGLES)} "
-                   f"angles (certified per block): no failure; at theta = 2pi/n the gap is 1 - cos(2pi/n) exactly, "
-                   f"{ratio:.8f} of 2pi^2/n^2 at n = 1e6",
-                   {"failures": bad, "brute_force": brute, "sharpness_ratio_n_1e6": ratio,
+                   f"angles (certified per block, m = {M}): no failure; the value does not depend on m "
+                   f"({reduction['cases']} cases, {reduction['failure_count']} exceptions), so that covers every m; at "
+                   f"theta = 2pi/n the gap is 1 - cos(2pi/n) exactly, {ratio:.8f} of 2pi^2/n^2 at n = 1e6",
+                   {"failures": bad, "brute_force": brute, "sharpness_ratio_n_1e6": ratio, "m_reduction": reduction,
                     "why_n0_is_excluded": _correct_index_tying_at_n0(),
                     "proof": "||q_k alpha|| < 1/q_{k+1} <= 1/n for q_k <= n-1 < q_{k+1} (n points on a circle)"})
 
@@ -285,11 +325,13 @@ def _construction_cross_check() -> dict:
 
 
 @claim("C4-index-unique-top",
-       "For m < n0 and every theta, T_Index's top logit is unique (Delta_theta(sigma) > 0) at every position of every "
-       "valid input of length n <= n0 iff theta/2pi is not p/q with q <= n0 - 1; so F.2.1's 'theta not in Q' is "
-       "neither sufficient (2 pi/5 ties at n = 6) nor necessary (0.8 never ties)",
+       bound_statement(
+           "C4-index-unique-top",
+           "For m < n0 and every theta, T_Index's top logit is unique (Delta_theta(sigma) > 0) at every position of "
+           "every valid input of length n <= n0 iff theta/2pi is not p/q with q <= {q_max}; so F.2.1's 'theta not in "
+           "Q' is neither sufficient (2 pi/5 ties at n = 6) nor necessary (0.8 never ties)", q_max=part(IF, "Q_MAX")),
        "corrects Appendix F.2.1 ('if theta not in Q then for all n > 1, Delta > 0'); see C4-index-irrational-angle",
-       recorded="verified", kind="statement")
+       recorded="verified", kind="statement", origin="corrected", evidence=finite_cases("brute force over every query token at every length: every angle 2 pi p/q with q <= 19 (and 1e-9 off them for q <= 7), theta > pi, 0, negative, tiny and rational angles, m in {1, 3, 16}, m < n0 <= 18; the 'iff' is a sketch"))
 def index_condition_corrected(options):
     brute = brute_index.check_unique_top(options.thorough)
     order = CosineOrder("2*pi/5", 6)  # letter query, n = 6: offsets 0 and 5 share the top logit 1

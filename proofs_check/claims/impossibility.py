@@ -27,6 +27,9 @@ from theory.impossibility import (PositionalRetrieval, additive_matrix, exclusio
                                   index_swap_pair, logit_matrix, proper_inputs, symbolic_head_output)
 from theory.referee_impossibility import attended_sets, exclusion_extremes, hard_attention_pair
 
+from ..proofs import bounded, foundations
+from ..proofs.foundations import symbolic_head_exact as _symbolic_exact
+from ..proofs import exclusion as exclusion_proofs
 from ..registry import Outcome, claim
 
 
@@ -42,18 +45,6 @@ def _invariance(rng, heads: int, theta=None) -> float:
             y = np.vstack([x[list(perm)], x[-1:]])
             worst = max(worst, float(np.abs(symbolic_head_output(y, W_Q, W_K, W_V, theta) - base).max()))
     return worst
-
-
-def _symbolic_exact(tokens) -> sympy.Expr:
-    """The attention output of a symbolic head with arbitrary logit function l and value map v
-    (uninterpreted sympy functions of the contents): a sum over keys, so order cannot matter.
-    Comparing it on two permuted inputs is an IDENTITY (addition commutes): it restates the
-    argument, it does not test a head; ``_pair_outputs`` tests real heads."""
-    l, v = sympy.Function("l"), sympy.Function("v")
-    q = sympy.Symbol(tokens[-1])
-    keys = [sympy.Symbol(t) for t in tokens]
-    weights = [sympy.exp(l(q, k)) for k in keys]
-    return sympy.Add(*[w * v(k) for w, k in zip(weights, keys)]) / sympy.Add(*weights)
 
 
 def _pair_outputs(rng, first, second, heads: int) -> dict:
@@ -77,7 +68,7 @@ def _pair_outputs(rng, first, second, heads: int) -> dict:
 @claim("C6-index",
        "Remark 3.1 / F.2.3: a one-layer model with a purely symbolic head cannot compute Index (it is invariant to "
        "permuting the earlier tokens, and swapping two letters changes the Index answer)",
-       "Remark 3.1; Appendix F.2.3", recorded="verified", kind="statement")
+       "Remark 3.1; Appendix F.2.3", recorded="verified", kind="statement", origin="paper", evidence=foundations.SYMBOLIC_INDEX)
 def symbolic_index(options):
     rng = np.random.default_rng(0)
     heads = 20 if options.thorough else 4
@@ -100,17 +91,17 @@ def symbolic_index(options):
                    f"(change <= {max(r['real_heads_on_the_pair']['max_change_symbolic'] for r in rows):.1e}; with RoPE "
                    f">= {min(r['real_heads_on_the_pair']['max_change_with_rope_control'] for r in rows):.2f}), while "
                    f"Index answers differ ({rows[0]['answers']}, {rows[1]['answers']}); the sympy comparison with "
-                   "arbitrary l, v is an identity (a sum over keys), reported as the argument, not as a test",
+                   "arbitrary l, v (a sum over keys) is the proof's first step, checked with the others",
                    {"pairs": rows, "max_change_symbolic": symbolic, "max_change_with_rope_control": control,
                     "heads": heads,
-                    "identity": "sympy_identity_holds restates the argument (addition commutes); it cannot fail "
-                                "for any head, so it decides nothing; real_heads_on_the_pair and the permutation "
-                                "runs are the test"})
+                    "identity": "sympy_identity_holds is the proof's first step (proofs_check.proofs.foundations): "
+                                "for arbitrary l and v the output is a sum over keys, so permuting them changes "
+                                "nothing; real_heads_on_the_pair and the permutation runs test real heads besides"})
 
 
 @claim("C6-retrieval",
        "Remark 3.1 / F.2.3: Retrieval cannot be computed by a one-layer model with a purely positional head",
-       "Remark 3.1; Appendix F.2.3 (via the predecessor's Theorem 4)", recorded="refuted", kind="statement")
+       "Remark 3.1; Appendix F.2.3 (via the predecessor's Theorem 4)", recorded="refuted", kind="statement", origin="paper")
 def positional_retrieval(options):
     letters, ints, n_top = "abc", [1, 2], 4 if options.thorough else 3
     model = PositionalRetrieval(letters, ints)
@@ -164,9 +155,10 @@ def _scores(model, n: int) -> dict:
 
 
 @claim("C6-retrieval-hard",
-       "With hard attention (unique or average-hard) on a set J(n) of positions fixed by n that misses an earlier "
-       "position, a one-layer model errs on Retrieval: two proper inputs agree on J(n) and the query but not in answer",
-       "corrects Remark 3.1 (Retrieval)", recorded="verified", kind="statement")
+       "With |ALPH| >= 3 and |INT| >= 2 and hard attention (unique or average-hard) on a set J(n) of positions fixed "
+       "by n that misses an earlier position, a one-layer model errs on Retrieval: two proper inputs agree on J(n) "
+       "and the query but not in answer",
+       "corrects Remark 3.1 (Retrieval)", recorded="verified", kind="statement", origin="corrected", evidence=bounded.HARD)
 def hard_positional(options):
     n_top = 9 if options.thorough else 7
     covered = escaped = 0
@@ -179,6 +171,10 @@ def hard_positional(options):
                     escaped += 1  # J contains 1..n-1: uniform over every earlier token
                     continue
                 first, second = pair
+                # the pair must live in the stated alphabet: letters a, b, c (|ALPH| >= 3), integers 1, 2 (|INT| >= 2)
+                used = {split_pair(x) for x in first + second}
+                if not all(left in "abc" and (right in "abc" or right in ("1", "2")) for left, right in used):
+                    failures.append({"n": n, "J": J, "outside_the_stated_alphabet": sorted(map("".join, used))})
                 agree = all(first[p - 1] == second[p - 1] for p in set(J) | {n})
                 answers = retrieval(first)[-1], retrieval(second)[-1]
                 covered += 1
@@ -186,6 +182,9 @@ def hard_positional(options):
                     failures.append({"n": n, "J": J})
     referee = hard_positional_brute(options.thorough)
     failures += referee["failures"]
+    # why the statement names an alphabet: with one letter every proper input answers its query with
+    # the same token, so no pair exists and nothing forces an error (n = 2..4, INT = [2])
+    one_letter = {n: sum(hard_attention_pair(1, 2, n, J) is None for J in attended_sets(n)) for n in range(2, 5)}
     return Outcome("verified" if not failures else "refuted",
                    f"brute force (every proper input, |ALPH| = 2, INT = [2], n = 2..{referee['n_top']}, every J "
                    f"missing an earlier position: {referee['sets']} sets) finds a pair for every J; and "
@@ -193,7 +192,10 @@ def hard_positional(options):
                    f"explicit proper pair agrees on J and the query, answers differ; {escaped} sets cover all earlier "
                    f"positions (uniform over them: logits constant on j < n, i.e. also symbolic, C13)",
                    {"sets_covered": covered, "sets_escaping": escaped, "failures": failures, "referee": referee,
-                    "example": hard_positional_pair(4, {4})})
+                    "example": hard_positional_pair(4, {4}),
+                    "alphabet": "explicit pairs: ALPH = {a, b, c}, INT = {1, 2} (so any |ALPH| >= 3, |INT| >= 2); the "
+                                "brute force also finds pairs at |ALPH| = 2, INT = [2], n <= its n_top",
+                    "sets_without_a_pair_at_one_letter": one_letter})
 
 
 def hard_positional_brute(thorough: bool, pair_of=None) -> dict:
@@ -246,7 +248,7 @@ def closed_form_rhs(M) -> Fraction:
 @claim("C13",
        "Exclusion principle: Var(lambda) <= (||delta_pos||^2 + ||delta_sym||^2) / ((n-1)! (n-1)), so a head that is "
        "both positional and symbolic has constant logits",
-       "predecessor (arXiv 2511.11579), as reported", recorded="verified", kind="statement")
+       "predecessor (arXiv 2511.11579), as reported", recorded="verified", kind="statement", origin="paper", evidence=exclusion_proofs.EXCLUSION)
 def exclusion(options):
     rng = np.random.default_rng(1)
     worst_exact, worst_float, count, rhs_mismatch = Fraction(0), 0.0, 0, []
@@ -287,7 +289,7 @@ def exclusion(options):
 @claim("C13-sharp-constant",
        "The exclusion bound's constant 1 (with the (n-1)! (n-1) normalisation and the population variance) is sharp: "
        "attained exactly by additive heads, logit = s(content) + p(position) with s - p constant",
-       "sharpens the predecessor's exclusion principle", recorded="verified", kind="statement")
+       "sharpens the predecessor's exclusion principle", recorded="verified", kind="statement", origin="package", evidence=exclusion_proofs.SHARP)
 def exclusion_sharp(options):
     rng = np.random.default_rng(2)
     exact_one, sample_var = [], []

@@ -17,6 +17,7 @@ for every m >= 2.  For m >= 4 no theta satisfies it (``brute_index.rising_window
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -26,6 +27,8 @@ from theory.functions import index
 from theory.numbers import SYMBOLIC
 
 from .. import brute_index
+from ..evidence import finite_cases
+from ..binding import bound_statement, part
 from ..registry import Outcome, claim
 
 
@@ -79,7 +82,7 @@ def _certified_counterexample() -> dict:
        "j <= i points before the start, where no letter is, so Index keeps i): the paper's T_Index (Appendix "
        "F.2.1, some angle theta) computes Index exactly on every input in Sigma^n, m < n <= n0, for every "
        "n0 > m >= 1",
-       "Theorem 3.1, Definition F.1, Appendix F.2.1 (issue 30)", recorded="refuted", kind="statement")
+       "Theorem 3.1, Definition F.1, Appendix F.2.1 (issue 30)", recorded="refuted", kind="statement", origin="paper")
 def index_literal(options):
     example = _certified_counterexample()
     brute = brute_index.check_literal(options.thorough)
@@ -106,19 +109,39 @@ def index_literal(options):
         evidence, counterexample=example, corrected="C4-index-literal-corrected")
 
 
-@claim("C4-index-literal-corrected",
+@dataclass(frozen=True)
+class Windows:
+    """The alpha windows C4-index-literal-corrected prints, one object for the text and the check."""
+
+    by_m: tuple    # ((m, ((lo, hi), ...)), ...): the open windows of alpha for each m
+    none_from: int  # no window for every m >= none_from
+
+    @property
+    def text(self) -> str:
+        said = ["every alpha" if ws == ((0, 1),) else " or ".join(f"{lo} < alpha < {hi}" for lo, hi in ws)
+                for _, ws in self.by_m]
+        return ", ".join(f"{w} for m = {m}" for w, (m, _) in zip(said, self.by_m)) + f", and no alpha for m >= {self.none_from}"
+
+    def stated(self, m_top: int) -> dict:
+        return {**{m: list(ws) for m, ws in self.by_m}, **{m: [] for m in range(self.none_from, m_top + 1)}}
+
+
+WINDOWS = Windows(((1, ((Fraction(0), Fraction(1)),)), (2, ((Fraction(1, 3), Fraction(2, 3)),)),
+                   (3, ((Fraction(1, 3), Fraction(2, 5)), (Fraction(3, 5), Fraction(2, 3))))), none_from=4)
+
+
+@claim("C4-index-literal-corrected", bound_statement(
+       "C4-index-literal-corrected",
        "Definition F.1 read literally, m < n0, any theta: T_Index is exact on every input in Sigma^n, m < n <= n0 "
-       "(integers anywhere) iff it is exact on the valid inputs (C4-index-corrected: no D <= max(m, n0-2) with "
+       "(integers anywhere) iff it is exact on the valid inputs (C4-index-corrected: no D <= {d_max} with "
        "D theta in 2 pi Z) and cos(theta) < cos(2 theta) < ... < cos(m theta); with alpha = theta/2pi mod 1 that "
-       "is every alpha for m = 1, 1/3 < alpha < 2/3 for m = 2, 1/3 < alpha < 2/5 or 3/5 < alpha < 2/3 for m = 3, "
-       "and no alpha for m >= 4; never theta = 2 pi/n0 for m >= 2",
-       "corrects Theorem 3.1 (Index) under the literal reading of Definition F.1 (issue 30)", recorded="verified", kind="statement")
+       "is {windows}; never theta = 2 pi/n0 for m >= 2",
+       d_max=part("theory.index_formulas", "D_MAX"), windows=part(__name__, "WINDOWS")),
+       "corrects Theorem 3.1 (Index) under the literal reading of Definition F.1 (issue 30)", recorded="verified", kind="statement", origin="corrected", evidence=finite_cases("token-by-token brute force against Definition F.1 read literally at |ALPH| = 2, 1 <= m <= 4, m < n0 <= min(6, m + 2) (m + 3 with --thorough), every angle 2 pi k/P with P <= n0 + 1 and more; the alpha windows for m = 1..6 computed exactly (every m >= 4 contains m = 4's constraints); the 'iff' is a sketch"))
 def index_literal_corrected(options):
     brute = brute_index.check_literal(options.thorough)
     windows = {m: brute_index.rising_windows(m) for m in range(1, 7)}
-    stated = {1: [(Fraction(0), Fraction(1))], 2: [(Fraction(1, 3), Fraction(2, 3))],
-              3: [(Fraction(1, 3), Fraction(2, 5)), (Fraction(3, 5), Fraction(2, 3))], 4: [], 5: [], 6: []}
-    windows_match = windows == stated  # m >= 4 contains m = 4's constraints, so none for every m >= 4
+    windows_match = windows == WINDOWS.stated(6)  # m >= 4 contains m = 4's constraints, so none for every m >= 4
     ok = not brute["mismatch_count"] and windows_match
     return Outcome("verified" if ok else "refuted",
                    f"brute force token by token against F.1 read literally ({brute['cases']} cases, "

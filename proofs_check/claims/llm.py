@@ -29,7 +29,7 @@ def _may_hold_unrounded(value: float, comparison: str, bound: float) -> bool:
 
 @claim("C12-summary", "The summary of Table 3 (number accuracy < 0.5 at length 32 and < 0.1 at 100; letter > 0.88 "
        "at 32 and > 0.65 at 100, for every model) follows from the table's printed means",
-       "Section 3.7, Table 3", recorded="refuted", kind="statement")
+       "Section 3.7, Table 3", recorded="refuted", kind="statement", origin="paper", up_to_rounding=True)
 def summary_matches_table(options):
     rows, failures = [], []
     for task, length, comparison, bound in SUMMARY:
@@ -53,7 +53,7 @@ def summary_matches_table(options):
 
 
 @claim("C12-letter-higher", "Accuracy on the letter task is consistently higher than on the number task (every model, "
-       "every length of Table 3)", "Section 3.7, Table 3", recorded="refuted", kind="statement")
+       "every length of Table 3)", "Section 3.7, Table 3", recorded="refuted", kind="statement", origin="paper")
 def letter_consistently_higher(options):
     cells = [{"model": model, "length": length, "number": TABLE3[model]["number"][length][0],
               "letter": TABLE3[model]["letter"][length][0]}
@@ -68,7 +68,7 @@ def letter_consistently_higher(options):
 
 
 @claim("C12", "Frontier LLMs on the 1-hop tasks: number accuracy < 0.5 at length 32 and < 0.1 at 100; letter "
-       "> 0.88 at 32 and > 0.65 at 100", "Section 3.7, Table 3", recorded="undecided", kind="experiment")
+       "> 0.88 at 32 and > 0.65 at 100", "Section 3.7, Table 3", recorded="undecided", kind="experiment", origin="paper")
 def frontier_llms(options):
     return Outcome("undecided", "needs the frontier models' APIs, which this machine cannot reach; the harness "
                                 "(python -m training llm --backend openai ...) is ready and tested on a local server",

@@ -32,6 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
+from training.analysis.head_classes import SCORE_LIMIT, SINK_LIMIT, classify_heads  # steps 1-2: the rule
+
 from ..registry import Outcome, claim
 from .shipped import LLM_HEADS, read
 
@@ -39,8 +41,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "training" / "reference" / "llm" / "smollm2"
 SHIPPED_GEMMA3 = ROOT / "training" / "reference" / "llm" / "gemma3"
 TASKS = ("number", "letter")
-SINK_LIMIT = 0.5
-SCORE_LIMIT = 0.5
 ALPHA = 0.01
 ID_FIELD = "dominant_id"
 RULE = (f"per task: exclude heads with sink share (mean attention on the first token) > {SINK_LIMIT}; of the rest, "
@@ -51,17 +51,6 @@ RULE = (f"per task: exclude heads with sink share (mean attention on the first t
 COMMAND = ("python -m training analyze --model {model} --task {task} --json {path} "
            "(training/reference/llm/{folder}/README.md)")
 GGUF = {"smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf", "gemma3": "gemma-3-270m-Q4_K_M.gguf"}
-
-
-def classify_heads(analysis: dict) -> np.ndarray:
-    """(layers, heads) array of 'sink', 'positional', 'symbolic' or 'mixed' (the module's rule)."""
-    head = analysis["per_head"]
-    positional, symbolic, sink = (np.array(head[key], dtype=float) for key in ("positional", "symbolic", "sink"))
-    kinds = np.full(sink.shape, "mixed", dtype=object)  # NaN (null) scores compare False: mixed
-    kinds[(positional >= SCORE_LIMIT) & (symbolic < SCORE_LIMIT)] = "positional"
-    kinds[(symbolic >= SCORE_LIMIT) & (positional < SCORE_LIMIT)] = "symbolic"
-    kinds[sink > SINK_LIMIT] = "sink"
-    return kinds
 
 
 def compare_groups(analysis: dict) -> dict:
@@ -132,7 +121,7 @@ def check_folder(folder: Path) -> Outcome:
 
 
 @claim("C11-llm", "In a pretrained LLM (SmolLM2-135M-Instruct), positional heads use faster RoPE planes than "
-       "symbolic heads", "Appendix G, Table 1 (C11), asked of a real model", recorded="verified", kind="experiment")
+       "symbolic heads", "Appendix G, Table 1 (C11), asked of a real model", recorded="verified", kind="experiment", origin="package")
 def positional_heads_use_faster_planes(options):
     return check_folder(SHIPPED)
 
@@ -141,7 +130,7 @@ def positional_heads_use_faster_planes(options):
        "RoPE base 10,000 and full-attention layers with base 1,000,000), positional heads use faster RoPE planes "
        "than symbolic heads, each plane ID counted in its own layer's base",
        "Appendix G, Table 1 (C11), asked of a second model family (issue 32); the rule of C11-llm, unchanged, "
-       "registered 2026-12-03 before Gemma 3 was analysed", recorded="verified", kind="experiment")
+       "registered 2026-12-03 before Gemma 3 was analysed", recorded="verified", kind="experiment", origin="package")
 # recorded undecided when registered: no Gemma 3 analysis had run.  Recorded verified when it ran
 # (2026-12-03): number 26 positional (median ID 76) vs 11 symbolic (114), p = 0.00037; letter 15
 # vs 12 (76 vs 116.5), p = 5.1e-05 (IDs of 128 planes, each in its layer's own base).

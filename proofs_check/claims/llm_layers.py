@@ -91,7 +91,7 @@ def check_folder(folder: Path) -> Outcome:
 @claim("LLM-local-global", "In Gemma 3 270M, positional heads are more frequent in sliding-window layers (RoPE base "
        "10,000) than in full-attention layers (base 1,000,000)", "issue 32 (not a claim of the paper; its "
        "Section 3.5 geometry asked of a model with two RoPE bases); registered 2026-12-03 before Gemma 3 was "
-       "analysed", recorded="undecided", kind="experiment")
+       "analysed", recorded="undecided", kind="experiment", origin="package")
 # recorded undecided when registered: no Gemma 3 analysis had run.  Still undecided when it ran
 # (2026-12-03): the direction holds (positional 26 of 51 and 15 of 38 non-sink heads in sliding
 # layers, 0 of 4 and 0 of 3 in full layers) but the three full layers leave too few heads once

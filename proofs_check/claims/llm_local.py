@@ -187,7 +187,7 @@ def decide_screened(folder: Path | None = None) -> Outcome:
        "letter task at length 16), like the frontier models of Table 3, are more accurate on the letter task than on "
        "the number task (per model, letter minus number accuracy, averaged over the shipped lengths, has a 95% "
        "interval over seeds above 0)", "Section 3.7, Table 3, Appendix H (local analogue; the screen added "
-       "2026-12-03, issue 32, before Gemma 3 ran)", recorded="undecided", kind="experiment")
+       "2026-12-03, issue 32, before Gemma 3 ran)", recorded="undecided", kind="experiment", origin="package")
 # recorded undecided on SmolLM2 alone (near chance: letter minus number +0.013 [-0.067, +0.093]);
 # the screen was added, with Gemma 3 270M, before either model's screen run existed.
 def local_letter_above_number(options):

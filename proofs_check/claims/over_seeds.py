@@ -204,7 +204,8 @@ def _with_sources(outcome: Outcome, options, tasks) -> Outcome:
     return outcome
 
 
-def trained_claim(claim_id: str, statement: str, source: str, recorded: str, part: str, tasks=TASKS, over=None):
+def trained_claim(claim_id: str, statement: str, source: str, recorded: str, part: str, tasks=TASKS, over=None,
+                  origin: str | None = None):
     """Register ``check`` ({task: data of ``part``} -> Outcome, one seed) as claim ``claim_id``,
     checked over every seed by STATUS_RULE and naming its sources; returns ``check`` itself."""
     def register(check):
@@ -212,7 +213,7 @@ def trained_claim(claim_id: str, statement: str, source: str, recorded: str, par
         def over_every_seed(options):
             return _with_sources(verdict(check, tasks, part, options, over), options, tasks)
 
-        claim(claim_id, statement, source, recorded, kind="experiment")(over_every_seed)
+        claim(claim_id, statement, source, recorded, kind="experiment", origin=origin)(over_every_seed)
         return check
 
     return register

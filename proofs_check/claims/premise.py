@@ -1,5 +1,6 @@
-"""The paper's premise, tested on every shipped trained model: discrepancy predicts where length
-generalisation breaks.
+"""The premise the paper names as future work (its Section 4: "discrepancy may provide quantitative
+predictions of when length generalization breaks"), tested on every shipped trained model: not a
+claim of the paper, so these are the package's hypotheses (origin "package").
 
 Each study member (``training/reference/seeds``, ``training/reference/variants``) that has
 finished its ``dilution`` stage ships ``dilution.json`` with a ``breaks`` block
@@ -106,12 +107,21 @@ def decide_held_out(members: dict, seen=SEEN_BY_RELATIVE) -> Outcome:
     evidence = {"rule": RELATIVE_RULE, "seen": sorted(seen), "comparison": comparison, "unsolved_left_out": excluded,
                 "members": {m: {"measured": b["measured"], "relative": b["predicted"]["relative"]["break"]}
                             for m, b in sorted(held_out.items())}}
+    # issue 42 B: the same comparison on the members whose breaks are both finite (reported, not
+    # judged): censored members tie at the top of both rankings and carry the rank correlation
+    # (P-break-concordance judges the reading with censoring)
+    informative = {m: b for m, b in held_out.items()
+                   if b["measured"] is not None and b["predicted"]["relative"]["break"] is not None}
+    evidence["informative_members"] = compare_breaks(informative, "relative") if len(informative) >= 3 else None
     if len(held_out) < MIN_MEMBERS:
         return Outcome("undecided", f"{len(held_out)} held-out members ship breaks (< {MIN_MEMBERS}); "
                                     f"{len(set(members) & set(seen))} seen ones do not count", evidence)
     rho, within, n = comparison["spearman_rho"], comparison["within_factor_2"], comparison["n"]
     status = _status(rho, within, n, undefined_rho_refutes=False)
-    return Outcome(status, f"{n} held-out members: rho {_num(rho)}, {within}/{n} within a factor 2"
+    said = evidence["informative_members"]
+    said = (f"; on the {said['n']} with both breaks finite: rho {_num(said['spearman_rho'])}, {said['within_factor_2']}/"
+            f"{said['n']} within a factor 2 (P-break-concordance)" if said else "")
+    return Outcome(status, f"{n} held-out members: rho {_num(rho)}, {within}/{n} within a factor 2" + said
                    + _left_out(excluded), evidence)
 
 
@@ -135,8 +145,9 @@ def _num(x) -> str:
 
 @claim("P-break", "Discrepancy predicts where length generalisation breaks: the length at which Lemma F.1's condition "
        "fails on a trained model's answer-path layers ranks and matches (within a factor 2) the length where its "
-       "accuracy first falls below 0.9", "Sections 3.5-3.6 and Lemma F.1 (the paper's premise; issue 15)",
-       recorded="refuted", kind="experiment")
+       "accuracy first falls below 0.9", "issue 15 (not a claim of the paper: its Section 4 names it future work, 'discrepancy may provide "
+       "quantitative predictions of when length generalization breaks'; read with Lemma F.1 and Sections 3.5-3.6)",
+       recorded="refuted", kind="experiment", origin="package")
 # recorded refuted with the ten seed-study models (paper recipe, seeds 0-4): the lemma reading
 # predicts a break at the training length for every one (0 of 10 within a factor 2), and the
 # mass reading does not rank them (rho -0.58; -0.60 after the float32 fix of 2026-12-02, which
@@ -158,7 +169,7 @@ def discrepancy_predicts_break(options):
        "where an answer-path layer's top attention weight (0.1 quantile over inputs) falls below half its value at "
        "the training length; judged within a factor 2 and by rank on the members it was not chosen on",
        "issue 15 (goal 3: a theory that predicts the break); chosen on 19 members, 2026-12-01", recorded="undecided",
-       kind="experiment")
+       kind="experiment", origin="package")
 # recorded refuted on its first 6 held-out members (learned scale seed 2, log scale on the number
 # task seeds 0-1, NoPE from layers 0 and 4, p-RoPE): 5 of 6 within a factor 2, but Spearman rho
 # -0.03.  The letter breaks (87-105) are all predicted 0.62-0.72x early, which keeps the factor 2
@@ -174,6 +185,9 @@ def discrepancy_predicts_break(options):
 # break: each counts as within a factor 2, and the eight of them tie at the top of both rankings,
 # which lifts the rank correlation without any new break being predicted.  The rule reads them so
 # as registered; the 22 held-out members that break or get a prediction are unchanged.
+# 2026-12-04 (issue 42 B): the verdict comes only from censored members; the 18 with both breaks
+# finite give rho -0.43 and 13 of 18 within a factor 2 (evidence "informative_members").  The
+# censoring-aware rule registered that day is P-break-concordance (break_concordance.py).
 def relative_reading_predicts_break(options):
     return decide_held_out(shipped_breaks())
 
@@ -181,7 +195,7 @@ def relative_reading_predicts_break(options):
 @claim("P-break-rescaled", "The premise under an intervention: with the query scale switched on at inference, the "
        "break that Lemma F.1's condition (mass reading) predicts from the rescaled model's measured attention matches, "
        "within a factor 2 and by rank, the break its accuracy shows (letter: none to 5,000; number: as before)",
-       "issue 15 (goal 3); rule registered 2026-12-02 before the rescaled dilution was measured", recorded="refuted", kind="experiment")
+       "issue 15 (goal 3); rule registered 2026-12-02 before the rescaled dilution was measured", recorded="refuted", kind="experiment", origin="package")
 # recorded undecided when registered: no rescale_dilution stage had run.  Still undecided once all
 # 21 rescaled models were measured (2026-12-02): mass rho +0.57, 16 of 21 within a factor 2 (the
 # rule needs 17).  The 3 number models are predicted at 58-80 tokens against 55-59 measured; 13 of

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from theory import retrieval_formulas as F
 from theory.discrepancy_retrieval import fold
 from theory.numbers import Interval
 from theory.phases import Angle
@@ -117,7 +118,7 @@ def exact_statement(name: str, thorough: bool, formula=None, condition: str | No
 
 
 def _half_omega_floor(A: int, balls):
-    return 1 + (omega(A).ball(balls) / 2).cos()
+    return F.value(F.SUP_FLOOR, Angle(), A, 0, balls)  # "1 + cos(omega/2)" reads neither theta' nor n
 
 
 def sup_floor(thorough: bool, floor=_half_omega_floor) -> dict:
@@ -141,7 +142,7 @@ def margin_positive(thorough: bool, theta_of=None) -> dict:
 
 
 def _copy_gap(theta: Angle, balls):
-    return 1 - fold(theta).ball(balls).cos()
+    return F.value(F.COPY_GAP, fold(theta), 2, 0, balls)  # "1 - cos theta'" reads neither |ALPH| nor n
 
 
 def inf_bound_chain(thorough: bool, theta_of=None, copy_gap=_copy_gap) -> dict:
@@ -161,10 +162,10 @@ def inf_bound_chain(thorough: bool, theta_of=None, copy_gap=_copy_gap) -> dict:
                 copy = copy_gap(theta, balls)
                 broken = bool(copy < lam) or bool(bound < copy)
         return {"theta": str(theta), "A": A, "n": n, "lambda": lam.str(10), "copy_gap": copy.str(10)} if broken else None
-    out = _search("(n+1) theta' <= omega", thorough, visit, theta_of)
+    out = _search(F.CHAIN_RANGE.text, thorough, visit, theta_of)
     if theta_of is None:  # also omega/(2n-3), where the equality fails (inside this range for n >= 4)
-        extra = _search("(n+1) theta' <= omega", thorough, visit,
-                        lambda A, n: [edge("(2n-3) theta' < omega", A, n)] if 2 * n - 3 >= n + 1 else [], n_low=4)
+        extra = _search(F.CHAIN_RANGE.text, thorough, visit,
+                        lambda A, n: [edge(F.EQUALITY_FAILS.text, A, n)] if 2 * n - 3 >= n + 1 else [], n_low=4)
         out["checked"] += extra["checked"]
         out["mismatches"] += extra["mismatches"]
     return out
@@ -178,7 +179,7 @@ def equality_fails_beyond(thorough: bool) -> list:
     rows = []
     for A, m, n_top in sizes(thorough):
         for n in range(4, n_top + 1):
-            low, high = edge("(2n-3) theta' < omega", A, n), edge("(n+1) theta' <= omega", A, n)
+            low, high = edge(F.EQUALITY_FAILS.text, A, n), edge(F.CHAIN_RANGE.text, A, n)
             middle = Angle(pi_multiple=(low.pi_multiple + high.pi_multiple) / 2)
             thetas = [low, middle, high, -middle, middle + TWO_PI]
             rows += [check_statement("inf-corrected", theta, A, m, n) for theta in dict.fromkeys(thetas)]

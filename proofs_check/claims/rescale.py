@@ -119,7 +119,7 @@ def _decide(task: str, holds, what: str, path: Path | None = None, detail=lambda
 @claim("V-rescale", "A letter model trained without a query scale, evaluated with the fixed scale log(i+1)/log(17) "
        "switched on at inference only (weights unchanged), keeps accuracy over all hops >= 0.9 at every length up to "
        "5,000: its break is softmax dilution", "issue 15 (not a claim of the paper; its Lemma F.1 applied)",
-       recorded="verified", kind="experiment")
+       recorded="verified", kind="experiment", origin="package")
 # recorded verified on the first 16 models measured (2026-12-02): the paper's RoPE on 3,000 and
 # 6,000 steps, NoPE in every layer, NoPE from layer 4 (3 seeds each), p-RoPE and base 500,000
 # (2 seeds each).  As trained they break at 87-200 tokens; with the scale none breaks, the lowest
@@ -141,7 +141,7 @@ def inference_scale_removes_the_letter_break(options):
 
 @claim("V-rescale-number", "On the number task the same inference-time scale leaves each model's break within a "
        "factor 2 of its break without it: the scale cures dilution, not the decay of a positional head's gap",
-       "issue 15 (not a claim of the paper; its Theorem 3.2, corrected, applied)", recorded="verified", kind="experiment")
+       "issue 15 (not a claim of the paper; its Theorem 3.2, corrected, applied)", recorded="verified", kind="experiment", origin="package")
 # recorded verified on the paper's recipe, seeds 0-2 (2026-12-02): breaks 57, 56, 53 tokens as
 # trained, 56, 59, 55 with the scale (ratios 0.98-1.04).
 def inference_scale_leaves_the_number_break(options):

@@ -13,6 +13,7 @@ token-level brute force over every proper input of small alphabets (``.referee_r
 
 from __future__ import annotations
 
+from theory import retrieval_formulas as F
 from theory.discrepancy import decide
 from theory.discrepancy_retrieval import (bound_stated, inf_lower_bound, logits_from_tokens, n0_max, retrieval_brute,
                                           retrieval_closed_form)
@@ -21,6 +22,9 @@ from theory.numbers import Interval, MultiPrecision
 from theory.phases import Angle
 from theory.referee_retrieval import OLD_FORMULAS, check_statement
 
+from ..binding import bound_statement, part
+from ..proofs import retrieval as proofs
+from ..proofs import retrieval_extremes as extremes
 from ..registry import Outcome, claim
 from .referee_retrieval import equality_fails_beyond, exact_statement, inf_bound_chain, sup_floor
 
@@ -93,7 +97,7 @@ def _example(tokens, reading: str, mpmath_key: str, recompute, n_note: str = "")
 @claim("C7-retrieval-sup",
        "Theorem 3.2, Definition 3.1 reading (max over inputs): with omega = 2 pi/|ALPH| and theta < omega/(2 n0), "
        "Delta_Retrieval(n) <= 1 - cos(omega - n theta)",
-       "Theorem 3.2; Definition 3.1; Appendix F.2.2", recorded="refuted", kind="statement")
+       "Theorem 3.2; Definition 3.1; Appendix F.2.2", recorded="refuted", kind="statement", origin="paper")
 def retrieval_sup(options):
     scans = _scans("sup")
     tokens = ["e1"] * 99 + ["a1"]  # n = 100; query a1 matches itself; every other key is d = 4 = |ALPH|/2
@@ -144,11 +148,13 @@ def _referee_outcome(searches, old, extra_bad=(), summary="", evidence=None) -> 
                    {"mismatches": bad, "searches": searches, "old_text_counterexamples": old, **(evidence or {})})
 
 
-@claim("C7-retrieval-sup-exact",
-       "For every real theta and every n >= 2 with 2n theta' < omega (" + THETA_PRIME + "): Delta_Retrieval^sup(n) "
-       "= 1 + cos((n-1) theta') for |ALPH| even and 1 + cos(omega/2 - theta') for |ALPH| odd; it never falls below "
-       "1 + cos(omega/2). Before issue 30 it read theta for theta', false for theta < 0 (|ALPH| odd)",
-       "corrects Theorem 3.2 (Retrieval, max reading)", recorded="verified", kind="statement")
+@claim("C7-retrieval-sup-exact", bound_statement(
+       "C7-retrieval-sup-exact",
+       "For every real theta and every n >= 2 with {range} (" + THETA_PRIME + "): Delta_Retrieval^sup(n) "
+       "= {even} for |ALPH| even and {odd} for |ALPH| odd; it never falls below "
+       "{floor}. Before issue 30 it read theta for theta', false for theta < 0 (|ALPH| odd)",
+       range=part(F, "EXACT_RANGE"), even=part(F, "SUP_EVEN"), odd=part(F, "SUP_ODD"), floor=part(F, "SUP_FLOOR")),
+       "corrects Theorem 3.2 (Retrieval, max reading)", recorded="verified", kind="statement", origin="corrected", evidence=extremes.SUP_EXACT)
 def retrieval_sup_exact(options):
     cases = BRUTE_CASES + ([("0.0027", 8, 4), ("0.03", 3, 6)] if options.thorough else [])
     referee, floor = exact_statement("sup-exact", options.thorough), sup_floor(options.thorough)
@@ -166,7 +172,7 @@ def retrieval_sup_exact(options):
 @claim("C7-retrieval-competitor",
        "Appendix F.2.2's displayed discrepancy (matched key's logit minus the best logit of any other left symbol "
        "at any position 1..n), maximised over inputs: <= 1 - cos(omega - n theta) for theta < omega/(2 n0)",
-       "Appendix F.2.2 (discrepancy computation)", recorded="refuted", kind="statement")
+       "Appendix F.2.2 (discrepancy computation)", recorded="refuted", kind="statement", origin="paper")
 def retrieval_competitor(options):
     scans = _scans("competitor")
     n, mp = 100, MultiPrecision(80)  # re-derived in mpmath from the proof's formula, not from the row
@@ -181,11 +187,13 @@ def retrieval_competitor(options):
                    corrected="C7-retrieval-competitor-corrected")
 
 
-@claim("C7-retrieval-competitor-corrected",
-       "For every real theta and every n >= 2 with 2n theta' < omega (" + THETA_PRIME + "): the proof's displayed "
-       "discrepancy, maximised over inputs, equals 1 - cos(omega - (n-1) theta'): Theorem 3.2's bound holds with "
+@claim("C7-retrieval-competitor-corrected", bound_statement(
+       "C7-retrieval-competitor-corrected",
+       "For every real theta and every n >= 2 with {range} (" + THETA_PRIME + "): the proof's displayed "
+       "discrepancy, maximised over inputs, equals {competitor}: Theorem 3.2's bound holds with "
        "n - 1 in place of n, with equality. Before issue 30 it read theta for theta', false for theta < 0",
-       "corrects Appendix F.2.2", recorded="verified", kind="statement")
+       range=part(F, "EXACT_RANGE"), competitor=part(F, "COMPETITOR")),
+       "corrects Appendix F.2.2", recorded="verified", kind="statement", origin="corrected", evidence=proofs.COMPETITOR_CORRECTED)
 def retrieval_competitor_corrected(options):
     referee = exact_statement("competitor-corrected", options.thorough)
     old = [_old_text_fails("competitor-corrected", "-1/100", A, 2) for A in (3, 5)]
@@ -200,7 +208,7 @@ def retrieval_competitor_corrected(options):
 @claim("C7-retrieval-inf",
        "Theorem 3.2 with Lemma F.1's lambda(n) (min over inputs of the positive gaps): lambda(n) <= 1 - cos(omega - "
        "n theta) for every n > 1, given theta < omega/(2 n0)",
-       "Theorem 3.2; Lemma F.1; Appendix F.2.2", recorded="refuted", kind="statement")
+       "Theorem 3.2; Lemma F.1; Appendix F.2.2", recorded="refuted", kind="statement", origin="paper")
 def retrieval_inf(options):
     scans = _scans("inf")
     theta, n = PAPER[0], 291  # 291 theta = 0.7857 ~ omega = 0.78540: the bound nearly vanishes
@@ -219,15 +227,18 @@ def retrieval_inf(options):
                    corrected="C7-retrieval-inf-corrected")
 
 
-@claim("C7-retrieval-inf-corrected",
-       "With " + THETA_PRIME + ": lambda(n) = 1 - cos omega at theta' = 0 for every n >= 2 (C8: a copy of the top "
-       "ties it); lambda(n) = min{1 - cos theta', cos((n-2) theta') - cos(omega - (n-1) theta')} for every n >= 2 "
-       "with 0 < theta' and 2(n-1) theta' < omega (so every n <= n0); lambda(n) <= 1 - cos theta' <= 1 - cos(omega "
-       "- n theta') for every n >= 2 with 0 < theta' and (n+1) theta' <= omega, and lambda(n) = 1 - cos(omega - n "
-       "theta') at theta' = 0; the equality fails wherever also (2n-3) theta' >= omega (n = 4, theta = omega/5). "
+@claim("C7-retrieval-inf-corrected", bound_statement(
+       "C7-retrieval-inf-corrected",
+       "With " + THETA_PRIME + ": lambda(n) = {at_zero} at theta' = 0 for every n >= 2 (C8: a copy of the top "
+       "ties it); lambda(n) = {positive} for every n >= 2 "
+       "with 0 < theta' and {regime} (so every n <= n0); lambda(n) <= {copy} <= {bound} for every n >= 2 with "
+       "0 < theta' and {chain}, and lambda(n) = {bound} at theta' = 0; the equality fails wherever also "
+       "(2n-3) theta' >= omega (n = 4, theta = omega/5). "
        "Before issue 30 it read theta for theta' and included theta = 0, where its formula gives 0 but lambda = 1 - cos "
        "omega > 0",
-       "corrects Theorem 3.2 (Retrieval, Lemma F.1 reading)", recorded="verified", kind="statement")
+       at_zero=part(F, "INF_AT_ZERO"), positive=part(F, "INF_POSITIVE"), regime=part(F, "INF_RANGE"),
+       copy=part(F, "COPY_GAP"), bound=part(F, "BOUND"), chain=part(F, "CHAIN_RANGE")),
+       "corrects Theorem 3.2 (Retrieval, Lemma F.1 reading)", recorded="verified", kind="statement", origin="corrected", evidence=extremes.INF_CORRECTED)
 def retrieval_inf_corrected(options):
     # Until issue 16 the equality was stated for every n with (n+1) theta <= omega: false for n >= 4 where
     # (2n-3) theta >= omega (the second term is <= 0 while lambda > 0); ``equality_fails_beyond`` shows it.

@@ -10,12 +10,15 @@ from __future__ import annotations
 import functools
 from fractions import Fraction
 
+from theory import retrieval_formulas as F
 from theory.discrepancy import decide
 from theory.discrepancy_retrieval import logits_from_tokens, n0_max, omega_of, retrieval_brute, retrieval_closed_form
 from theory.numbers import Interval, MultiPrecision
 from theory.phases import Angle
 from theory.referee_retrieval import statement_value
 
+from ..binding import bound_statement, part
+from ..proofs import retrieval as proofs
 from ..registry import Outcome, claim
 from .referee_retrieval import condition_separates, exact_statement, margin_positive
 from .retrieval_discrepancy import (BRUTE_CASES, CASES, LETTERS, PAPER, THETA_PRIME, _brute_agreement, _example,
@@ -25,7 +28,7 @@ from .retrieval_discrepancy import (BRUTE_CASES, CASES, LETTERS, PAPER, THETA_PR
 @claim("C7-retrieval-margin",
        "The bound read as the margin average-hard attention needs (min over inputs of best matched-key logit minus "
        "best other-symbol logit): margin(n) <= 1 - cos(omega - n theta) for n <= n0",
-       "Theorem 3.2 with the proof's competitor set, Appendix F.2.2", recorded="refuted", kind="statement")
+       "Theorem 3.2 with the proof's competitor set, Appendix F.2.2", recorded="refuted", kind="statement", origin="paper")
 def retrieval_margin(options):
     scans = _scans("margin")
     theta = PAPER[0]  # input h1 a1: query a1 matches itself at offset 0; h has d = -1 at offset 1
@@ -51,12 +54,14 @@ def _margin_by_enumeration(theta, A: int, n: int, balls):
             lambda a, b: a.max(b), [best[t] for t in range(n) if t != s]) for s in range(n)])
 
 
-@claim("C7-retrieval-margin-exact",
-       "For every real theta and every n >= 2 with 2n theta' < omega (" + THETA_PRIME + "): margin(n) = "
-       "cos((n-2) theta') - cos(omega - (n-1) theta') = 2 sin((omega - theta')/2) sin((omega - (2n-3) theta')/2) > 0: "
+@claim("C7-retrieval-margin-exact", bound_statement(
+       "C7-retrieval-margin-exact",
+       "For every real theta and every n >= 2 with {range} (" + THETA_PRIME + "): margin(n) = "
+       "{margin} = {product} > 0: "
        "a lower bound on what Lemma F.1 needs, not an upper bound. Before issue 30 it read theta for theta', false for "
        "theta < 0",
-       "corrects Theorem 3.2 / Appendix F.2.2", recorded="verified", kind="statement")
+       range=part(F, "EXACT_RANGE"), margin=part(F, "MARGIN"), product=part(F, "MARGIN_PRODUCT")),
+       "corrects Theorem 3.2 / Appendix F.2.2", recorded="verified", kind="statement", origin="corrected", evidence=proofs.MARGIN_EXACT)
 def retrieval_margin_exact(options):
     referee = [exact_statement(name, options.thorough) for name in ("margin-exact", "margin-product")]
     positive = margin_positive(options.thorough)
@@ -75,15 +80,15 @@ def retrieval_margin_exact(options):
         f"margin > 0 at {positive['checked']}; the product form = the margin enumerated over positions and letters "
         f"(arb) at n = 2 and n = n0 for {len(CASES)} (theta, |ALPH|) cases and their mirrors -theta, theta + 2 pi",
         {"long_inputs_by_enumeration": {"cases": CASES, "mismatches": long},
-         "identity_only": "cos((n-2) x) - cos(omega - (n-1) x) = 2 sin((omega - x)/2) sin((omega - (2n-3) x)/2) is a "
-                          "trigonometric identity (sum-to-product); it is not evidence: both sides are checked "
-                          "against brute force and enumeration above"})
+         "identity": "cos((n-2) x) - cos(omega - (n-1) x) = 2 sin((omega - x)/2) sin((omega - (2n-3) x)/2) is the "
+                     "sum-to-product step of the proof (proofs_check.proofs.retrieval, checked by sympy); the brute "
+                     "force and the enumeration above check both sides independently of it"})
 
 
 @claim("C7-retrieval-condition",
        "Appendix F.2.2's condition 0 < theta < omega/(2 n0) keeps every other-symbol key strictly below the matched "
        "key on every input of length n <= n0 (so average-hard attention picks the answer)",
-       "Appendix F.2.2; Theorem 3.2", recorded="verified", kind="statement")
+       "Appendix F.2.2; Theorem 3.2", recorded="verified", kind="statement", origin="paper", evidence=proofs.CONDITION)
 def retrieval_condition(options):
     # Proof: for n <= n0, (2n - 3) theta < (2 n0 - 3) omega/(2 n0) < omega, so margin(n) =
     # 2 sin((omega - theta)/2) sin((omega - (2n-3) theta)/2) > 0 (C7-retrieval-margin-exact).
@@ -124,7 +129,7 @@ def retrieval_condition(options):
 
 @claim("C8",
        "Remark 3.2: with theta = 0 (no RoPE) Delta_Retrieval(n) stays away from zero for every length",
-       "Remark 3.2", recorded="verified", kind="statement")
+       "Remark 3.2", recorded="verified", kind="statement", origin="paper", evidence=proofs.C8_PROOF)
 def no_rope(options):
     # At theta = 0 a logit cos(d omega) does not depend on the offset, so the rows of length n are those of
     # length 2 with entries repeated: every reading is constant in n >= 2 (brute force below confirms).

@@ -75,7 +75,7 @@ def _table_rows(found):
 
 @trained_claim(
     "C11", "Frequency use per layer (Table 1): number task L0 uses ID 1, L1-L3 ID 2, L4 ID 10, L5-L11 IDs 37-39; "
-    "letter task IDs 18-42", "Appendix G, Table 1", recorded="refuted", part="analysis", over=_thresholds)
+    "letter task IDs 18-42", "Appendix G, Table 1", recorded="refuted", part="analysis", over=_thresholds, origin="paper")
 def table1_values(found: dict) -> Outcome:
     rows = _table_rows(found)
     layers = {t: len(rows[t]) for t in TASKS}
@@ -101,7 +101,7 @@ PATTERN = (("number_early_fast", "number", 0, 3, lambda x: x <= 10),
 @trained_claim(
     "C11-pattern", "Table 1's pattern: in the number task the early layers (L0-L3) use fast planes (ID <= 10) and "
     "the late layers (L5-L11) slow ones (ID >= 30); in the letter task every layer uses slow planes (ID >= 15)",
-    "Appendix G, Table 1", recorded="undecided", part="analysis")
+    "Appendix G, Table 1", recorded="undecided", part="analysis", origin="paper")
 # recorded undecided since the seed study shipped: it holds in seeds 0 and 4 (2 of 5) and fails
 # at the edges of the fixed split in seeds 1-3 (number L3 at weighted ID 15.4 and 10.6, L5 at
 # 27.6); fast early and slow late holds in every seed, the boundary layer moves

@@ -38,7 +38,7 @@ def _kinds(analysis: dict) -> list[str]:
 
 @trained_claim(
     "C1", "Number task needs positional heads (early layers) plus symbolic heads (later); letter task needs "
-    "symbolic heads only", "Section 3.1-3.3, Figure 2", recorded="verified", part="analysis")
+    "symbolic heads only", "Section 3.1-3.3, Figure 2", recorded="verified", part="analysis", origin="paper")
 def head_types(found: dict) -> Outcome:
     from training.analysis.measured_discrepancy import CLASSIFY_RULE
 
@@ -61,7 +61,7 @@ def head_types(found: dict) -> Outcome:
 
 @trained_claim(
     "C2", "Maximal accuracy coincides with every head being pure (one score >= 1 - gamma, the other <= gamma)",
-    "Section 3.1, Figure 2B-C, Figure 7", recorded="refuted", part="analysis")
+    "Section 3.1, Figure 2B-C, Figure 7", recorded="refuted", part="analysis", origin="paper")
 def purity_at_max(found: dict) -> Outcome:
     rows, ok = {}, True
     for task in TASKS:
@@ -104,7 +104,7 @@ def _hop_steps(analysis: dict) -> dict:
 
 @trained_claim(
     "C3", "Number task learns hop by hop (1-hop first, then 2, 3, 4); letter task learns all hops nearly at once",
-    "Section 3.3, Figure 2A", recorded="verified", part="analysis")
+    "Section 3.3, Figure 2A", recorded="verified", part="analysis", origin="paper")
 def hop_order(found: dict) -> Outcome:
     steps = {t: _hop_steps(found[t]) for t in TASKS}
     checkpoints = found["number"]["steps"]
@@ -133,7 +133,7 @@ def hop_order(found: dict) -> Outcome:
 
 @trained_claim(
     "C9", "Trained layer-1 (number task) keys collapse to one direction; queries are rotated by the offset they "
-    "encode (Figure 4B)", "Section 3.4, Figure 4", recorded="verified", tasks=("number",), part="analysis")
+    "encode (Figure 4B)", "Section 3.4, Figure 4", recorded="verified", tasks=("number",), part="analysis", origin="paper")
 def index_geometry(found: dict) -> Outcome:
     g = found["number"]["index_geometry"]
     numbers = {k: g.get(k) for k in ("layer", "plane_id", "frequency", "key_collapse", "query_alignment",
@@ -204,7 +204,7 @@ def _spread_at_850(seeds: dict):
 @trained_claim(
     "C10", "Length generalisation of the trained GPT-J: letter task > 90% accuracy up to length 850 (53x training "
     "length); number task barely generalises", "Section 3.6, Figure 5B", recorded="refuted", part="length",
-    over=_spread_at_850)
+    over=_spread_at_850, origin="paper")
 def length_generalisation(found: dict) -> Outcome:
     curves = {t: dict(zip(found[t]["lengths"], found[t]["accuracy"])) for t in TASKS}
     letter_upto = {n: a for n, a in curves["letter"].items() if n <= 850}
@@ -233,7 +233,7 @@ def _last_length_above(curve: dict, level: float):
 @trained_claim(
     "C10-relative", "The letter-task model generalises to longer inputs than the number-task model: its accuracy is "
     "at least the number model's at every measured length, and it stays >= 0.9 and >= 0.5 up to longer lengths",
-    "Section 3.6, Figure 5B (the qualitative reading)", recorded="verified", part="length")
+    "Section 3.6, Figure 5B (the qualitative reading)", recorded="verified", part="length", origin="corrected")
 def length_generalisation_relative(found: dict) -> Outcome:
     curves = {t: dict(zip(found[t]["lengths"], found[t]["accuracy"])) for t in TASKS}
     common = sorted(set(curves["letter"]) & set(curves["number"]))

@@ -150,7 +150,7 @@ def _decide(variant: str, task: str, length: int, what: str, path: Path | None =
 
 @claim("V-scale", "With the fixed query scale log(i+1)/log(17), the letter task's accuracy over all hops is at "
        "least 0.99 at total length 5,000 in every seed (3,000 training steps)",
-       "issue 15 (not a claim of the paper; its future work, Section 3.6)", recorded="refuted", kind="experiment")
+       "issue 15 (not a claim of the paper; its future work, Section 3.6)", recorded="refuted", kind="experiment", origin="package")
 # recorded refuted on seeds 0-2: seeds 0 and 2 score 1.000 at 5,000 (and seed 0 64/64 at 20,000),
 # seed 1 scores 0.980 (98/100; Wilson [0.930, 0.994], so compatible with 0.99).  Its errors are
 # all 4-hop inputs and start at 50 tokens (0.92-0.98 there from 50 to 5,000, no trend): an error
@@ -161,7 +161,7 @@ def query_scale_extrapolates(options):
 
 @claim("V-learned-scale", "With a learned per-head query scale s_h log(i+1) (Scalable-Softmax), the letter task's "
        "accuracy over all hops is at least 0.99 at total length 5,000 in every seed (3,000 training steps)",
-       "issue 15 (not a claim of the paper; its future work, Section 3.6)", recorded="refuted", kind="experiment")
+       "issue 15 (not a claim of the paper; its future work, Section 3.6)", recorded="refuted", kind="experiment", origin="package")
 # recorded refuted on seeds 0-2: seeds 0 and 2 score 1.000 at 5,000, seed 1 0.980 (98/100);
 # seed 1's errors are 4-hop inputs from 100 tokens on, as with the fixed scale's seed 1.
 def learned_query_scale_extrapolates(options):
@@ -170,7 +170,7 @@ def learned_query_scale_extrapolates(options):
 
 @claim("V-scale-6k", "With the fixed query scale log(i+1)/log(17) on the paper's 6,000 training steps, the letter "
        "task's accuracy over all hops is at least 0.99 at total length 5,000 in every seed",
-       "issue 15 (not a claim of the paper); registered 2026-12-02 before its members trained", recorded="refuted", kind="experiment")
+       "issue 15 (not a claim of the paper); registered 2026-12-02 before its members trained", recorded="refuted", kind="experiment", origin="package")
 # recorded undecided when registered: no member trained.  Recorded verified when the 3 seeds came
 # in (2026-12-02): 100/100 at 5,000 tokens in every seed (Wilson 95% [0.963, 1.000] each), and
 # no seed below 0.994 at any length from 17 to 5,000 (seed 2 misses one 3-hop input at 200, 400,
@@ -187,7 +187,7 @@ def query_scale_extrapolates_on_the_full_schedule(options):
 
 @claim("V-scale-6k-20k", "With the fixed query scale log(i+1)/log(17) on the paper's 6,000 training steps, the "
        "letter task's accuracy over all hops is still at least 0.99 at total length 20,000 in every seed",
-       "issue 34 (not a claim of the paper); registered 2026-12-03 before seeds 3-7 trained", recorded="refuted", kind="experiment")
+       "issue 34 (not a claim of the paper); registered 2026-12-03 before seeds 3-7 trained", recorded="refuted", kind="experiment", origin="package")
 # recorded undecided when registered: seeds 0-2 score 64, 63 and 63 of 64 at 20,000 (each miss a
 # 4-hop input); one miss in 64 is 0.984, whose Wilson 95% interval [0.917, 0.997] holds 0.99, so
 # the rule pools eight seeds (decide_pooled).  Recorded refuted when seed 4 came in (2026-12-03):
@@ -201,7 +201,7 @@ def query_scale_extrapolates_to_20000(options):
 
 @claim("V-scale-number", "Under the same query scale the number task still trains: accuracy over all hops at the "
        "training length 17 is at least 0.99 in every seed (6,000 steps)",
-       "issue 15 (not a claim of the paper)", recorded="verified", kind="experiment")
+       "issue 15 (not a claim of the paper)", recorded="verified", kind="experiment", origin="package")
 # recorded verified when the third seed came in: 1.000, 0.998 and 0.995 at 17 (400/400, 399/400,
 # 398/400).  It trains; it still breaks early (45-54 tokens), which this claim does not cover.
 def query_scale_keeps_number_task(options):

@@ -80,7 +80,7 @@ def _length(value) -> str:
 @claim("V-window", "Training on longer inputs (a random extra target window of 0-48 tokens, 6,000 steps) moves the "
        "letter task's break: each seed's break after learning lies beyond the longest break of the paper recipe's "
        "letter models (seed study, 5 seeds)",
-       "issue 15 (variant e); rule registered 2026-12-02 after seed 0, judged on seeds 1-2", recorded="verified", kind="experiment")
+       "issue 15 (variant e); rule registered 2026-12-02 after seed 0, judged on seeds 1-2", recorded="verified", kind="experiment", origin="package")
 # recorded undecided when registered: seed 0 (not judged) learns at 25 tokens and breaks at 457,
 # against the baseline's 111-229; seeds 1 and 2 were still training.  Verified once they came in
 # (the same day): seed 1 is right from 17 (0.923) and breaks at 552, seed 2 from 25 (0.895 at 17)

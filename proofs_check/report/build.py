@@ -16,8 +16,9 @@ import os
 import re
 from pathlib import Path
 
+from ..evidence import EXHAUSTIVE, FINITE_CASES, PROVED
 from ..registry import REGISTRY
-from ..verdicts import ALL_WORDS, UP_TO_ROUNDING
+from ..verdicts import ALL_WORDS, BY_CLASS, UP_TO_ROUNDING
 from .doc import Bullets, Code, Data, Figure, Link, Num, Para, Quote, Ref, Section, Strong, Table, nodes
 from .figures_map import TABLES, figure_command, figure_file, figures_of
 from .paper_places import BEYOND, PAGES_SOURCE, load_table, places_in
@@ -95,6 +96,29 @@ def figure_blocks(cid: str, root: Path, shown: dict) -> list:
     return blocks
 
 
+ORIGIN_WORDS = {"paper": "the paper's claim", "corrected": "the package's correction of a false statement",
+                "package": "the package's own statement or hypothesis"}
+
+
+def evidence_blocks(row: dict) -> list:
+    """What a verified statement rests on (``evidence``): a proof's steps, each quoted from the
+    module that checks it with that check's result in this run, or the cases that were checked."""
+    found = row.get("evidence_class")
+    if not found or row["kind"] != "statement":
+        return []
+    if found["class"] != PROVED:
+        return [Para(["Evidence class: ", Strong(found["class"]), ". The cases checked:"]),
+                Quote(found["cases"], module_path(row["id"]))]
+    steps = found.get("steps", [])
+    blocks = [Para(["Evidence class: ", Strong(PROVED), ". The argument, step by step; each step is checked by "
+                    "the function named under it whenever the claim is checked:"])]
+    for step in steps:
+        result = "passed" if step.get("passed") else "not run" if "passed" not in step else "failed"
+        blocks += [Quote(step["text"], step["source"]),
+                   Para(["Checked by ", Ref(step["checked_by"]), ": ", Strong(result), "."])]
+    return blocks
+
+
 def claim_section(row: dict, pages: dict, root: Path, corrects: dict, verdicts: dict, shown: dict) -> Section:
     cid, source = row["id"], evidence_source(row, root)
     located = [p for p in places_in(row["source"]) if p in pages["places"]]
@@ -103,7 +127,9 @@ def claim_section(row: dict, pages: dict, root: Path, corrects: dict, verdicts: 
         where += [" " if i == 0 else ", ", Ref(place), " is on page" if i == 0 else " on page",
                   " ", Num(str(pages["places"][place]["page"]), PAGES_SOURCE)]
     blocks = [Quote(row["statement"], module_path(cid)), Para(where + (["."] if located else [])),
+              Para(["Origin: ", Strong(ORIGIN_WORDS.get(row.get("origin"), "not recorded")), "."]),
               Para(["Verdict: ", Strong(row["verdict"]), ". Evidence: ", Num(row["summary"], source)])]
+    blocks += evidence_blocks(row)
     if row["verdict"] != row["recorded_verdict"]:
         blocks.append(Para(["The registry records ", Strong(row["recorded_verdict"]),
                             ": this run differs, so the command exits with status one."]))
@@ -169,7 +195,10 @@ def part_sections(results: list[dict], root: Path, pages: dict) -> list[Section]
 def summary_section(results: list[dict], partial: bool, contents: list[Section]) -> Section:
     counts = {word: sum(r["verdict"] == word for r in results) for word in ALL_WORDS}
     blocks = [Para(["Each claim of the paper the package checks, with its verdict: a statement is ",
-                    Strong("verified"), " or ", Strong("false"), " (with a certified counterexample), an experiment ",
+                    Strong(BY_CLASS[PROVED]), " (an argument whose every step is checked), ",
+                    Strong(BY_CLASS[EXHAUSTIVE]), " (a finite statement, every case checked), ",
+                    Strong(BY_CLASS[FINITE_CASES]), " (finitely many of its infinitely many cases, each named) or ",
+                    Strong("false"), " (with a certified counterexample), an experiment ",
                     Strong("reproduced"), " or ", Strong("not reproduced"), " by our recipe; either may be ",
                     Strong("undecided"), ", and a statement failing only on a printed number's rounding boundary ",
                     Strong(UP_TO_ROUNDING), ". This report covers ", Num(str(len(results)), RUN_SOURCE),

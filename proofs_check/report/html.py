@@ -9,6 +9,7 @@ numbers ends with a small note naming them, as in the Markdown.
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 from ..verdicts import ALL_WORDS
@@ -29,7 +30,8 @@ table { border-collapse: collapse; margin: .5rem 0; } th, td { border: 1px solid
 figure { margin: 1rem 0; } img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption, .src { font-size: .85em; color: #555; } .num { font-variant-numeric: tabular-nums; }
 .verdict-false, .verdict-not-reproduced, .verdict-error { color: #a01818; }
-.verdict-verified, .verdict-reproduced { color: #17702a; } .verdict-holds-up-to-rounding { color: #8a5a00; }
+.verdict-verified-proved, .verdict-verified-exhaustive, .verdict-reproduced { color: #17702a; }
+.verdict-holds-in-every-case-checked { color: #2f6a3a; } .verdict-holds-up-to-rounding { color: #8a5a00; }
 @media print {
   body { font-size: 11pt; } main { max-width: none; padding: 0; } a { color: inherit; text-decoration: none; }
   #contents { display: none; } h2 { break-before: page; } h3, figure, pre, table, blockquote { break-inside: avoid; }
@@ -38,13 +40,18 @@ figcaption, .src { font-size: .85em; color: #555; } .num { font-variant-numeric:
 """
 
 
+def verdict_class(word: str) -> str:
+    """A verdict word as a CSS class name: "verified (proved)" -> "verified-proved"."""
+    return re.sub(r"[^a-z]+", "-", word.lower()).strip("-")
+
+
 def inline(part) -> str:
     if isinstance(part, str):
         return escape(part)
     if isinstance(part, Num):
         return f'<span class="num" title="source: {escape(part.source)}">{escape(part.text)}</span>'
     if isinstance(part, Strong):
-        kind = f' class="verdict-{part.text.replace(" ", "-")}"' if part.text in ALL_WORDS else ""
+        kind = f' class="verdict-{verdict_class(part.text)}"' if part.text in ALL_WORDS else ""
         return f"<strong{kind}>{escape(part.text)}</strong>"
     if isinstance(part, Ref):
         return f'<a href="#{escape(part.anchor)}">{escape(part.text)}</a>' if part.anchor else escape(part.text)

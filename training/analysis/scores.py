@@ -94,7 +94,7 @@ def layer_scores(adapter, layer: int, hidden, method: str = "fast", tau: float =
 FAST_CHUNK = 1 << 22  # elements of the largest temporary of fast_scores (32 MB in float64)
 
 
-def fast_scores(adapter, query_keys: list, tau: float = DEFAULT_TAU, layers=None) -> dict:
+def fast_scores(adapter, query_keys: list, tau: float = DEFAULT_TAU, layers=None, form: str = "absolute") -> dict:
     """The fast route for several layers at once: arrays (L, B, H) from each layer's
     (last query, keys) of ``Adapter.hidden_and_keys``; ``layers``: the layer index of each
     entry (default 0, 1, ..: all layers), which picks that layer's angles and query scale.
@@ -110,19 +110,22 @@ def fast_scores(adapter, query_keys: list, tau: float = DEFAULT_TAU, layers=None
     for start in range(0, len(query_keys), group):
         part = query_keys[start:start + group]
         cross = adapter.crosses(part, layers[start:start + group])  # each layer's own RoPE variant
-        positional, symbolic = head_scores_from_cross(cross, pairs, tau)
+        positional, symbolic = head_scores_from_cross(cross, pairs, tau, form)  # form: theory.scores.ALPHA_FORMS
         out["positional"].append(positional)
         out["symbolic"].append(symbolic)
         out["entropy"].append(attention_entropy(np.diagonal(cross, axis1=-2, axis2=-1)))
     return {key: np.concatenate(value) for key, value in out.items()}
 
 
-def model_scores(adapter, ids, method: str = "fast", tau: float = DEFAULT_TAU, bar=None) -> dict:
-    """Every layer's scores on ``ids``: arrays (layers, B, H)."""
+def model_scores(adapter, ids, method: str = "fast", tau: float = DEFAULT_TAU, bar=None, form: str = "absolute") -> dict:
+    """Every layer's scores on ``ids``: arrays (layers, B, H); ``form`` (theory.scores.ALPHA_FORMS)
+    only with the fast route."""
     adapter = adapter_for(adapter)
+    if form != "absolute" and method != "fast":
+        raise ValueError("a swap-weight form other than 'absolute' is computed by the fast route only")
     if method == "fast":  # the forward pass's own queries and keys where the family has them
         _, query_keys = adapter.hidden_and_keys(ids)
-        scores = fast_scores(adapter, query_keys, tau)
+        scores = fast_scores(adapter, query_keys, tau, form=form)
         if bar is not None:
             bar.update(len(query_keys))
         return scores

@@ -1,4 +1,4 @@
-"""The paper's premise, tested: does discrepancy predict where length generalisation breaks?
+"""The paper's future work (Section 4), tested: does discrepancy predict where length generalisation breaks?
 
 Read from every shipped member's ``dilution.json`` (and, with the scale at inference,
 ``dilution_rescaled.json``) of both studies, through the same reader and comparison as claims
@@ -53,7 +53,8 @@ def section(root: Path) -> Section:
     src = _source(PLAIN)
     blocks = [Para(["For each trained model, the dilution stage measures every layer's logit gap and attention weights "
                     "at every length. Three readings turn them into a predicted break: ", Ref("Lemma F.1"),
-                    "'s condition on the layers that meet it at the training length (the paper's premise), the same "
+                    "'s condition on the layers that meet it at the training length (the premise the paper leaves to future "
+                    "work), the same "
                     "proof before its worst-case step (the losing keys' measured weight), and an exploratory rule "
                     "chosen after looking at the first models, judged only on models trained after it. The measured "
                     "break is where accuracy over all hops first falls below ", num(THRESHOLD, "g", RULES_SOURCE),
