@@ -12,6 +12,7 @@ import numpy as np
 
 from theory.files import atomic_write_json
 from theory.numbers import FLOAT64
+from theory.provenance import provenance
 from theory.rope import rotate
 
 from .index import IndexConstruction
@@ -44,5 +45,5 @@ def figure4a_geometry(theta, offsets) -> dict:
 def write_figure4a(path, theta, offsets) -> dict:
     """Write ``figure4a_geometry`` as JSON atomically (temp file in the same folder, then rename)."""
     data = figure4a_geometry(theta, offsets)
-    atomic_write_json(path, data, indent=2)
+    atomic_write_json(path, {**data, "provenance": provenance()}, indent=2)
     return data

@@ -84,7 +84,8 @@ PROG = "python -m figures"
 
 
 def build_parser() -> OneLineParser:
-    parser = OneLineParser(prog=PROG, description=__doc__.splitlines()[2])
+    # the docstring's first paragraph after the usage lines: one sentence (tests/test_help_texts.py)
+    parser = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[1].strip())
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"figures to build (default: all): {', '.join(list(FIGURES) + list(GROUPS))}")
     # paths stay text until checked: argparse's type=Path would turn an empty --out into "."

@@ -1,5 +1,5 @@
-"""Figure "fig_breaks": does discrepancy predict where length generalisation breaks (the paper's
-premise, Sections 3.5-3.6 and Lemma F.1)?  Drawn from the dilution.json of every trained model
+"""Figure "fig_breaks": does discrepancy predict where length generalisation breaks (the premise
+the paper leaves to future work in Section 4, read with Lemma F.1)?  Drawn from the dilution.json of every trained model
 that ships one (``training.analysis.dilution`` and ``break_prediction``): the seed study's
 members (``--seeds``: <DIR>/<variant>/<task>/seed-<S>/) and the variants study's (``--variants``,
 same layout).  A member in both studies (the shared "paper" number-task runs) is drawn once,

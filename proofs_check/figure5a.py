@@ -27,6 +27,7 @@ from theory.discrepancy_retrieval import (bound_stated, in_regime, inf_lower_bou
 from theory.files import OutputError, atomic_write_json
 from theory.numbers import Interval
 from theory.output_policy import PACKAGE_ROOT, check_output, output_argument
+from theory.provenance import provenance
 from theory.phases import Angle
 
 M = 16
@@ -151,7 +152,7 @@ def main(argv=None) -> int:
     try:
         # before the computing, not after it; the shipped figure5a.json is this command's own output
         check_output(args.out, "--out", parents=True, documented=[SHIPPED_FILE], replace_shipped=args.replace_shipped)
-        atomic_write_json(args.out, build(args.n_max), indent=1)
+        atomic_write_json(args.out, {**build(args.n_max), "provenance": provenance()}, indent=1)
     except (OutputError, UsageError) as error:  # UsageError: the policy; OutputError: turned bad while computing
         parser.error(str(error))
     except OSError as error:  # the disk filled up, the folder went away

@@ -28,6 +28,8 @@ ALLOWED = {
     "training.llm": {"theory", "training.cli_common"},
     "training.studies": {"theory", "training.tasks", "training.model", "training.analysis", "training.cli_common"},
     "training.cli_common": {"theory"},
+    # the Python API of the head analysis: a front door to analysis (and the llm room's loader)
+    "training.api": {"theory", "training.tasks", "training.analysis", "training.llm", "training.cli_common"},
     "training.__main__": {"training.cli_common", *(f"training.{room}" for room in TRAINING_ROOMS)},
     "training": set(),
     "proofs_check": {"theory", "constructions", "training.tasks", "training.model", "training.analysis",

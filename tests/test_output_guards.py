@@ -22,7 +22,7 @@ import pytest
 
 from training.__main__ import main
 from training.cli_common import RUN_FILE_NAMES
-from training.model import checkpoints
+from training.model import checkpoints, hf_files
 from training.model.ownership import OWNER_NAME
 from training.model.runlock import LOCK_NAME
 from training.model.runsetup import open_run
@@ -108,7 +108,8 @@ def no_work(monkeypatch):
 
 
 def test_the_guard_knows_every_file_a_run_owns():
-    owned = {*checkpoints.RUN_FILES, OWNER_NAME, LOCK_NAME, checkpoints.STATE_JSON, checkpoints.STATE_TENSORS}
+    owned = {*checkpoints.RUN_FILES, *hf_files.TOKENIZER_FILES, hf_files.CARD, OWNER_NAME, LOCK_NAME,
+             checkpoints.STATE_JSON, checkpoints.STATE_TENSORS}
     assert owned == set(RUN_FILE_NAMES)
 
 

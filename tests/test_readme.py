@@ -245,7 +245,7 @@ def test_readme_commands_that_write_leave_a_fresh_clone_unchanged(tmp_path):
     assert not created, f"README commands created files in the checkout: {created[:10]}"
 
 
-MAX_LINES = 200
+MAX_LINES = 215  # 200 until the "Use it from Python" section (issue 44)
 REPORT_LINK = "report/REPORT.md"
 
 
@@ -269,7 +269,7 @@ def hand_typed_numbers(prose: str) -> list[str]:
     return re.findall(r"\S*\d\S*", prose)
 
 
-def test_the_readme_is_a_guide_of_at_most_200_lines():
+def test_the_readme_is_a_guide_of_at_most_max_lines():
     count = len(README.read_text(encoding="utf-8").splitlines())
     assert count <= MAX_LINES, f"README.md has {count} lines; findings belong in the generated report"
 

@@ -90,8 +90,8 @@ def test_weight_decay_skips_biases_and_layernorms():
 
 def test_smoke_run_format(reference_run):
     out, summary = reference_run
-    assert {p.name for p in out.iterdir()} == {"config.json", "model.safetensors", "vocab.json",
-                                                "metrics.jsonl", "recipe.json", "checkpoints"}
+    assert {p.name for p in out.iterdir()} == {"config.json", "model.safetensors", "vocab.json", "tokenizer.json",
+                                                "tokenizer_config.json", "metrics.jsonl", "recipe.json", "checkpoints"}
     recipe = json.loads((out / "recipe.json").read_text())
     assert recipe["recipe"]["steps"] == 20 and recipe["recipe"]["model"] == {**recipe["recipe"]["model"],
                                                                              "vocab_size": 136, "n_layer": 2}

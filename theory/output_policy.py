@@ -46,9 +46,11 @@ PACKAGE_TREES = ("theory", "constructions", "training", "proofs_check", "figures
 PACKAGE_FILES = ("README.md", "pyproject.toml", "LICENSE", "CITATION.cff", "CHANGELOG.md", ".gitignore")
 REPLACE_SHIPPED = "--replace-shipped"
 
-# --- what a training run owns (training.model: checkpoints.RUN_FILES, ownership, runlock, the checkpoint
-# state; tests/test_output_guards.py keeps the names in step with training.model) --------------------------
+# --- what a training run owns (training.model: checkpoints.RUN_FILES, the Hugging Face files of hf_files,
+# ownership, runlock, the checkpoint state; tests/test_output_guards.py keeps the names in step with
+# training.model) --------------------------------------------------------------------------------------------
 RUN_FILE_NAMES = frozenset({"config.json", "model.safetensors", "vocab.json", "metrics.jsonl", "recipe.json",
+                            "tokenizer.json", "tokenizer_config.json", "README.md",
                             "owner.json", ".lock", "training_state.json", "training_state.safetensors"})
 CHECKPOINT = "a checkpoint of a training run"
 CHECKPOINT_FOLDER = "the checkpoint folder of a training run"

@@ -5,5 +5,6 @@ Rooms and the rooms each may import (enforced by tests/test_layering.py):
 ``tasks`` (none) <- ``model`` (tasks) <- ``analysis`` (model, tasks, llm; and ``constructions``),
 ``llm`` (none), ``studies`` (tasks, model, analysis).  Every room may import ``theory``;
 ``cli_common`` (argument parsing and usage errors) is shared by the rooms' ``cli`` modules,
-and ``__main__`` only dispatches to them.
+and ``__main__`` only dispatches to them.  ``api`` is the Python API of the LLM head analysis
+(``load_model``, ``analyze_heads``); it may import ``analysis``, ``llm`` and ``tasks``.
 """

@@ -21,18 +21,21 @@ with quiet_interrupt_while_starting("python -m training"):  # Ctrl-C during the 
     from .analysis import cli as analysis_cli
     from .analysis import dilution_cli
     from .cli_common import OneLineParser, OutputError, UsageError, interrupted, report_usage_error
+    from .llm import cache_cli
     from .llm import cli as llm_cli
     from .model import cli as model_cli
     from .studies import cli as studies_cli
     from .tasks import cli as tasks_cli
 
+DESCRIPTION = ("Generate the tasks' data, train and evaluate the paper's GPT-J, analyse its heads and those of "
+               "pretrained models, run studies, and manage the model cache.")
 COMMANDS = [tasks_cli.add_data_parser, model_cli.add_train_parser, model_cli.add_bench_parser,
             llm_cli.add_llm_parser, analysis_cli.add_evaluate_parser, analysis_cli.add_analyze_parser,
-            dilution_cli.add_dilution_parser, studies_cli.add_study_parser]
+            dilution_cli.add_dilution_parser, studies_cli.add_study_parser, cache_cli.add_cache_parser]
 
 
 def build_parser() -> OneLineParser:
-    parser = OneLineParser(prog="python -m training", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m training", description=DESCRIPTION)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add_parser in COMMANDS:
         add_parser(subparsers)

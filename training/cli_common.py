@@ -25,6 +25,9 @@ from theory.output_policy import (CHECKPOINT, CHECKPOINT_FOLDER, REPLACE_SHIPPED
                                   RUN_FOLDER, check_not_owned, check_output, folder_kind, output_argument)
 
 
+TASK_HELP = "the task: number or letter (Appendix B)"  # every command's --task
+
+
 def report_usage_error(prog: str, error: Exception) -> int:
     print(f"{prog}: error: {error}", file=sys.stderr)
     return 2

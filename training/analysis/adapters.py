@@ -1,8 +1,12 @@
 """The adapters of every model family the analysis reads (interface and derived cross
 matrix: ``training.analysis.adapter_base``): our GPT-J (``OurGPTJAdapter``, which takes queries and
-keys from its own forward pass), the HF families (``training.analysis.hf_adapters``; Gemma 3 in
-``training.analysis.gemma3_adapter``) and the
-hand-built constructions; ``adapter_for`` picks one.
+keys from its own forward pass), the HF families (``training.analysis.hf_adapters``, the LLaMA-like
+ones in ``training.analysis.llama_adapters``, Gemma 3 in ``training.analysis.gemma3_adapter``) and
+the hand-built constructions; ``adapter_for`` picks one.
+
+``HF_FAMILIES`` is the one list of the HF families read: ``adapter_for`` picks from it, and the
+refusal of an unsupported model before it loads (``training.analysis.llm_load``), the help of
+``analyze --model`` and the report's text (``supported_families``) are worded from it.
 """
 
 from __future__ import annotations
@@ -12,10 +16,35 @@ import torch
 
 from .adapter_base import Adapter, to_numpy
 from .gemma3_adapter import HFGemma3Adapter
-from .hf_adapters import HFGPTJAdapter, HFGPTNeoXAdapter, HFLlamaAdapter
+from .hf_adapters import HFGPTJAdapter, HFGPTNeoXAdapter
+from .llama_adapters import HFLlamaAdapter, HFMistralAdapter, HFOlmo2Adapter, HFQwen2Adapter, HFQwen3Adapter
 
-__all__ = ["Adapter", "OurGPTJAdapter", "HFGPTJAdapter", "HFGPTNeoXAdapter", "HFLlamaAdapter", "HFGemma3Adapter",
-           "ConstructionAdapter", "adapter_for", "to_numpy"]
+__all__ = ["Adapter", "OurGPTJAdapter", "HFGPTJAdapter", "HFGPTNeoXAdapter", "HFLlamaAdapter", "HFMistralAdapter",
+           "HFQwen2Adapter", "HFQwen3Adapter", "HFOlmo2Adapter", "HFGemma3Adapter", "ConstructionAdapter",
+           "HF_FAMILIES", "GGUF_ARCHITECTURES", "adapter_for", "supported_families", "check_family", "to_numpy"]
+
+# HF config.model_type -> (adapter, the family's name)
+HF_FAMILIES = {
+    "llama": (HFLlamaAdapter, "LLaMA"), "mistral": (HFMistralAdapter, "Mistral"),
+    "qwen2": (HFQwen2Adapter, "Qwen2"), "qwen3": (HFQwen3Adapter, "Qwen3"), "olmo2": (HFOlmo2Adapter, "OLMo 2"),
+    "gemma3_text": (HFGemma3Adapter, "Gemma 3"), "gpt_neox": (HFGPTNeoXAdapter, "GPT-NeoX"),
+    "gptj": (HFGPTJAdapter, "GPT-J"),
+}
+# a GGUF file's general.architecture -> the model_type transformers gives it, where the two differ
+# (transformers.modeling_gguf_pytorch_utils.load_gguf_checkpoint)
+GGUF_ARCHITECTURES = {"gemma3": "gemma3_text", "gptneox": "gpt_neox"}
+
+
+def supported_families() -> str:
+    """The HF families read, as "LLaMA (llama), Mistral (mistral), ..." (name and model_type)."""
+    return ", ".join(f"{name} ({model_type})" for model_type, (_, name) in HF_FAMILIES.items())
+
+
+def check_family(model_type, what: str) -> None:
+    """ValueError (one line, naming the family and the supported list) unless ``model_type``
+    is one of ``HF_FAMILIES``; ``what`` names the model in the message."""
+    if model_type not in HF_FAMILIES:
+        raise ValueError(f"{what}: model family {model_type!r} is not supported; supported: {supported_families()}")
 
 
 class OurGPTJAdapter(Adapter):
@@ -119,12 +148,10 @@ def adapter_for(model) -> Adapter:
         return ConstructionAdapter(model)
     _refuse_transformer_lens(model)
     model_type = getattr(getattr(model, "config", None), "model_type", None)
-    families = {"gptj": HFGPTJAdapter, "gpt_neox": HFGPTNeoXAdapter, "llama": HFLlamaAdapter,
-                "gemma3_text": HFGemma3Adapter}
-    if model_type in families:
-        return families[model_type](model)
+    if model_type in HF_FAMILIES:
+        return HF_FAMILIES[model_type][0](model)
     raise ValueError(f"no adapter for {type(model).__name__} (model_type {model_type!r}); supported: our GPTJ, "
-                     f"HF {', '.join(families)}, constructions.common.OneLayerModel")
+                     f"HF {supported_families()}, constructions.common.OneLayerModel")
 
 
 def _refuse_transformer_lens(model) -> None:

@@ -48,19 +48,25 @@ from __future__ import annotations
 
 import json
 
-from training.cli_common import UsageError, add_compute_options, ascii_int, output_argument, prepare_json_output
+from theory.provenance import provenance
+from training.cli_common import (TASK_HELP, UsageError, add_compute_options, ascii_int, output_argument,
+                                 prepare_json_output)
 from training.model.checkpoints import RunError
 from training.model.gptj import INFERENCE_QUERY_SCALES
 from training.tasks.definitions import TASKS
 
+from .adapters import supported_families
 from .cli_checks import (MAX_LENGTH, check_analysis_size, check_checkpoints_of_run, check_evaluation_size,
                          check_query_scale, check_seed_option, parse_lengths, read_run_config)
 from .limits import add_device_option, device_of
 from .llm_cli import MAX_LLM_BATCH
 
-# argparse shows these first lines of the two commands' descriptions above
-ANALYZE_DESCRIPTION = '``python -m training analyze``: positional/symbolic scores of every checkpoint of a run,'
-EVALUATE_DESCRIPTION = '``python -m training evaluate``: accuracy (overall and per hop) against total input length,'
+# what --help shows: one plain sentence each (tests/test_help_texts.py)
+ANALYZE_DESCRIPTION = ("Score every checkpoint of a run (positional and symbolic scores, entropy, purity, frequency "
+                       "use, Index geometry, measured discrepancy), or every head of a pretrained RoPE model, as "
+                       "one JSON file.")
+EVALUATE_DESCRIPTION = ("Measure a run's accuracy, overall and per hop, against total input length, or on one of "
+                        "the paper's fixed splits.")
 
 
 def add_analyze_parser(subparsers) -> None:
@@ -70,8 +76,8 @@ def add_analyze_parser(subparsers) -> None:
     source.add_argument("--run", metavar="RUN", help="run directory (config, weights, vocab, metrics)")
     source.add_argument("--model", metavar="PATH",
                         help="instead: a pretrained RoPE causal LM, an HF folder or a .gguf file (per-head scores, "
-                             "frequency use, attention sink)")
-    parser.add_argument("--task", required=True, choices=TASKS)
+                             f"frequency use, attention sink); families: {supported_families()}")
+    parser.add_argument("--task", required=True, choices=TASKS, help=TASK_HELP)
     output_argument(parser, "--json", required=True, metavar="FILE", help="write the analysis here (atomically)")
     parser.add_argument("--method", choices=("fast", "rerun"), default=None,
                         help="fast (default): cross matrix; rerun: swap and recompute the layer (--run only)")
@@ -135,6 +141,7 @@ def run_analyze(args) -> int:
                              discrepancy_count=args.discrepancy_count, progress=not args.no_progress)
     except RunError as error:
         raise UsageError(str(error)) from None
+    result["provenance"] = provenance(args.run)
     write_json_atomic(out, result)
     summary = {"json": str(out), "steps": len(result["steps"]), "best_step": result["best_step"],
                "seconds": result["seconds"]}
@@ -146,7 +153,7 @@ def add_evaluate_parser(subparsers) -> None:
     parser = subparsers.add_parser("evaluate", help="length generalisation of a run",
                                    description=EVALUATE_DESCRIPTION)
     parser.add_argument("--run", required=True, metavar="RUN", help="run directory (its best weights are used)")
-    parser.add_argument("--task", required=True, choices=TASKS)
+    parser.add_argument("--task", required=True, choices=TASKS, help=TASK_HELP)
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--lengths", metavar="N,..", help=f"total input lengths, each in 17..{MAX_LENGTH}")
     what.add_argument("--split", choices=("train", "validation", "test"),
@@ -194,14 +201,14 @@ def run_evaluate(args) -> int:
         scale_queries_at_inference(model, args.query_scale)
     if args.split:
         result = split_accuracy(model, args.task, args.split, run=str(args.run), progress=not args.no_progress)
-        result.update(device=str(device), inference_query_scale=args.query_scale)
+        result.update(device=str(device), inference_query_scale=args.query_scale, provenance=provenance(args.run))
         write_json_atomic(out, result)
         print(json.dumps({"json": str(out), "split": args.split, "n": result["n"], "accuracy": result["accuracy"],
                           "per_hop": result["per_hop"]}))
         return 0
     result = length_generalisation(model, args.task, lengths, count=args.count, seed=args.seed,
                                    max_tokens=args.max_tokens, run=str(args.run), progress=not args.no_progress)
-    result.update(device=str(device), inference_query_scale=args.query_scale)
+    result.update(device=str(device), inference_query_scale=args.query_scale, provenance=provenance(args.run))
     write_json_atomic(out, result)
     print(json.dumps({"json": str(out), "lengths": result["lengths"],
                       "accuracy": [round(a, 4) for a in result["accuracy"]]}))

@@ -21,7 +21,9 @@ from __future__ import annotations
 import json
 
 from theory.inputs import Checked, Nullable, load_json
-from training.cli_common import UsageError, add_compute_options, ascii_int, output_argument, prepare_json_output
+from theory.provenance import provenance
+from training.cli_common import (TASK_HELP, UsageError, add_compute_options, ascii_int, output_argument,
+                                 prepare_json_output)
 from training.model.checkpoints import RunError
 from training.model.gptj import INFERENCE_QUERY_SCALES
 from training.tasks.definitions import TASKS
@@ -33,9 +35,9 @@ DESCRIPTION = "softmax dilution per layer and length of a run, and the break len
 
 
 def add_dilution_parser(subparsers) -> None:
-    parser = subparsers.add_parser("dilution", help=DESCRIPTION, description=DESCRIPTION)
+    parser = subparsers.add_parser("dilution", help=DESCRIPTION, description=f"Measure the {DESCRIPTION}.")
     parser.add_argument("--run", required=True, metavar="RUN", help="run directory (its best weights are used)")
-    parser.add_argument("--task", required=True, choices=TASKS)
+    parser.add_argument("--task", required=True, choices=TASKS, help=TASK_HELP)
     output_argument(parser, "--json", required=True, metavar="FILE", help="write the result here (atomically)")
     parser.add_argument("--lengths", default=None, metavar="N,..", help="total input lengths (default 17..5000)")
     parser.add_argument("--count", type=ascii_int, default=None, metavar="N", help="inputs per length (default 32)")
@@ -112,6 +114,7 @@ def run_dilution(args) -> int:
               "inference_query_scale": args.query_scale, "dilution": profile}
     if accuracy is not None:
         result["breaks"] = member_breaks(profile, accuracy)
+    result["provenance"] = provenance(args.run)
     write_json_atomic(out, result)
     summary = {"json": str(out), "lengths": lengths, "seconds": profile["seconds"]}
     if accuracy is not None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["top_logit_planes", "frequency_use", "weighted_id", "id_frequency", "WEIGHT_DEFINITION"]
+__all__ = ["top_logit_planes", "frequency_use", "weighted_id", "id_frequency", "table_frequency", "WEIGHT_DEFINITION"]
 
 WEIGHT_DEFINITION = ("w_k = mean over inputs and heads of max(c_k, 0), where c_k is rotary plane k's term of the "
                      "last-token logit at its argmax key (k . R q split by plane); ID = sum k w_k / sum w_k, k = 1 "
@@ -62,6 +62,15 @@ def weighted_id(weights) -> float | None:
 def id_frequency(frequency_id: float, rotary_dim: int, base: float = 10000.0) -> float:
     """g at a (possibly fractional) ID: base^(-2 (ID - 1) / rotary_dim)."""
     return float(base ** (-2.0 * (frequency_id - 1.0) / rotary_dim))
+
+
+def table_frequency(frequency_id: float, angles) -> float:
+    """The angle at a (possibly fractional) ID read off a layer's own table (``angles``, ID 1 at
+    index 0), geometric between neighbouring planes: ``id_frequency`` for an unscaled table
+    (tested), the real angles for a length-scaled one (``rope_scaling``), whose planes are not
+    one geometric sequence."""
+    logs = np.log(np.asarray(angles, dtype=np.float64))
+    return float(np.exp(np.interp(frequency_id - 1.0, np.arange(len(logs)), logs)))
 
 
 def frequency_use(adapter, hidden_in, base: float | None = None) -> dict:

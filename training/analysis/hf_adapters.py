@@ -1,8 +1,10 @@
 """Adapters (``training.analysis.adapter_base.Adapter``) for Hugging Face RoPE families: GPT-J
-(adjacent pairs), GPT-NeoX and LLaMA (``rotate_half`` pairs, partial rotary, grouped-query
-attention).  Each reads the hidden states with forward pre-hooks and recomputes the
-last-token logits with the family's own projections and rotary function (the ``rerun``
-route), on float64 rotary tables of the same angles (module doc of ``adapter_base``).
+(adjacent pairs) and GPT-NeoX (``rotate_half`` pairs, partial rotary); the LLaMA-like
+families (grouped-query attention, QK norm, sliding windows, scaled RoPE) build on
+``_HalvesAdapter`` in ``training.analysis.llama_adapters``.  Each reads the hidden states
+with forward pre-hooks and recomputes the last-token logits with the family's own
+projections and rotary function (the ``rerun`` route), on float64 rotary tables of the same
+angles (module doc of ``adapter_base``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from theory.rope import rope_angles
 
 from .adapter_base import Adapter, to_numpy
 
-__all__ = ["HFGPTJAdapter", "HFGPTNeoXAdapter", "HFLlamaAdapter"]
+__all__ = ["HFGPTJAdapter", "HFGPTNeoXAdapter"]
 
 
 def _capture_layer_inputs(layers, run) -> list:
@@ -179,32 +181,3 @@ class HFGPTNeoXAdapter(_HalvesAdapter):
             qkv = block.attention.query_key_value(h).view(B, T, self.n_heads, 3 * self.head_dim).transpose(1, 2)
             q, k, _ = qkv.chunk(3, dim=-1)
             return (q[..., -1:, :] if last_only else q), k
-
-
-class HFLlamaAdapter(_HalvesAdapter):
-    """transformers.LlamaForCausalLM: RMSNorm, separate projections, grouped-query
-    attention (query head h reads key head h // (n_heads / n_kv_heads), as ``repeat_kv``)."""
-
-    family = "hf-llama"
-
-    def __init__(self, model):
-        from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
-
-        c = model.config
-        params = _default_rope(c)
-        self.n_heads = c.num_attention_heads
-        self.n_kv_heads = c.num_key_value_heads or c.num_attention_heads
-        self.head_dim = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
-        self.rotary_dim = self.head_dim
-        self.base = float(params.get("rope_theta", 10000.0))
-        self._rope_fn = apply_rotary_pos_emb
-        super().__init__(model, model.model.layers)
-        self.scale = float(self.layers[0].self_attn.scaling)
-
-    def _torch_qk(self, layer, hidden, last_only):
-        block = self.layers[layer]
-        with torch.no_grad():
-            h = block.input_layernorm(hidden)
-            q = self._split_heads(block.self_attn.q_proj(h[:, -1:] if last_only else h), self.n_heads)
-            k = self._split_heads(block.self_attn.k_proj(h), self.n_kv_heads)
-            return q, k.repeat_interleave(self.n_heads // self.n_kv_heads, dim=1)

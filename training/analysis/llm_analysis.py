@@ -12,8 +12,8 @@ JSON: model, family, dtype, task, n_inputs, seed, tau, inputs, swap_rule, model_
 inputs_without_swaps}, per_head {positional, symbolic, entropy, sink: [layer][head]},
 frequency {definition, base, weights [layer][head][plane], weighted_id, frequency_interpolated,
 dominant_id; where layers have their own RoPE base (Gemma 3): base null and layer_base [layer],
-layer_kind [layer] ("sliding"/"full"), dominant_angle [layer][head] (radians per position)},
-seconds.
+layer_kind [layer] ("sliding"/"full"), dominant_angle [layer][head] (radians per position); with a
+length-scaled RoPE (linear, llama3): rope_type and dominant_angle}, seconds.
 """
 
 from __future__ import annotations

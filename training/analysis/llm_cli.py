@@ -1,7 +1,8 @@
 """The ``--model`` half of ``python -m training analyze`` (the parser is in
 ``training.analysis.cli``): check everything cheap first (values, the --json destination,
-the model path), then load the model, analyse it (``training.analysis.llm_analysis``),
-write the JSON atomically and print one line per head, then a one-line JSON summary.
+the model path, the model's family: ``training.analysis.llm_load``), then load the model,
+analyse it (``training.analysis.llm_analysis``), write the JSON atomically and print one line
+per head, then a one-line JSON summary.
 """
 
 from __future__ import annotations
@@ -29,13 +30,13 @@ def _check_values(args) -> None:
 
 
 def _load(args):
-    """(model, tokenizer), or a UsageError naming what is missing or wrong."""
-    from training.llm import local_model
-
+    """(model, tokenizer), or a UsageError naming what is missing or wrong: the path and the
+    model's family are checked before anything loads (``llm_load``)."""
     from .adapters import adapter_for
+    from .llm_load import check_source, load_for_analysis
 
     try:
-        local_model.model_source(args.model)
+        check_source(args.model)
     except ValueError as error:
         raise UsageError(str(error)) from None
     try:
@@ -43,19 +44,13 @@ def _load(args):
     except ImportError:
         raise UsageError("analyze --model needs transformers: pip install 'rope-heads[llm]'") from None
     try:
-        import torch
-
-        # loaded as stored, then cast: a GGUF checkpoint keeps its packed float32 kernels, and
-        # the analysis asks float32 or float64 of every tensor it reads
-        model, tokenizer = local_model.load_local(args.model, attn_implementation="sdpa",
-                                                  progress=not args.no_progress)
-        model = model.to(getattr(torch, args.dtype or "float32"))
+        model, tokenizer = load_for_analysis(args.model, args.dtype or "float32", progress=not args.no_progress)
     except (OSError, KeyError, RuntimeError, ValueError) as error:  # a truncated or foreign file, say
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise UsageError(first if str(error).startswith("--model") else
                          f"--model {args.model}: cannot load it as a causal LM: {first}") from None
     try:
-        adapter_for(model)  # an unsupported family is refused before any work
+        adapter_for(model)  # settings of a supported family that its adapter refuses, before any work
     except ValueError as error:
         raise UsageError(f"--model {args.model}: {error}" if str(args.model) not in str(error) else str(error)) \
             from None
@@ -63,6 +58,7 @@ def _load(args):
 
 
 def run_analyze_model(args) -> int:
+    from theory.provenance import provenance
     from training.model.weights import write_json_atomic
 
     from .llm_analysis import analyse_llm, head_table
@@ -75,7 +71,7 @@ def run_analyze_model(args) -> int:
                          seed=SCORE_SEED if args.seed is None else args.seed,
                          batch_size=args.batch_size or DEFAULT_BATCH, progress=not args.no_progress,
                          name=str(args.model))
-    write_json_atomic(out, result)
+    write_json_atomic(out, {**result, "provenance": provenance(args.model)})
     print(head_table(result))
     print(json.dumps({"json": str(out), "model": str(args.model), "layers": result["layers"],
                       "heads": result["heads"], "swaps_used_mean": result["swaps"]["used_mean"],

@@ -29,7 +29,7 @@ import torch
 
 from theory.scores import DEFAULT_TAU, attention_entropy, head_scores, softmax
 
-from .frequency import WEIGHT_DEFINITION, id_frequency, weighted_id
+from .frequency import WEIGHT_DEFINITION, id_frequency, table_frequency, weighted_id
 from .llm_inputs import equal_length_pairs
 
 __all__ = ["swap_sources", "input_scores", "analyse_mapped", "summarise"]
@@ -123,23 +123,34 @@ def _frequency(terms: np.ndarray, adapter) -> dict:
     base (``layer_base``, Gemma 3) reports each layer in its own base: ``base`` is None and
     ``layer_base``, ``layer_kind`` and ``dominant_angle`` (radians per position of the dominant
     plane) are added, so plane IDs and angles of layers with different bases can be compared
-    (``frequency_interpolated`` is the angle per position at the weighted ID)."""
+    (``frequency_interpolated`` is the angle per position at the weighted ID).  A length-scaled
+    RoPE (``rope_type`` linear or llama3) adds ``rope_type`` and ``dominant_angle``, and its
+    ``frequency_interpolated`` is read off the scaled table (``frequency.table_frequency``)."""
     weights = np.clip(terms, 0, None).mean(1)  # (L, H, planes)
     ids = [[weighted_id(w) for w in layer] for layer in weights]
     dominant = weights.argmax(-1) + 1  # (L, H)
     per_layer = hasattr(adapter, "layer_base")
+    scaled = getattr(adapter, "rope_type", "default") not in ("default", "dynamic")  # rope_scaling module doc
     layers = range(len(weights))
     bases = [float(adapter.layer_base(layer)) if per_layer else float(getattr(adapter, "base", 10000.0))
              for layer in layers]
     definition = WEIGHT_DEFINITION + "; per head, top logit among real positions"
+    if scaled:  # the scaled planes are not base^(-2 (ID - 1) / d): read the angles off the table
+        interpolated = [[None if i is None else table_frequency(i, adapter.layer_angles(layer)) for i in ids[layer]]
+                        for layer in layers]
+        definition += f"; rope_type {adapter.rope_type}: frequency_interpolated between the scaled planes' angles"
+    else:
+        interpolated = [[None if i is None else id_frequency(i, adapter.rotary_dim, base) for i in row]
+                        for row, base in zip(ids, bases)]
     out = {"definition": definition + ("; per layer in its own base (layer_base)" if per_layer else ""),
            "base": None if per_layer else bases[0], "weights": weights.tolist(), "weighted_id": ids,
-           "frequency_interpolated": [[None if i is None else id_frequency(i, adapter.rotary_dim, base) for i in row]
-                                      for row, base in zip(ids, bases)],
-           "dominant_id": dominant.tolist()}
+           "frequency_interpolated": interpolated, "dominant_id": dominant.tolist()}
+    if scaled:
+        out["rope_type"] = adapter.rope_type
     if per_layer:
         out["layer_base"] = bases
         out["layer_kind"] = [adapter.layer_kind(layer) for layer in layers]
+    if per_layer or scaled:
         out["dominant_angle"] = [[float(adapter.layer_angles(layer)[d - 1]) for d in dominant[layer]]
                                  for layer in layers]
     return out

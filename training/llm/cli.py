@@ -29,7 +29,9 @@ import sys
 
 from theory.files import check_output_file
 from theory.inputs import InputError, parse_json
-from training.cli_common import UsageError, ascii_int, check_output, int_list, interrupted, output_argument, parse_int
+from theory.provenance import provenance
+from training.cli_common import (TASK_HELP, UsageError, ascii_int, check_output, int_list, interrupted, output_argument,
+                                 parse_int)
 
 from .backends import BackendError, HFBackend, OpenAIBackend
 from .decoding import AUTO_NEW_TOKENS, decoding_defaults
@@ -73,10 +75,12 @@ def _json_object(text: str) -> dict:
 
 def add_llm_parser(subparsers) -> None:
     p = subparsers.add_parser("llm", help="evaluate a language model on the 1-hop tasks (Appendix H)",
-                              description=__doc__.splitlines()[0])
-    p.add_argument("--backend", required=True, choices=("hf", "openai"))
+                              description="Evaluate a language model on the 1-hop tasks of Appendix H and write the "
+                                          "accuracy per length and seed as JSON.")
+    p.add_argument("--backend", required=True, choices=("hf", "openai"),
+                   help="hf: a local model read offline; openai: an OpenAI-compatible chat API")
     p.add_argument("--model", required=True, help="hf: local model folder or .gguf file; openai: the model name")
-    p.add_argument("--task", required=True, choices=("number", "letter"))
+    p.add_argument("--task", required=True, choices=("number", "letter"), help=TASK_HELP)
     output_argument(p, "--json", required=True, metavar="FILE", help="results file (written atomically)")
     p.add_argument("--lengths", type=_int_list, default=list(LLM_TARGET_WINDOWS), metavar="L,..",
                    help="target-window sizes (default: the paper's 11)")
@@ -95,22 +99,24 @@ def add_llm_parser(subparsers) -> None:
     p.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
     hf = p.add_argument_group("hf backend")
     hf.add_argument("--device", default="auto", help="auto, cpu, cuda, ... (default auto)")
-    hf.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"))
-    hf.add_argument("--batch-size", type=ascii_int, default=8)
+    hf.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"),
+                    help="the weights' dtype (auto: the model's own; default auto)")
+    hf.add_argument("--batch-size", type=ascii_int, default=8, help="prompts generated at once (default 8)")
     hf.add_argument("--max-new-tokens", type=_new_tokens, default="auto", metavar="N|auto",
                     help=f"tokens generated per reply (auto: {AUTO_NEW_TOKENS[False]} without the chat template, "
                          f"where the reply ends at its first newline; {AUTO_NEW_TOKENS[True]} with it)")
     hf.add_argument("--chat-template", default="auto", choices=("auto", "on", "off"),
                     help="wrap prompts in the tokenizer's chat template (auto: off, see training.llm.decoding)")
     api = p.add_argument_group("openai backend")
-    api.add_argument("--base-url", default="https://api.openai.com/v1")
+    api.add_argument("--base-url", default="https://api.openai.com/v1",
+                     help="the API's base URL (default https://api.openai.com/v1)")
     api.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                      help="environment variable holding the API key (default OPENAI_API_KEY)")
     api.add_argument("--timeout", type=float, default=60.0, help="seconds per socket operation")
     api.add_argument("--max-attempts", type=ascii_int, default=4, help="calls per item at most (default 4)")
     api.add_argument("--backoff", type=float, default=1.0, help="first retry wait in seconds, doubled each time")
     api.add_argument("--workers", type=ascii_int, default=1, help="concurrent requests (default 1)")
-    api.add_argument("--max-tokens", type=ascii_int, default=16)
+    api.add_argument("--max-tokens", type=ascii_int, default=16, help="tokens per reply at most (default 16)")
     api.add_argument("--max-tokens-field", default="max_tokens",
                      help="request field for --max-tokens (some models want max_completion_tokens)")
     api.add_argument("--temperature", type=_temperature, default=0.0, help="a number, or 'none' to omit it")
@@ -258,6 +264,7 @@ def _run(args, previous: int | None, journal: RepliesFile | None) -> int:
         return 1
     if args.name:
         results["model"] = args.name
+    results["provenance"] = provenance(args.model if args.backend == "hf" else None)  # a remote model has no file
     try:
         aside = write_results(args.json, results, previous)
     except OSError as failed:

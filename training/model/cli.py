@@ -4,6 +4,7 @@
 
 Writes RUN/config.json + RUN/model.safetensors (best validation checkpoint, loadable
 by ``transformers.GPTJForCausalLM.from_pretrained(RUN)``), RUN/vocab.json,
+RUN/tokenizer.json + tokenizer_config.json (``AutoTokenizer``, training.model.hf_files),
 RUN/metrics.jsonl and CKPT/step-NNNNNN/ (CKPT = RUN/checkpoints unless
 --checkpoint-dir).  An existing run is never overwritten without --resume or
 --force.  Bad input (missing or corrupt checkpoint, vocab.json of another task,
@@ -29,22 +30,25 @@ import os
 import sys
 
 from theory.files import atomic_write_json
-from training.cli_common import UsageError, ascii_int, check_output, output_argument
+from theory.provenance import provenance
+from training.cli_common import TASK_HELP, UsageError, ascii_int, check_output, output_argument
 from training.tasks.definitions import TASKS
 
 from .checkpoints import RunError
 from .runchecks import parse_seed
 from .presets import PRESETS
 
-# argparse shows these first lines of the two commands' descriptions above
-TRAIN_DESCRIPTION = "``python -m training train``: train (or resume) the paper's GPT-J on one task."
-BENCH_DESCRIPTION = '``python -m training bench``: training steps per second, ours vs HF GPTJForCausalLM.'
+# what --help shows: one plain sentence each (tests/test_help_texts.py)
+TRAIN_DESCRIPTION = ("Train (or resume) the paper's GPT-J on one task; the run folder gets the best weights, the "
+                     "vocabulary and Hugging Face tokenizer files, the metrics log and the resolved recipe.")
+BENCH_DESCRIPTION = ("Measure training steps per second, ours against transformers' GPTJForCausalLM side by side, "
+                     "or (--k-table) K seeds trained as one model.")
 
 
 def add_train_parser(subparsers) -> None:
     parser = subparsers.add_parser("train", help="train the GPT-J of Appendix C.2",
                                    description=TRAIN_DESCRIPTION)
-    parser.add_argument("--task", required=True, choices=TASKS)
+    parser.add_argument("--task", required=True, choices=TASKS, help=TASK_HELP)
     output_argument(parser, "--out", kind="folder", required=True, metavar="RUN", help="run directory")
     parser.add_argument("--preset", choices=sorted(PRESETS), default=None,
                         help="paper (default): Appendix C.2; smoke: a tiny model for tests")
@@ -142,7 +146,7 @@ def add_bench_parser(subparsers) -> None:
                          "default (training.model.compiled.compile_by_default)")
     parser.add_argument("--batch-size", type=ascii_int, default=64,
                         help="the comparison with HF's batch (default 64; --k-table trains the preset's batch)")
-    parser.add_argument("--device", default="cpu", metavar="cpu|cuda")
+    parser.add_argument("--device", default="cpu", metavar="cpu|cuda", help="where to train (default cpu)")
     parser.add_argument("--threads", type=ascii_int, default=None, help="torch CPU threads (default: torch's)")
     parser.set_defaults(handler=run_bench_command)
 
@@ -207,6 +211,6 @@ def _run_k_table(args) -> int:
                          compiled_ks=compiled_ks,
                          progress=lambda line: print(line, file=sys.stderr, flush=True))
     if save is not None:
-        atomic_write_json(save, result, indent=1)
+        atomic_write_json(save, {**result, "provenance": provenance()}, indent=1)
     print(json.dumps(result) if args.json else format_k_table(result))
     return 0

@@ -38,12 +38,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from theory.files import OutputError, atomic_write_json, check_output_dir
+from theory.provenance import provenance
 from training.cli_common import UsageError, check_not_owned
 from training.tasks.definitions import load_vocab, save_vocab
 
 from .checkpoints import RUN_FILES, list_checkpoints, load_checkpoint, read_state_info, remove_partial
 from .distributed import Ranks
+from .hf_files import TOKENIZER_FILES, write_tokenizer_files
 from .metrics import Metrics
+from .model_card import CARD, is_card
 from .ownership import OWNER_NAME, check_owner, claim, holds_run, owner_of
 from .presets import Preset
 from .recipe import apply_overrides, resolved_recipe
@@ -70,7 +73,7 @@ class RunFolder:
         self.complete = True
 
     def _undo(self) -> None:
-        for name in RUN_FILES:
+        for name in (*RUN_FILES, *TOKENIZER_FILES):
             (self.out / name).unlink(missing_ok=True)
         if self.ckpt_dir is not None:
             for _, path in list_checkpoints(self.ckpt_dir, same_architecture=False):
@@ -142,6 +145,8 @@ def _fresh_plan(out: Path, ckpt_dir: Path, explicit: Path | None, force: bool) -
             raise RunError(f"{ckpt_dir} already holds checkpoints of a run at {out}; pass --force to replace them")
     for name in existing:  # --force: only what a run writes, never unknown files
         (out / name).unlink()
+    if existing and is_card(out / CARD):  # the old run's card would describe the new one
+        (out / CARD).unlink()
     for _, path in checkpoints:
         shutil.rmtree(path)
     remove_partial(ckpt_dir)
@@ -256,12 +261,14 @@ def resume_state(run: RunFolder, last_path, model, optimizer, config, metrics: M
 
 def fresh_files(out, task: str, settings: dict, recipe: Preset, config, overrides: tuple, metrics: Metrics,
                  header: dict):
-    """Rank 0 on a fresh start: vocab, config, the resolved recipe and the settings line."""
+    """Rank 0 on a fresh start: vocab, HF tokenizer files, config, the resolved recipe and the settings
+    line (with the provenance of the code that trains it)."""
     save_vocab(out / "vocab.json", task)
+    write_tokenizer_files(out, task, config.n_positions)
     write_json_atomic(out / "config.json", config.to_config_dict())
     # everything the run is trained with, defaults included: the folder alone reproduces it
     atomic_write_json(out / "recipe.json", {"task": task, "seed": settings["seed"], "overrides": list(overrides),
                                             "recipe": resolved_recipe(recipe, config.vocab_size)}, indent=1)
     metrics.path.write_text("")
-    metrics.append({"split": "settings", "step": 0, **settings, **header})
+    metrics.append({"split": "settings", "step": 0, **settings, **header, "provenance": provenance()})
     return 0, {"step": -1, "accuracy": -1.0}, None

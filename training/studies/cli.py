@@ -36,7 +36,8 @@ import json
 
 from training.cli_common import UsageError, ascii_int, check_output, output_argument
 
-STUDY_DESCRIPTION = __doc__.splitlines()[0]
+STUDY_DESCRIPTION = ("Run, list or collect the members of a study plan (tasks x seeds x recipe variants); every "
+                     "stage is resumable.")
 
 
 def add_study_parser(subparsers) -> None:

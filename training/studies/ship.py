@@ -26,6 +26,7 @@ from theory.cli import UsageError
 from theory.files import atomic_write_bytes, atomic_write_text
 from theory.inputs import InputError
 from theory.statistics import ACCURACY_TOLERANCE, reaches
+from training.model.hf_files import TOKENIZER_FILES
 from training.model.runchecks import RunError
 
 from .member_files import BEST_SHAPE, SUMMARY_SHAPE, read_json
@@ -40,7 +41,8 @@ __all__ = ["SummaryKept", "check_replacement", "ship_member", "ship_best", "best
 
 SMALL_FILES = ("train.json", "test_accuracy.json", "length_generalisation.json", "dilution.json", "analysis.json",
                "length_long.json", "length_rescaled.json", "dilution_rescaled.json")
-RUN_FILES = ("config.json", "model.safetensors", "vocab.json", "recipe.json", "metrics.jsonl")
+# a best run is shipped loadable by Hugging Face tools as well: its tokenizer files (training.model.hf_files)
+RUN_FILES = ("config.json", "model.safetensors", "vocab.json", "recipe.json", "metrics.jsonl", *TOKENIZER_FILES)
 
 
 class SummaryKept(UsageError):

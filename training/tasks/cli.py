@@ -30,7 +30,7 @@ import os
 import sys
 
 from theory.files import DISK_ERRORS, OutputError, atomic_open
-from training.cli_common import UsageError, ascii_int, check_output, int_list, output_argument
+from training.cli_common import TASK_HELP, UsageError, ascii_int, check_output, int_list, output_argument
 
 from . import generators as gen
 from .definitions import TASKS, check_count, check_extra, check_hops, check_seed, get_task
@@ -52,8 +52,9 @@ def _hops(text: str) -> tuple[int, ...]:
 
 def add_data_parser(subparsers) -> None:
     parser = subparsers.add_parser("data", help="write generated sequences as text",
-                                   description=__doc__.splitlines()[0])
-    parser.add_argument("--task", required=True, choices=TASKS)
+                                   description="Write generated task sequences as text, one a line: the input "
+                                               "tokens, the answer token and the hop count, separated by tabs.")
+    parser.add_argument("--task", required=True, choices=TASKS, help=TASK_HELP)
     parser.add_argument("--count", required=True, type=ascii_int, metavar="N", help="number of sequences")
     parser.add_argument("--seed", required=True, type=ascii_int, metavar="S", help="non-negative seed")
     parser.add_argument("--hops", type=_hops, default=ALL_HOPS, metavar="H,..",

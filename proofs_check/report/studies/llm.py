@@ -17,6 +17,7 @@ from proofs_check.claims.llm_local import SCREEN_LENGTH, SCREEN_LEVEL, decide, l
 from proofs_check.claims.shipped import LLM_HEADS, read
 from proofs_check.registry import REGISTRY
 from proofs_check.report.doc import Bullets, Num, Para, Ref, Section, num
+from training.analysis.adapters import supported_families  # the adapters' own list (HF_FAMILIES)
 
 from .common import claim, figure, joined, not_shipped
 
@@ -24,7 +25,7 @@ ANCHOR, TITLE = "study-llm", "Pretrained LLMs: positional and symbolic heads"
 FOLDER = "training/reference/llm"
 COMMAND = ("python -m training analyze --model PATH --task T --json training/reference/llm/MODEL/analysis_T.json "
            "--replace-shipped")
-HEADS_SOURCE = "proofs_check/claims/llm_heads.py"
+HEADS_SOURCE = "training/analysis/head_classes.py"  # SINK_LIMIT, SCORE_LIMIT (C11-llm reads them there)
 
 
 def head_folders(root: Path) -> list[Path]:
@@ -51,7 +52,8 @@ def section(root: Path) -> Section:
                     num(SINK_LIMIT, "g", HEADS_SOURCE), " are left out; of the rest a head is positional when only its "
                     "positional score reaches ", num(SCORE_LIMIT, "g", HEADS_SOURCE), ", symbolic when only its "
                     "symbolic score does. A one-sided Mann-Whitney test asks whether positional heads use faster "
-                    "planes, as ", Ref("Table 1"), " says of the small trained model."])]
+                    "planes, as ", Ref("Table 1"), " says of the small trained model. The analysis reads the families ",
+                    Ref(supported_families()), "; a model of another family is refused before it loads."])]
     for folder in folders:
         blocks.append(Bullets(_head_findings(root, folder)))
         layers = _layer_finding(folder)
