@@ -69,3 +69,27 @@ def test_unreadable_values_are_refused():
     with pytest.raises(ValueError):
         SYMBOLIC.convert("not a number")
     assert np.isclose(FLOAT64.power(4, Fraction(1, 2)), 2.0)
+
+
+# --- ball_text: certified numbers in prose keep their exponents ------------------------------------
+
+@pytest.mark.parametrize("given, shown", [
+    ("[7.69405e-7 +/- 3.1e-25]", "7.694e-7 ± 3e-25"),   # the C7-retrieval-inf line printed "[7.69405" before
+    ("[4.55526e-8 +/- 1e-30]", "4.555e-8 ± 1e-30"),
+    ("0.0115", "0.0115"),                                # a plain decimal: no radius from its binary rounding
+    ("1.1500000000e-2", "0.0115"),
+    ("123456.7", "1.235e5"),
+    ("[1.96448755742716 +/- 5.87e-17]", "1.964 ± 6e-17"),
+])
+def test_ball_text_keeps_the_exponent_and_the_radius(given, shown):
+    from theory.numbers import ball_text
+
+    assert ball_text(given) == shown
+
+
+def test_ball_text_of_an_arb_shows_its_own_radius():
+    from theory.numbers import ball_text
+
+    third = flint.arb(1) / 3
+    text = ball_text(third)
+    assert text.startswith("0.3333 ± ") and "e-" in text

@@ -28,7 +28,7 @@ import mpmath
 import numpy as np
 import sympy
 
-__all__ = ["FLOAT64", "SYMBOLIC", "MultiPrecision", "Interval", "NumberSystem"]
+__all__ = ["FLOAT64", "SYMBOLIC", "MultiPrecision", "Interval", "NumberSystem", "ball_text"]
 
 
 class NumberSystem:
@@ -244,3 +244,32 @@ class Interval(NumberSystem):
 
 FLOAT64 = _Float64()
 SYMBOLIC = _Symbolic()
+
+
+def _significant(value: float, digits: int) -> str:
+    """``value`` to ``digits`` significant digits; outside [1e-3, 1e5) with an exponent ("7.694e-7"),
+    so that a small or large number never loses the exponent that says its size."""
+    if value == 0 or not np.isfinite(value):
+        return f"{value:g}"
+    if 1e-3 <= abs(value) < 1e5:
+        return f"{value:.{digits}g}"
+    mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def ball_text(ball, digits: int = 4) -> str:
+    """A certified number for prose: its midpoint to ``digits`` significant digits, then its radius
+    ("7.694e-7 ± 3e-25"), formatted from the value, never by slicing its string.  ``ball`` is an
+    ``arb``, the text an ``arb`` prints ("[7.69405e-7 +/- 3.1e-25]"), or a plain number (text or
+    value, shown without a radius: a decimal's binary rounding is no uncertainty of the number)."""
+    exact = not isinstance(ball, flint.arb) and "+/-" not in str(ball)
+    if not isinstance(ball, flint.arb):
+        saved = flint.ctx.prec
+        flint.ctx.prec = 256  # parse at high precision: the text's own radius, not 53-bit rounding, shows
+        try:
+            ball = flint.arb(str(ball))
+        finally:
+            flint.ctx.prec = saved
+    mid, rad = float(ball.mid()), float(ball.rad())
+    text = _significant(mid, digits)
+    return text if exact or rad == 0 else f"{text} ± {_significant(rad, 1)}"

@@ -29,7 +29,7 @@ def theta_outcome(printed: str = paper_data.FIGURE5A["index"]["theta"], freq_id:
                   retrieval_id: int = paper_data.FIGURE5A["retrieval"]["id"]) -> Outcome:
     """Is each of Figure 5A's printed angles the RoPE angle g_ID = 10000^(-2(ID-1)/128) rounded to
     the decimals it is printed with?  (certified with arb, like C11-id-to-frequency)"""
-    from theory.numbers import Interval
+    from theory.numbers import Interval, ball_text
     from theory.rope import rope_angles
 
     balls = Interval(128)
@@ -49,7 +49,7 @@ def theta_outcome(printed: str = paper_data.FIGURE5A["index"]["theta"], freq_id:
     bad = [r for r in rows if not r["rounds_to_printed"]]
     evidence = {"rule": "verified when each printed angle is g_ID = 10000^(-2(ID-1)/128) rounded to the printed "
                         "decimals (half a unit of the last printed digit, certified with arb at 128 bits)", "rows": rows}
-    summary = "; ".join(f"{r['role']}: printed theta_{r['id']} = {r['printed']}, g_{r['id']} = {r['g_id'][:8]} "
+    summary = "; ".join(f"{r['role']}: printed theta_{r['id']} = {r['printed']}, g_{r['id']} = {ball_text(r['g_id'])} "
                         f"(Table 1: {r['table1_prints']}) {'rounds to it' if r['rounds_to_printed'] else 'does not round to it'}"
                         for r in rows)
     if bad:

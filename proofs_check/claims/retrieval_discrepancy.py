@@ -13,12 +13,14 @@ token-level brute force over every proper input of small alphabets (``.referee_r
 
 from __future__ import annotations
 
+import mpmath
+
 from theory import retrieval_formulas as F
 from theory.discrepancy import decide
 from theory.discrepancy_retrieval import (bound_stated, inf_lower_bound, logits_from_tokens, n0_max, retrieval_brute,
                                           retrieval_closed_form)
 from theory.functions import retrieval
-from theory.numbers import Interval, MultiPrecision
+from theory.numbers import Interval, MultiPrecision, ball_text
 from theory.phases import Angle
 from theory.referee_retrieval import OLD_FORMULAS, check_statement
 
@@ -85,11 +87,11 @@ def _example(tokens, reading: str, mpmath_key: str, recompute, n_note: str = "")
          "input": tokens, "retrieval_answer": retrieval(tokens)[-1], "discrepancy": _s(value),
          "bound": _s(bound), "bound_formula": "1 - cos(omega - n theta), omega = 2 pi/|ALPH|",
          "excess": _s(excess), "certified_exceeds": bool(excess > 0), "mpmath_digits": 80,
-         "mpmath_row_first": [str(x)[:22] for x in row[:3]]}
+         "mpmath_row_first": [mpmath.nstr(x, 20) for x in row[:3]]}  # nstr keeps the exponent
     if n_note:
         c["note"] = n_note
     again = recompute(row)
-    c[mpmath_key] = str(again)[:22]
+    c[mpmath_key] = mpmath.nstr(again, 20)
     c["mpmath_agrees"] = abs(float(again) - float(value.mid())) < 1e-15
     return c
 
@@ -105,7 +107,7 @@ def retrieval_sup(options):
     ok = example["certified_exceeds"] and example["mpmath_agrees"]
     return Outcome("refuted" if ok else "undecided",
                    f"theta = 0.0027, |ALPH| = 8, n = 100: an input whose other keys all carry the opposite letter has "
-                   f"gap {example['discrepancy'][:8]} vs bound {example['bound'][:8]}; exceeded at every n <= n0 for all "
+                   f"gap {ball_text(example['discrepancy'])} vs bound {ball_text(example['bound'])}; exceeded at every n <= n0 for all "
                    f"{len(CASES)} (theta, |ALPH|) cases",
                    {"reading": "sup", "scans": scans, "exact": "sup(n) = 1 + cos((n-1) theta) (|ALPH| even), "
                     "1 + cos(omega/2 - theta) (odd): see C7-retrieval-sup-exact"},
@@ -222,7 +224,7 @@ def retrieval_inf(options):
                "also": "theta = omega/N (< omega/(2 n0) for N > 2 n0): the bound is exactly 0 at n = N, lambda > 0"}
     return Outcome("refuted" if example["certified_exceeds"] else "undecided",
                    f"holds for every n <= n0 (scans), but Theorem 3.2 says every n > 1: at the paper's theta = 0.0027, "
-                   f"n = 291 (> n0 = 145), lambda >= {example['lambda_lower_bound'][:8]} > bound {example['bound'][:8]}",
+                   f"n = 291 (> n0 = 145), lambda >= {ball_text(example['lambda_lower_bound'])} > bound {ball_text(example['bound'])}",
                    {"reading": "inf", "scans_n_le_n0": scans}, counterexample=example,
                    corrected="C7-retrieval-inf-corrected")
 
