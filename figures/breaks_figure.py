@@ -249,7 +249,7 @@ def weight_panels(sub, members: dict, colours: dict) -> dict:
 
 
 def legend(ax, colours: dict, tasks: list, last_lengths: list) -> None:
-    """Beside A2: the variants' colours, the tasks' markers, the rules' fills and the guides."""
+    """In the cell after A3 (``ax``, no axes of its own): the variants' colours, the tasks' markers, the rules' fills and the guides."""
     upto = " or ".join(f"{n:g}" for n in sorted(set(last_lengths)))
     handles = [Line2D([], [], color=colour, lw=bands.MEDIAN_WIDTH, label=label) for label, colour in colours.values()]
     handles += [Line2D([], [], color="0.3", marker=TASK_MARKERS.get(t, "D"), linestyle="none",
@@ -261,7 +261,8 @@ def legend(ax, colours: dict, tasks: list, last_lengths: list) -> None:
     handles += [Line2D([], [], label="identity: predicted = measured", **GUIDE),
                 Patch(facecolor="0.5", alpha=0.18, label="within a factor 2: y in [x/2, 2x]"),
                 Patch(**STRIP_LOOK, label=f"hatched strip: no break up to {upto} (censored)")]
-    bands.legend_right(ax, handles)
+    ax.set_axis_off()
+    ax.legend(handles=handles, loc="center", frameon=False)
 
 
 def build_fig_breaks(inputs: Inputs, out: Path) -> Built:
@@ -277,13 +278,15 @@ def build_fig_breaks(inputs: Inputs, out: Path) -> Built:
     floor = min([v for v in values if v is not None] + [top]) / 1.4
     tasks = [t for t in style.TASKS if any(m.task == t for m in everyone.values())]
     tasks += sorted({m.task for m in everyone.values()} - set(tasks))
-    fig = style.new_figure(21, 14)
-    upper, lower = fig.subfigures(2, 1, height_ratios=[1, 1.4])
-    for col, (rule, ax) in enumerate(zip(RULE_LOOK, upper.subplots(1, len(RULE_LOOK)))):
+    # two columns and one part below the other: a 21-inch row of everything shrank to a third in
+    # the report's column; A1-A3 fill a 2 x 2 grid whose last cell holds the key
+    fig = style.new_figure(14, 24)
+    upper, hops_part, weights_part = fig.subfigures(3, 1, height_ratios=[2, 1, 1.3])
+    cells = upper.subplots(2, 2).ravel()
+    for col, (rule, ax) in enumerate(zip(RULE_LOOK, cells)):
         break_panel(ax, members, colours, rule, floor, top)
         ax.set_title(f"A{col + 1}. {rule} reading ({RULE_LOOK[rule][0]}): predicted against measured break")
-    legend(ax, colours, tasks, last_lengths)  # beside A3, the last panel of the row: outside the data
-    hops_part, weights_part = lower.subfigures(1, 2, width_ratios=[1, 1.45])
+    legend(cells[len(RULE_LOOK)], colours, tasks, last_lengths)  # outside the data
     hop_panel(ax := hops_part.add_subplot(), members, colours, floor, top)
     ax.set_title("B. Measured break per hop count, one line per model: it compounds over hops")
     weight_panels(weights_part, members, colours)
@@ -292,12 +295,13 @@ def build_fig_breaks(inputs: Inputs, out: Path) -> Built:
     studies = {s: sum(m.study == s for m in everyone.values()) for s in study_folders(inputs)}
     unlearned = (f"; left out, below {THRESHOLD:g} already at the training length: {', '.join(left_out)}"
                  if left_out else "")
-    fig.suptitle(f"Does discrepancy predict where length generalisation breaks?  {len(everyone)} trained models "
-                 f"({studies['seeds']} from the seed study, {studies['variants']} more from the variants study"
-                 f"{unlearned})", fontsize=11)
-    fig.supxlabel(f"Break: the first length where accuracy falls below {THRESHOLD:g} (measured), or where Lemma "
-                  f"F.1's condition fails on the answer-path layers (predicted, at the {QUANTILE:g} input, r = "
-                  f"{SPREAD_RATIO:g}).  Whether they agree is decided by the claims P-break (A1, A2) and "
-                  f"P-break-relative (A3, ringed models only) of `python -m proofs_check`; this figure computes no "
-                  f"statistic.", fontsize=8.5, color="0.25")
+    fig.suptitle(f"Does discrepancy predict where length generalisation breaks?  {len(everyone)} trained models",
+                 fontsize=11)
+    caption = (f"Models: {studies['seeds']} from the seed study, {studies['variants']} more from the variants "
+               f"study{unlearned}.  Break: the first length where accuracy falls below {THRESHOLD:g} (measured), or "
+               f"where Lemma F.1's condition fails on the answer-path layers (predicted, at the {QUANTILE:g} input, r = "
+               f"{SPREAD_RATIO:g}).  Whether they agree is decided by the claims P-break (A1, A2) and "
+               f"P-break-relative (A3, ringed models only) of `python -m proofs_check`; this figure computes no "
+               f"statistic.")
+    style.caption(fig, caption, 8.5)
     return Built(style.save(fig, out, "fig_breaks"))

@@ -7,6 +7,7 @@ paper's Table 1 as transcribed once in ``theory.paper_data``.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from theory.files import atomic_write_text
@@ -41,8 +42,21 @@ def build_fig8(inputs: Inputs, out: Path) -> Built:
         return True
 
     fig = style.per_layer_grids(analyses, missing, (2.3, 1.9), 1.2, draw, "Weight", "Frequency ID", legend_ncol=2)
-    fig.suptitle("Figure 8: frequency use per layer (bars: ours at the best checkpoint)", fontsize=12)
+    seeds = ", ".join(f"{task} seed {training_seed(inputs, task)}" for task in analyses)
+    fig.suptitle(f"Figure 8: frequency use per layer (bars: ours at the best checkpoint; {seeds})", fontsize=12)
     return Built(style.save(fig, out, "fig8"), missing)
+
+
+def training_seed(inputs: Inputs, task: str):
+    """The seed the run in ``--runs`` was trained with: its metrics.jsonl's settings record (the
+    first line), or "unknown" without one (analysis.json's own "seed" is its inputs', not the model's)."""
+    path = Path(inputs.runs_dir) / task / "metrics.jsonl"
+    if path.is_file():
+        with path.open(encoding="utf-8") as lines:
+            first = json.loads(lines.readline() or "{}")
+        if first.get("split") == "settings" and "seed" in first:
+            return first["seed"]
+    return "unknown"
 
 
 def _cell(values, layer, fmt) -> str:

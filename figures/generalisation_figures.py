@@ -135,5 +135,6 @@ def build_fig5cd(inputs: Inputs, out: Path) -> Built:
         style.legend_below(ax, ncol=1 if len(ours) else 2)
     folder = style.show_path(inputs.llm_dir)
     note = f"{len(ours)} result file(s) from {folder}" if ours else f"no model results in {folder}: paper only"
-    fig.suptitle(f"Figure 5C/D: LLMs on the 1-hop tasks, red = number, green = letter\n({note})", fontsize=11)
+    colours = ", ".join(f"{style.COLOUR_NAME[style.TASK_COLOUR[task]]} = {task}" for task in style.TASKS)
+    fig.suptitle(f"Figure 5C/D: LLMs on the 1-hop tasks, {colours}\n({note})", fontsize=11)
     return Built(style.save(fig, out, "fig5cd"))

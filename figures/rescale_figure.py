@@ -1,8 +1,8 @@
 """Figure "fig_rescale": is a model's break softmax dilution?  From the variants study's
 summary.json (its ``rescale`` stage; claims ``V-rescale`` and ``V-rescale-number``).
 
-One row per task with a rescaled model.  Left (A): accuracy over all hops against total input
-length of every variant trained without a query scale, as trained (the seeds that B draws).  Right (B): the same models,
+Three rows per task with a rescaled model (A1, B1, C1 for the first).  A: accuracy over all hops against total input
+length of every variant trained without a query scale, as trained (the seeds that B draws).  B: the same models,
 weights unchanged, with the fixed scale log(i+1)/log(17) switched on at inference only
 (``training.model.gptj.scale_queries_at_inference``); the variants *trained* with that scale
 are drawn there too, dash-dotted, for comparison.  Each curve is the median over seeds with
@@ -113,7 +113,8 @@ def weight_panel(ax, summary: dict, task: str, weights: dict) -> None:
     bands.legend_right(ax, handles)
 
 
-def task_row(left, right, summary: dict, task: str) -> None:
+def task_row(left, right, summary: dict, task: str, number: int) -> None:
+    """A and B of the ``number``-th task (1, 2, ...): panels A1, B1, A2, B2 ... each named once."""
     styles = looks(summary, task)
     handles, longest = [], TRAINING_LENGTH
     for name in rescaled_variants(summary, task):
@@ -135,8 +136,8 @@ def task_row(left, right, summary: dict, task: str) -> None:
     name = style.TASK_TITLE.get(task, task)
     for ax in (left, right):
         references(ax, longest)
-    left.set_title(f"A. {name}: as trained (no query scale)")
-    right.set_title(f"B. {name}: the same weights, scale log(i+1)/log 17 at inference")
+    left.set_title(f"A{number}. {name}: as trained (no query scale)")
+    right.set_title(f"B{number}. {name}: the same weights, scale log(i+1)/log 17 at inference")
     handles += [Line2D([], [], label=f"dotted: training length {TRAINING_LENGTH}, paper's {PAPER_LETTER_LENGTH}, "
                                      f"accuracy {PAPER_LETTER_ACCURACY}", **REFERENCE)]
     bands.legend_right(right, handles)
@@ -149,13 +150,17 @@ def build_fig_rescale(inputs: Inputs, out: Path) -> Built:
     if not tasks:
         raise inputs.variants_missing("rescaled")
     weights = {linestyle: path_weights(inputs, name) for linestyle, name in DILUTION_FILES.items()}  # read once
-    fig = style.new_figure(26.0, 5.0 * len(tasks))
-    grid = fig.add_gridspec(len(tasks), 3)
-    for row, task in enumerate(tasks):
-        task_row(fig.add_subplot(grid[row, 0]), fig.add_subplot(grid[row, 1]), summary, task)
-        weight_panel(ax := fig.add_subplot(grid[row, 2]), summary, task, weights)
-        ax.set_title(f"C. {style.TASK_TITLE.get(task, task)}: top-key weight on the answer path, as trained and scaled")
-    fig.suptitle("Is the break softmax dilution? Models trained without a query scale, evaluated as trained (A) and "
-                 "with the scale switched on at inference only (B); the attention weight behind it (C)\n"
+    # one panel a row, legends beside: three panels a row for each task made the figure 26 inches
+    # wide, shrunk to a seventh in the report's column
+    fig = style.new_figure(13.0, 4.2 * 3 * len(tasks))
+    grid = fig.add_gridspec(3 * len(tasks), 1)
+    for number, task in enumerate(tasks, start=1):
+        row = 3 * (number - 1)
+        task_row(fig.add_subplot(grid[row, 0]), fig.add_subplot(grid[row + 1, 0]), summary, task, number)
+        weight_panel(ax := fig.add_subplot(grid[row + 2, 0]), summary, task, weights)
+        ax.set_title(f"C{number}. {style.TASK_TITLE.get(task, task)}: top-key weight on the answer path, "
+                     "as trained and scaled")
+    fig.suptitle("Is the break softmax dilution? Models trained without a query scale, evaluated as trained (A)\n"
+                 "and with the scale switched on at inference only (B); the attention weight behind it (C)\n"
                  "line / marker: median over seeds; band: min–max over seeds", fontsize=12)
     return Built(style.save(fig, out, "fig_rescale"), [])

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")  # files only: no display is ever needed, and Agg is the fastest backend
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+from matplotlib.text import Text  # noqa: E402
 
 from theory.files import atomic_write_bytes  # noqa: E402
 
@@ -31,6 +33,7 @@ TASK_TITLE = {"number": "Number task", "letter": "Letter task"}
 OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky blue": "#56B4E9", "bluish green": "#009E73",
              "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "reddish purple": "#CC79A7"}
 RED, GREEN, PURPLE = OKABE_ITO["vermillion"], OKABE_ITO["bluish green"], OKABE_ITO["reddish purple"]
+COLOUR_NAME = {colour: name for name, colour in OKABE_ITO.items()}  # a colour's word in a figure's text
 GREY = "#7f7f7f"
 TASK_COLOUR = {"number": RED, "letter": GREEN}
 SCORE_COLOUR = {"positional": RED, "symbolic": GREEN, "entropy": PURPLE}
@@ -109,6 +112,34 @@ def render(fig, fmt: str) -> bytes:
     return buffer.getvalue()
 
 
+# The report's page shows each PNG scaled to its text column: a text of s points on a figure w
+# inches wide prints s / 72 * COLUMN_PX / w pixels tall there, whatever the dpi.  Below
+# MIN_TEXT_PX a reader cannot read it, so no text is drawn smaller (tests/test_figure_layout.py).
+COLUMN_PX = 928
+MIN_TEXT_PX = 8
+
+
+def smallest_font(fig) -> float:
+    """The smallest font size (points) that stays legible when ``fig`` is shown at COLUMN_PX."""
+    return MIN_TEXT_PX * 72 * fig.get_figwidth() / COLUMN_PX
+
+
+def legible(fig) -> None:
+    """Raise every text of ``fig`` smaller than ``smallest_font`` to it (the layout follows at draw)."""
+    floor = smallest_font(fig)
+    for text in fig.findobj(Text):
+        if text.get_fontsize() < floor:
+            text.set_fontsize(floor)
+
+
+def caption(fig, text: str, size: float) -> None:
+    """``text`` under the figure's panels, wrapped to the figure's width at the size it will print
+    (``legible`` raises a size below ``smallest_font``; wrapped for the smaller one, the lines ran
+    off both edges): a character is about half its point size wide."""
+    size = max(size, smallest_font(fig))
+    fig.supxlabel(textwrap.fill(text, int(0.9 * fig.get_figwidth() * 72 / (0.5 * size))), fontsize=size, color="0.25")
+
+
 def save(fig, out_dir: Path, name: str) -> list[Path]:
     """Write ``name``.png and ``name``.pdf into ``out_dir``, close the figure, return both paths.
 
@@ -116,6 +147,7 @@ def save(fig, out_dir: Path, name: str) -> list[Path]:
     or a Ctrl-C leaves each file whole, old or new, never a truncated figure."""
     paths = [out_dir / f"{name}.png", out_dir / f"{name}.pdf"]
     try:
+        legible(fig)
         png = render(fig, "png")
         # The layout of the PNG holds for the PDF (same size in inches): freeze it rather than
         # solve the constrained layout again, about half of the saving time of a 24-panel figure.
@@ -130,7 +162,8 @@ def save(fig, out_dir: Path, name: str) -> list[Path]:
 
 def per_layer_grids(analyses: dict, missing: list, panel: tuple, pad: float, draw, ylabel: str, xlabel: str,
                     legend_ncol: int, **subplots):
-    """One grid of per-layer panels for each task, side by side (Figures 6 and 8).
+    """One grid of per-layer panels for each task, one above the other (Figures 6 and 8): side by
+    side the figure grew twice as wide, and shrunk to the report's column its labels could not be read.
 
     ``draw(ax, task, analysis, layer)`` fills one panel and returns False when that layer has
     nothing to show (the panel is then hidden).  Grid cells past the last layer are hidden,
@@ -140,8 +173,8 @@ def per_layer_grids(analyses: dict, missing: list, panel: tuple, pad: float, dra
     layers = max(a["layers"] for a in analyses.values())
     ncols = 4 if layers > 3 else layers
     nrows = math.ceil(layers / ncols)
-    fig = new_figure(panel[0] * ncols * 2 + 1, panel[1] * nrows + pad)
-    for subfig, task in zip(fig.subfigures(1, 2, wspace=0.03), TASKS):
+    fig = new_figure(panel[0] * ncols + 1, (panel[1] * nrows + pad) * len(TASKS))
+    for subfig, task in zip(fig.subfigures(len(TASKS), 1, hspace=0.03), TASKS):
         subfig.suptitle(TASK_TITLE[task], fontsize=11)
         if task not in analyses:
             placeholder(subfig.add_subplot(), missing_text(task, missing))
@@ -204,6 +237,7 @@ def label_line_ends(ax, lines: list, fontsize: float = LABEL_SIZE) -> list:
     axes, in its colour, joined to the axes' edge by a short lead in its style: a legend that
     covers no data and needs no colour matching.  Labels too close are pushed apart.  Call after
     every curve is drawn and the limits are set; returns the labels (Annotation artists)."""
+    fontsize = max(fontsize, smallest_font(ax.get_figure(root=True)))  # the size save() will print
     to_axes = ax.transScale + ax.transLimits  # data -> axes fraction, whatever the figure's layout
     ax.autoscale_view()
     ends = []
@@ -234,6 +268,7 @@ def label_verticals(ax, lines: list, fontsize: float = LABEL_SIZE) -> tuple[list
     """Name each vertical line (axvline; its label) just above the axes, left-aligned on it, one
     row per line from the leftmost up, in its colour.  Returns the labels and the title pad (points)
     that clears them."""
+    fontsize = max(fontsize, smallest_font(ax.get_figure(root=True)))  # the size save() will print
     row = 1.35 * fontsize
     labels = [ax.annotate(line.get_label(), xy=(line.get_xdata()[0], 1.0), xycoords=ax.get_xaxis_transform(),
                           xytext=(2, 3 + i * row), textcoords="offset points", ha="left", va="bottom",

@@ -208,8 +208,8 @@ def build_fig5a(inputs: Inputs, out: Path) -> Built:
     worst angle found and the corrected bounds.  Every curve is named at its end (no legend);
     each panel's title says what it shows, from the data."""
     data = inputs.proofs_figure5a()
-    fig = style.new_figure(20, 5.6)
-    panels = fig.subplots(1, 3)
+    fig = style.new_figure(12, 13.5)  # one panel a row: a row of three shrank to a third in the report
+    panels = fig.subplots(3, 1)
     for ax, draw in zip(panels, (_paper_panel, _index_panel, _retrieval_panel)):
         draw(ax, data, data["n"])
     fig.draw_without_rendering()  # lays the panels out: the labels below are spaced for their final height

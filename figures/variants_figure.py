@@ -158,6 +158,17 @@ def unmeasured_note(ax, styles: dict, drawn: dict) -> None:
                 color="0.3", va="bottom")
 
 
+def code_key(summary: dict) -> str:
+    """What each letter in the labels stands for, in the plan's words: "(a) the paper's RoPE on
+    the 3,000-step schedule; (b) ..." from each single-letter variant's 'about' (the part before its colon)."""
+    codes = {}
+    for spec in summary["variants"].values():
+        tag = variant_tag(spec)
+        if len(tag) == 1:
+            codes.setdefault(tag, spec["about"][len(tag) + 2:].split(":")[0].strip())
+    return "Codes in the labels: " + "; ".join(f"({tag}) {about}" for tag, about in sorted(codes.items())) + "."
+
+
 def build_fig_variants(inputs: Inputs, out: Path) -> Built:
     """fig_variants.png/.pdf and variants_table.md from the variants study's summary.json."""
     summary = inputs.variants_summary()
@@ -183,6 +194,7 @@ def build_fig_variants(inputs: Inputs, out: Path) -> Built:
         length = longest_length(summary, task, styles)
         hop_panel(bottom, summary, task, styles, length)
         bottom.set_title(f"B. {name}: accuracy by hop count at length {length}")
+    style.caption(fig, code_key(summary), 9)
     fig.suptitle(f"Variants study ({summary.get('plan', 'variants')}): what makes symbolic heads extrapolate\n"
                  "line / marker: median over seeds; band and bars: min–max over seeds", fontsize=12)
     paths = style.save(fig, out, "fig_variants")

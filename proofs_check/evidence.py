@@ -10,7 +10,9 @@ n or theta just as it does about a finite one; the class says which it is:
   claim's outcome into an error (exit 1) whatever its finite checks found.
 * ``exhaustive``: the statement is finite and every case was checked; ``cases`` says which.
 * ``finite cases``: the statement ranges over infinitely many cases and only finitely many
-  were checked; ``cases`` says which, e.g. "every n <= 1e12 at 26 angles".
+  were checked; ``cases`` says which, e.g. "every n <= 1e12 at 26 angles".  An argument one
+  of whose steps is checked only on finitely many cases (``Step.cases``) is of this class too,
+  whatever its other steps: ``proved`` classes it so, and its steps still run and are shown.
 
 The words a reader sees for each class are ``verdicts``'s; this module only holds and runs them.
 """
@@ -33,6 +35,7 @@ class Step:
     text: str
     check: Callable[[], object]
     how: str
+    cases: str = ""  # non-empty: the step is checked only on these finitely many cases (not for its whole range)
 
     def checked_by(self) -> str:
         return f"{self.check.__module__}.{getattr(self.check, '__qualname__', repr(self.check))}"
@@ -51,16 +54,26 @@ class Evidence:
     def __post_init__(self):
         if self.cls not in CLASSES:
             raise ValueError(f"evidence class must be one of {CLASSES}, got {self.cls!r}")
-        if self.cls == PROVED and not self.steps:
-            raise ValueError("a proved statement needs its steps")
-        if self.cls != PROVED and (self.steps or not self.cases.strip()):
-            raise ValueError(f"a {self.cls} statement names its cases and has no steps")
+        if self.cls == PROVED and (not self.steps or any(step.cases for step in self.steps)):
+            raise ValueError("a proved statement needs its steps, each checked over its whole range")
+        if self.cls != PROVED and not self.cases.strip():
+            raise ValueError(f"a {self.cls} statement names its cases")
+        if self.cls == EXHAUSTIVE and self.steps:
+            raise ValueError("an exhaustive statement has no steps")
         if not all(isinstance(step, Step) for step in self.steps):
             raise TypeError("steps must be Step")
 
 
 def proved(*steps: Step, scope: str = "") -> Evidence:
-    return Evidence(PROVED, scope, tuple(steps))
+    """An argument: "proved" when every step is checked over its whole range; where a step is
+    checked only on finitely many cases (``Step.cases``), the argument is shown and run all the
+    same, but the statement is classed as ``finite cases``, naming those steps and cases."""
+    partial = [(number, step.cases) for number, step in enumerate(steps, 1) if step.cases]
+    if not partial:
+        return Evidence(PROVED, scope, tuple(steps))
+    named = "; ".join(f"step {number} only for {cases}" for number, cases in partial)
+    return Evidence(FINITE_CASES, f"a written argument whose steps are checked over their whole range except: {named}"
+                    + (f" ({scope})" if scope else ""), tuple(steps))
 
 
 def exhaustive(cases: str) -> Evidence:

@@ -15,7 +15,8 @@ from proofs_check.runner import run_claims
 from proofs_check.verdicts import UP_TO_ROUNDING
 
 VERIFIED_STATEMENTS = [c for c in REGISTRY.values() if (c.kind, c.recorded) == ("statement", "verified")]
-PROVED_CLAIMS = [c.id for c in VERIFIED_STATEMENTS if c.evidence is not None and c.evidence.cls == PROVED]
+# every claim with a written argument, proved or with a step checked only on finitely many cases
+PROVED_CLAIMS = [c.id for c in VERIFIED_STATEMENTS if c.evidence is not None and c.evidence.steps]
 FAST = ["B1-formal", "B1-formal-corrected", "C12-summary", "C12-letter-higher", "T4-totals", "S36-53x", "C13",
         "C13-sharp-constant", "C6-index"]  # a few seconds in all: the runner's words for a sample of every kind
 
@@ -53,10 +54,23 @@ def test_only_verified_statements_carry_a_class_and_every_claim_an_origin():
 def test_a_class_refuses_to_be_empty_or_mixed():
     with pytest.raises(ValueError, match="needs its steps"):
         proved()
+    with pytest.raises(ValueError, match="whole range"):  # a step checked on finitely many cases is no proof
+        Evidence(PROVED, "", (Step("s", lambda: True, "h", cases="n <= 4"),))
     with pytest.raises(ValueError, match="names its cases"):
         Evidence(FINITE_CASES, "")
-    with pytest.raises(ValueError, match="names its cases"):
+    with pytest.raises(ValueError, match="no steps"):
         Evidence(EXHAUSTIVE, "x", (Step("s", lambda: True, "h"),))
+
+
+def test_an_argument_with_a_finitely_checked_step_is_classed_finite_cases_naming_it():
+    whole, partial = Step("a", lambda: True, "sympy identity"), Step("b", lambda: True, "enumerated", cases="n <= 4")
+    assert proved(whole).cls == PROVED
+    evidence = proved(whole, partial)
+    assert evidence.cls == FINITE_CASES and "step 2 only for n <= 4" in evidence.cases
+    assert evidence.steps == (whole, partial)  # the argument is still shown and run
+    # the claims whose arguments hold such steps say so (issue 42: "proved" is every step over its whole range)
+    for cid in ("C7-retrieval-margin-exact", "C8", "C13", "C6-retrieval-bounded", "C6-retrieval-hard"):
+        assert REGISTRY[cid].evidence.cls == FINITE_CASES and REGISTRY[cid].evidence.steps, cid
     with pytest.raises(ValueError, match="only a verified statement"):
         claim("T-x", "x", "tests", "refuted", kind="statement", evidence=Evidence(FINITE_CASES, "x"))
 
@@ -67,10 +81,12 @@ def test_every_step_of_a_proved_statement_passes(claim_id):
     assert [r["step"] for r in rows if not r["passed"]] == [], rows
 
 
-def test_a_proved_claim_runs_its_steps_when_checked():
-    row = run_claims(["C13"], Options())[0]
+@pytest.mark.parametrize("claim_id, word", [("B1-formal-corrected", "verified (proved)"),
+                                            ("C13", "holds in every case checked")])
+def test_a_claim_with_an_argument_runs_its_steps_when_checked(claim_id, word):
+    row = run_claims([claim_id], Options())[0]
     steps = row["evidence_class"]["steps"]
-    assert row["verdict"] == "verified (proved)" and len(steps) == len(REGISTRY["C13"].evidence.steps)
+    assert row["verdict"] == word and len(steps) == len(REGISTRY[claim_id].evidence.steps)
     assert all(s["passed"] for s in steps) and all(s["checked_by"].startswith("proofs_check.proofs.") for s in steps)
 
 
@@ -100,7 +116,7 @@ def _listed_words(capsys) -> dict:
 def test_list_prints_the_runners_recorded_word_for_every_claim(capsys):
     listed = _listed_words(capsys)
     assert listed == {cid: c.recorded_verdict() for cid, c in REGISTRY.items()}
-    assert listed["C12-summary"] == UP_TO_ROUNDING and listed["C13"] == "verified (proved)"
+    assert listed["C12-summary"] == UP_TO_ROUNDING and listed["C6-index"] == "verified (proved)"
     rows = run_claims(FAST, Options())
     for row in rows:  # the runner words the recorded outcome as --list does, and this run reproduces it
         assert row["recorded_verdict"] == listed[row["id"]] and row["verdict"] == listed[row["id"]], row["id"]
@@ -158,3 +174,126 @@ def test_the_step_helpers_can_say_no():
     assert is_zero(sympy.cos(2 * x) - (2 * sympy.cos(x) ** 2 - 1)) and not is_zero(sympy.cos(2 * x) - sympy.cos(x))
     assert nonnegative(u) and not nonnegative(-u - 1) and not nonnegative(x)  # x's sign is unknown: not proved
     assert positive(u + 1) and not positive(u)
+
+
+def test_index_sup_corrected_is_proved_and_a_mutated_step_fails(monkeypatch):
+    """C7-index-sup-corrected's Dirichlet argument: every step passes, and a wrong constant in the
+    printed tail (8 -> 4), a wrong L_min, or a construction whose logit is cos((t + s) theta) fails
+    the step that reads it, and only that one."""
+    from constructions.index import IndexConstruction
+    from proofs_check.proofs import index_discrepancy as P
+    from theory import index_formulas as IF
+    from theory.formula import Formula
+    evidence = REGISTRY["C7-index-sup-corrected"].evidence
+    assert evidence is P.SUP_CORRECTED and evidence.cls == PROVED
+    assert all(r["passed"] for r in run_steps(evidence))
+
+    def failing():
+        return [r["checked_by"].rsplit(".", 1)[-1] for r in run_steps(evidence) if not r["passed"]]
+
+    with monkeypatch.context() as patch:
+        patch.setattr(IF, "SUP_TAIL", Formula("4 pi^2/(n+1)^2"))
+        assert failing() == ["tail"]
+    with monkeypatch.context() as patch:
+        patch.setattr(IF, "L_MIN", Formula("max(ceil((n-1)/2), n-m)"))
+        assert "l_min" in failing()
+    with monkeypatch.context() as patch:
+        patch.setattr(IF, "SUP_CAP", Formula("1 - cos(2 pi/(L+2))"))
+        assert "cap" in failing()
+    import sympy
+    original = IndexConstruction.symbolic_identity
+
+    def plus(self):
+        route, closed = original(self)
+        s = sympy.Symbol("s", integer=True)
+        return route.subs(s, -s), closed.subs(s, -s)  # cos((t + s) theta): the query rotated the wrong way
+
+    monkeypatch.setattr(IndexConstruction, "symbolic_identity", plus)
+    assert failing() == ["logit_row"]
+
+
+def test_index_inf_corrected_is_proved_and_a_mutated_step_fails(monkeypatch):
+    """C7-index-inf-corrected: every step passes; a wrong constant in the printed cap (2 pi/n ->
+    2 pi/(n+1)) fails the bounds step, a wrong D_max (max(m, n0-3)) the parenthetical, and a decoding
+    rule that gave the query token no score the second witness (A would then win alone)."""
+    from proofs_check.proofs import index_discrepancy as P
+    from theory import index_formulas as IF
+    from theory.formula import Formula
+    evidence = REGISTRY["C7-index-inf-corrected"].evidence
+    assert evidence is P.INF_CORRECTED and evidence.cls == PROVED
+    assert all(r["passed"] for r in run_steps(evidence))
+
+    def failing():
+        return [r["checked_by"].rsplit(".", 1)[-1] for r in run_steps(evidence) if not r["passed"]]
+
+    with monkeypatch.context() as patch:
+        patch.setattr(IF, "INF_CAP", Formula("1 - cos(2 pi/(n+1))"))
+        assert failing() == ["inf_cap"]
+    with monkeypatch.context() as patch:
+        patch.setattr(IF, "D_MAX", Formula("max(m, n0-3)"))
+        assert failing() == ["parenthetical"]
+    def no_query_score(top, query, answer):  # the mutant drops the k on the query token
+        scores = {}
+        for token in top.values():
+            if token != "integer":
+                scores[token] = scores.get(token, 0) + 2
+        best = max(scores.values())
+        return scores.get(answer) == best and sum(v == best for v in scores.values()) == 1
+
+    monkeypatch.setattr(P, "_decoded_uniquely", no_query_score)
+    assert failing() == ["witness_integer_p"]
+
+
+def test_index_corrected_is_proved_and_a_mutated_step_fails(monkeypatch):
+    """C4-index-corrected: every step passes; a letter valued 1 instead of 2 in the decoding rule fails
+    the integer-query step (e_s + e_A would tie), and D_max = max(m, n0-1) fails the converse."""
+    from proofs_check.proofs import index_discrepancy as P
+    from theory import index_formulas as IF
+    from theory.formula import Formula
+    evidence = REGISTRY["C4-index-corrected"].evidence
+    assert evidence is P.C4_CORRECTED and evidence.cls == PROVED
+    assert all(r["passed"] for r in run_steps(evidence))
+
+    def failing():
+        return [r["checked_by"].rsplit(".", 1)[-1] for r in run_steps(evidence) if not r["passed"]]
+
+    def letters_worth_one(top, query, answer):
+        scores = {query: len(top)}
+        for token in top.values():
+            if token != "integer":
+                scores[token] = scores.get(token, 0) + 1
+        best = max(scores.values())
+        return scores.get(answer) == best and sum(v == best for v in scores.values()) == 1
+
+    with monkeypatch.context() as patch:
+        patch.setattr(P, "_decoded_uniquely", letters_worth_one)
+        assert "integer_queries_decode" in failing()
+    with monkeypatch.context() as patch:
+        patch.setattr(IF, "D_MAX", Formula("max(m, n0-1)"))
+        assert "only_if" in failing() and "examples" in failing()
+
+
+def test_index_unique_top_is_proved_and_a_mutated_step_fails(monkeypatch):
+    """C4-index-unique-top: every step passes; printing q <= n0 (Q_MAX = n0) fails the offsets step."""
+    from proofs_check.proofs import index_discrepancy as P
+    from theory import index_formulas as IF
+    from theory.formula import Formula
+    evidence = REGISTRY["C4-index-unique-top"].evidence
+    assert evidence is P.UNIQUE_TOP and evidence.cls == PROVED
+    assert all(r["passed"] for r in run_steps(evidence))
+    monkeypatch.setattr(IF, "Q_MAX", Formula("n0"))
+    assert [r["checked_by"].rsplit(".", 1)[-1] for r in run_steps(evidence) if not r["passed"]] == [
+        "offsets_below_n0", "paper_condition_examples"]
+
+
+def test_index_theorem_is_proved_and_a_mutated_step_fails(monkeypatch):
+    """C4-index: every step passes; an integer query that scored its token 2 (as much as a letter
+    target) fails the decoding step."""
+    from proofs_check.proofs import index_discrepancy as P
+    evidence = REGISTRY["C4-index"].evidence
+    assert evidence is P.C4_INDEX and evidence.cls == PROVED
+    assert all(r["passed"] for r in run_steps(evidence))
+    original = P._decoded_uniquely
+    monkeypatch.setattr(P, "_decoded_uniquely", lambda top, query, answer: original(
+        {**top, "extra": "integer"} if query == "s" else top, query, answer))  # k = 2 on the query token
+    assert [r["checked_by"].rsplit(".", 1)[-1] for r in run_steps(evidence) if not r["passed"]] == ["unique_tops_decode"]

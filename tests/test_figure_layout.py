@@ -420,3 +420,74 @@ def test_fig_breaks_names_each_letter_variant_by_its_own_small_panel(shipped):
                 assert line.get_zorder() < own[0].get_zorder() and line.get_linewidth() < own[0].get_linewidth()
         assert {line.get_label() for line in curves} == everyone  # every variant drawn, once
     assert sorted(named) == sorted(everyone) and len(everyone) >= 2
+
+
+# --- legible in the report's page (issue 43): every text at least MIN_TEXT_PX tall at COLUMN_PX ---
+
+def shown_figures() -> list:
+    """Every figure the report shows as an image (claims' figures; tables are linked, not shown)."""
+    from proofs_check.report.figures_map import FIGURE_OF, TABLES
+
+    return sorted({name for names in FIGURE_OF.values() for name in names} - set(TABLES))
+
+
+@pytest.fixture(scope="module")
+def printed_sizes():
+    """{name: (figure width in inches, [(points, text)] of every text drawn)} for every shown figure,
+    drawn from the shipped inputs through the real ``style.save`` (its PNG rendering recorded, nothing written)."""
+    from matplotlib.backends.backend_agg import RendererAgg
+
+    from figures.__main__ import FIGURES
+
+    found, drawn = {}, []
+    original = RendererAgg.draw_text
+
+    def record(self, gc, x, y, s, prop, *args, **kwargs):
+        if s.strip():
+            drawn.append((prop.get_size_in_points(), s))
+        return original(self, gc, x, y, s, prop, *args, **kwargs)
+
+    def measure(fig, fmt):
+        if fmt == "png":
+            drawn.clear()
+            fig.canvas.draw()
+            found[current] = (fig.get_figwidth(), list(drawn))
+        return b""
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(RendererAgg, "draw_text", record)
+        patch.setattr(style, "render", measure)
+        patch.setattr(style, "atomic_write_bytes", lambda path, data: None)
+        for current in shown_figures():
+            FIGURES[current][0](Inputs(), Path("unused"))
+    return found
+
+
+@pytest.mark.parametrize("name", shown_figures())
+def test_every_text_is_legible_at_the_reports_column_width(printed_sizes, name):
+    width, sizes = printed_sizes[name]
+    assert sizes, f"{name}: no text drawn"
+    points, words = min(sizes)
+    pixels = points * plt.rcParams["savefig.dpi"] / 72  # at the saved dpi
+    image_width = width * plt.rcParams["savefig.dpi"]
+    assert pixels * style.COLUMN_PX / image_width >= style.MIN_TEXT_PX - 1e-9, \
+        f"{name}: {words!r} prints {pixels * style.COLUMN_PX / image_width:.1f} px tall at {style.COLUMN_PX} px"
+
+
+@pytest.mark.parametrize("name", shown_figures())
+def test_the_committed_image_is_the_measured_one(printed_sizes, name):
+    """The sizes above are those of the committed PNG: same width in pixels (regenerate if not)."""
+    from PIL import Image
+
+    with Image.open(Path(__file__).parents[1] / "figures" / "output" / f"{name}.png") as image:
+        assert image.width == round(printed_sizes[name][0] * plt.rcParams["savefig.dpi"])
+
+
+def test_the_legibility_floor_raises_small_text():
+    """The check above can fail without ``style.legible``: a 7-point label on a 20-inch figure."""
+    fig = style.new_figure(20, 3)
+    label = fig.text(0.5, 0.5, "small", fontsize=7)
+    assert label.get_fontsize() * style.COLUMN_PX / (20 * 72) < style.MIN_TEXT_PX
+    style.legible(fig)
+    assert label.get_fontsize() * style.COLUMN_PX / (20 * 72) == pytest.approx(style.MIN_TEXT_PX)
+    plt.close(fig)

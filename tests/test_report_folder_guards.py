@@ -268,6 +268,20 @@ def test_hostile_names_are_shown_as_text_in_both_pages(tmp_path, root):
     assert md_html.count("<h1>") == 1 and md_html.count("<h2>") == 1  # no name started a heading
 
 
+def test_every_figure_links_to_its_full_size_file_in_both_pages():
+    """A wide figure shrinks to the text column: a click opens the image at full size."""
+    sections = [Section("s", "S", [Figure("figures/output/fig5a.png", Para(["words"]))])]
+    page = Page(html.render(sections, "t"))
+    links = [(tag, attrs) for tag, attrs in page.tags if tag in ("a", "img")]
+    assert ("a", {"href": "figures/fig5a.png"}) in links
+    assert links[links.index(("a", {"href": "figures/fig5a.png"})) + 1][1]["src"] == "figures/fig5a.png"
+    assert "[![words](figures/fig5a.png)](figures/fig5a.png)" in markdown.render(sections, "t")
+    md_page = Page(markdown_as_html(markdown.render(sections, "t")))
+    tags = [(tag, attrs.get("href", attrs.get("src"))) for tag, attrs in md_page.tags if tag in ("a", "img")]
+    assert ("a", "figures/fig5a.png") in tags and tags[tags.index(("a", "figures/fig5a.png")) + 1] == \
+        ("img", "figures/fig5a.png")
+
+
 def test_a_hostile_model_folder_name_reaches_neither_page_as_html(tmp_path):
     """The reported case: a source note named the model folder in backticks without escaping."""
     fake = tmp_path / "repo"

@@ -80,7 +80,7 @@ def test_panels_draw_the_medians_of_the_files(tmp_path, kept):
     assert FIGURES["fig_rescale"][0] is build_fig_rescale
     build_fig_rescale(Inputs(variants_dir=write_study(tmp_path)), tmp_path / "out")
     fig = kept["fig_rescale"]
-    left, right = (next(ax for ax in fig.axes if ax.get_title().startswith(t)) for t in ("A.", "B."))
+    left, right = (next(ax for ax in fig.axes if ax.get_title().startswith(t)) for t in ("A1.", "B1."))
     trained, rescaled = lines_of(left), lines_of(right)
     assert set(trained) == {"plain (a)"}  # a variant trained with the scale is not a rescaled model
     assert set(rescaled) == {"plain (a)", "scaled (f)"}
@@ -91,7 +91,7 @@ def test_panels_draw_the_medians_of_the_files(tmp_path, kept):
     assert rescaled["scaled (f)"].get_linestyle() == TRAINED_WITH_SCALE
     assert rescaled["plain (a)"].get_color() == trained["plain (a)"].get_color()
     # C: the path layer's top weight, as trained (solid) and scaled (dashed), over the same seeds
-    mechanism = next(ax for ax in fig.axes if ax.get_title().startswith("C."))
+    mechanism = next(ax for ax in fig.axes if ax.get_title().startswith("C1."))
     medians = [line for line in mechanism.lines if len(line.get_xdata()) == len(LENGTHS)]
     assert [line.get_linestyle() for line in medians] == ["-", "--"]
     for line, slope in zip(medians, (0.3, 0.02)):

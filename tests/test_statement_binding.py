@@ -80,10 +80,10 @@ def test_a_swapped_index_formula_fails_its_referee(monkeypatch, capsys):
     monkeypatch.setattr(index_formulas, "L_MIN", Formula("max(ceil(n/2), n-1-m)"))
     monkeypatch.setattr(brute_index, "L_MIN", index_formulas.L_MIN)  # where the referee evaluates it
     assert cli.main(["--only", "=C7-index-sup-corrected"]) == 1
-    err = capsys.readouterr().err
-    assert "CHANGED C7-index-sup-corrected" in err
+    err = capsys.readouterr().err  # the proof's L_min step no longer follows (an error, not only a change)
+    assert "ERROR in C7-index-sup-corrected: proof step 3 of 9 fails (proofs_check.proofs.index_discrepancy.l_min)" in err
     row = run_claims(["C7-index-sup-corrected"], Options())[0]
-    assert row["evidence"]["L_agreement"]["failure_count"]  # the check itself, not only the binding, fails
+    assert row["evidence"]["L_agreement"]["failure_count"]  # the check itself, not only the argument, fails
 
 
 def test_a_swapped_window_object_fails_the_check(monkeypatch, capsys):

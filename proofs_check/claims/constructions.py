@@ -24,6 +24,7 @@ from theory.phases import Angle
 
 from .. import brute_index
 from ..evidence import finite_cases
+from ..proofs import index_discrepancy as index_proofs
 from ..binding import bound_statement, part
 from ..registry import Outcome, claim
 from .referee_retrieval import exactness_criterion
@@ -125,7 +126,7 @@ def _verdict(rows, proof, extra_failures, what):
        "one-angle RoPE transformer T_Index computes Index exactly on every valid input of length n <= n0, valid "
        "meaning every integer i at position j points inside the input (j - i >= 1), as in all task data; F.1 read "
        "literally also admits integers pointing before the start (C4-index-literal, refuted)",
-       "Theorem 3.1, Appendix F.2.1", recorded="verified", kind="statement", origin="paper", evidence=finite_cases("T_Index at theta = 2 pi/n0 with |ALPH| = 2, m = 3, n0 = 7 (also (2, 3, 8) and (3, 2, 7) with --thorough): every valid input, by exact and float64 average-hard attention and float64 softmax at the proven beta; random and adversarial number-task inputs at n0 = 17, 100, 850; no logit tie at 2 pi/n0 for n0 = 17, 100, 850, 5000; the closed form proved by sympy at |ALPH| = 2, m = 2, n0 = 4. Every other n0 rests on C4-index-corrected's condition, itself checked on finitely many cases"))
+       "Theorem 3.1, Appendix F.2.1", recorded="verified", kind="statement", origin="paper", evidence=index_proofs.C4_INDEX)
 def index_theorem(options):
     sizes = [(2, 3, 8), (3, 2, 7)] if options.thorough else [(2, 3, 7)]
     small = [IndexConstruction(list("ABC")[:a], m, Angle(pi_multiple=Fraction(2, n0)), n0) for a, m, n0 in sizes]
@@ -188,7 +189,7 @@ def index_irrational(options):
        "m < n <= n0) under average-hard attention iff no D in 1..D_max has D theta in 2 pi Z, D_max = {d_max}; "
        "e.g. any rational theta, any theta with theta/pi irrational, or theta = 2 pi / n0 (n0 <= m leaves no "
        "valid input)", d_max=part("theory.index_formulas", "D_MAX")),
-       "corrects Appendix F.2.1", recorded="verified", kind="statement", origin="corrected", evidence=finite_cases("token-by-token brute force at |ALPH| = 2, 1 <= m < n0 <= 6 and |ALPH| = 3, 1 <= m < n0 <= 5 (m <= 3; larger with --thorough), every angle 2 pi k/P (P <= n0 + 1) in (0, pi] plus 0.8, 3 and 2 pi/3 + 1e-9; the construction's exact evaluation at (m, n0) = (2, 7), (5, 6) at every 2 pi k/p (p <= n0), 0.8 and 3; the 'iff' rests on a sketch (a tie at D <= D_max is reached by some valid input)"))
+       "corrects Appendix F.2.1", recorded="verified", kind="statement", origin="corrected", evidence=index_proofs.C4_CORRECTED)
 def index_corrected(options):
     grid = []
     for alphabet, m, n0 in ((["A", "B"], 2, 7), (["A", "B"], 5, 6)):
@@ -222,7 +223,7 @@ def index_corrected(options):
        "Theorem 3.1 (Retrieval): for every n0 > 1 a one-layer, one-head, one-angle RoPE transformer "
        "T_Retrieval (omega = 2 pi/|ALPH|, 0 < theta < omega/(2 n0)) computes Retrieval exactly on every "
        "valid input of length n <= n0",
-       "Theorem 3.1, Appendix F.2.2", recorded="verified", kind="statement", origin="paper", evidence=finite_cases("T_Retrieval at theta = omega/(4 n0) with (|ALPH|, m, n0) = (2, 1, 7), (3, 1, 5) (more with --thorough): every proper input, by exact and float64 average-hard attention and float64 softmax at the proven beta; random, adversarial and variant letter-task inputs at n0 = 17, 100, 850; the closed form proved by sympy at |ALPH| = 2, m = 1, n0 = 4; the printed examples of Figures 3B and 3D"))
+       "Theorem 3.1, Appendix F.2.2", recorded="verified", kind="statement", origin="paper", evidence=finite_cases("T_Retrieval at theta = omega/(4 n0) with (|ALPH|, m, n0) = (2, 1, 7), (3, 1, 5) (more with --thorough): every proper input, by exact and float64 average-hard attention and float64 softmax at the proven beta; random, adversarial and variant letter-task inputs at n0 = 17, 100, 850; the closed form proved by sympy at |ALPH| = 2, m = 1, n0 = 4; the printed examples of Figures 3B and 3D. Not proved: the logit-order part is C7-retrieval-condition's argument, but two of its steps (the rows of proper inputs, the matched keys holding the answer) are checked only for |ALPH| <= 4, n <= 4, and the decoding of T_Retrieval's scores for every alphabet is not written as checked steps"))
 def retrieval_theorem(options):
     sizes = [(2, 1, 8), (3, 1, 6), (2, 2, 6)] if options.thorough else [(2, 1, 7), (3, 1, 5)]
     small = [RetrievalConstruction(list("abc")[:a], m, Angle(pi_multiple=Fraction(1, 2 * a * n0)), n0)
@@ -262,7 +263,7 @@ def retrieval_theorem(options):
        "T_Retrieval is exact on every proper input of length <= n0 iff its value-aware logit gap "
        "(constructions.retrieval.logit_gaps) is > 0; the paper's 0 < theta < omega/(2 n0) is sufficient, "
        "not necessary",
-       "sharpens Appendix F.2.2", recorded="verified", kind="statement", origin="package", evidence=finite_cases("the value-aware gap criterion against exhaustive exact evaluation at |ALPH| = 2, m = 1, n0 = 6 for theta = pi/q, q in 64, 24, 13, 12, 11, 10, 9, 8, 6, 4, 3, 2, 1; and against token-level brute force on every proper input of every length <= n0 at (|ALPH|, m, n0) = (2, 1, 5), (3, 1, 4), 13 angles in (0, pi] each; the argument is a sketch"))
+       "sharpens Appendix F.2.2", recorded="verified", kind="statement", origin="package", evidence=finite_cases("the value-aware gap criterion against exhaustive exact evaluation at |ALPH| = 2, m = 1, n0 = 6 for theta = pi/q, q in 64, 24, 13, 12, 11, 10, 9, 8, 6, 4, 3, 2, 1; and against token-level brute force on every proper input of every length <= n0 at (|ALPH|, m, n0) = (2, 1, 5), (3, 1, 4), 13 angles in (0, pi] each; the argument is a sketch (not written as checked steps: the 'only if' needs, for every alphabet and n0, a proper input on which a non-positive value-aware gap makes the decoding err)"))
 def retrieval_condition(options):
     base = RetrievalConstruction(["a", "b"], 1, "pi/64", 6)
     ids = base.all_proper_ids(6)

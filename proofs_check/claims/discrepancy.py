@@ -20,7 +20,7 @@ from theory.index_brute import CosineOrder, reading_gap
 from theory.numbers import Interval
 
 from .. import brute_index
-from ..evidence import finite_cases
+from ..proofs import index_discrepancy as index_proofs
 from ..binding import bound_statement, part
 from ..registry import Outcome, claim
 
@@ -197,7 +197,7 @@ def _L_agreement(n_small: int) -> dict:
        "{cap}}} <= min{{1 - cos theta, {quadratic}}} <= {tail} with L = L_min(n) = "
        "{L}; the middle bound is attained at theta = 2 pi/(L+1) (sharp in theta)",
        cap=part(IF, "SUP_CAP"), quadratic=part(IF, "SUP_QUADRATIC"), tail=part(IF, "SUP_TAIL"), L=part(IF, "L_MIN")),
-       "corrects Theorem 3.2 (Index, max reading)", recorded="verified", kind="statement", origin="corrected", evidence=finite_cases("every n in 2..1e12, block by block (certified), at 26 angles with m = 16, carried to every m whose L_min is in range by the m-reduction (the value depends on (n, m) only through L_min: exact ranks, 6 angles, m <= 20, n <= 40); brute force over every query token at 19 angles, m in {1, 2, 3, 5, 16}, every n <= 24; L_min enumerated for m <= 20, n <= 40 and by the convex argument up to n = 1e15; the bound attained at n = 17, 100, 1e6, 1e12. The Dirichlet argument (module proof field) is not yet written as checked steps"))
+       "corrects Theorem 3.2 (Index, max reading)", recorded="verified", kind="statement", origin="corrected", evidence=index_proofs.SUP_CORRECTED)
 def index_sup_corrected(options):
     results, bad = _corrected_bound_checks("sup")
     brute = brute_index.check_sup_corrected(options.thorough)
@@ -277,7 +277,7 @@ def index_inf(options):
        "whenever no offset u <= n-1 has u theta in 2 pi Z (for a correct T_Index with m < n0: every n <= "
        "{d_max} + 1, which is n0 only when m = n0 - 1; all n when theta/2pi is irrational)",
        cap=part(IF, "INF_CAP"), quadratic=part(IF, "INF_QUADRATIC"), d_max=part(IF, "D_MAX")),
-       "corrects Theorem 3.2 (Index, min reading)", recorded="verified", kind="statement", origin="corrected", evidence=finite_cases("every n in 2..1e12, block by block (certified), at 26 angles with m = 16 (the min reading does not depend on m: checked by exact ranks, 6 angles, m <= 20, n <= 40); brute force over every query token at 19 angles, m in {1, 3, 16}, every n <= 24; the parenthetical's range brute-forced at |ALPH| = 2, 1 <= m < n0 <= 6. The pigeonhole argument is not yet written as checked steps"))
+       "corrects Theorem 3.2 (Index, min reading)", recorded="verified", kind="statement", origin="corrected", evidence=index_proofs.INF_CORRECTED)
 def index_inf_corrected(options):
     _, bad = _corrected_bound_checks("min")
     brute = brute_index.check_inf_corrected(options.thorough)
@@ -331,7 +331,7 @@ def _construction_cross_check() -> dict:
            "every valid input of length n <= n0 iff theta/2pi is not p/q with q <= {q_max}; so F.2.1's 'theta not in "
            "Q' is neither sufficient (2 pi/5 ties at n = 6) nor necessary (0.8 never ties)", q_max=part(IF, "Q_MAX")),
        "corrects Appendix F.2.1 ('if theta not in Q then for all n > 1, Delta > 0'); see C4-index-irrational-angle",
-       recorded="verified", kind="statement", origin="corrected", evidence=finite_cases("brute force over every query token at every length: every angle 2 pi p/q with q <= 19 (and 1e-9 off them for q <= 7), theta > pi, 0, negative, tiny and rational angles, m in {1, 3, 16}, m < n0 <= 18; the 'iff' is a sketch"))
+       recorded="verified", kind="statement", origin="corrected", evidence=index_proofs.UNIQUE_TOP)
 def index_condition_corrected(options):
     brute = brute_index.check_unique_top(options.thorough)
     order = CosineOrder("2*pi/5", 6)  # letter query, n = 6: offsets 0 and 5 share the top logit 1

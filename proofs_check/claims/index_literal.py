@@ -137,7 +137,7 @@ WINDOWS = Windows(((1, ((Fraction(0), Fraction(1)),)), (2, ((Fraction(1, 3), Fra
        "D theta in 2 pi Z) and cos(theta) < cos(2 theta) < ... < cos(m theta); with alpha = theta/2pi mod 1 that "
        "is {windows}; never theta = 2 pi/n0 for m >= 2",
        d_max=part("theory.index_formulas", "D_MAX"), windows=part(__name__, "WINDOWS")),
-       "corrects Theorem 3.1 (Index) under the literal reading of Definition F.1 (issue 30)", recorded="verified", kind="statement", origin="corrected", evidence=finite_cases("token-by-token brute force against Definition F.1 read literally at |ALPH| = 2, 1 <= m <= 4, m < n0 <= min(6, m + 2) (m + 3 with --thorough), every angle 2 pi k/P with P <= n0 + 1 and more; the alpha windows for m = 1..6 computed exactly (every m >= 4 contains m = 4's constraints); the 'iff' is a sketch"))
+       "corrects Theorem 3.1 (Index) under the literal reading of Definition F.1 (issue 30)", recorded="verified", kind="statement", origin="corrected", evidence=finite_cases("token-by-token brute force against Definition F.1 read literally at |ALPH| = 2, 1 <= m <= 4, m < n0 <= min(6, m + 2) (m + 3 with --thorough), every angle 2 pi k/P with P <= n0 + 1 and more; the alpha windows for m = 1..6 computed exactly (every m >= 4 contains m = 4's constraints); the 'iff' is a sketch: its valid-input half is C4-index-corrected (now proved), but the half for integers pointing before the start (their decoding needs cos(theta) < ... < cos(m theta)) is not written as checked steps"))
 def index_literal_corrected(options):
     brute = brute_index.check_literal(options.thorough)
     windows = {m: brute_index.rising_windows(m) for m in range(1, 7)}

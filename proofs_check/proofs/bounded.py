@@ -90,7 +90,8 @@ def residual_gap() -> bool:
 BOUNDED = proved(
     Step("For every n >= 4 the inputs S1 = b1 a1 (cb)^(n-3) ca, S3 = b1 a1 (cb)^(n-3) cb and S4 = b1 a1 (ca)^(n-3) cb "
          "are proper with Retrieval answers a1, b1, b1", witnesses,
-         "Retrieval on the three inputs for every n in 4..60 (the middle block is one repeated token)"),
+         "Retrieval on the three inputs for every n in 4..60 (the middle block is one repeated token)",
+         cases="n in 4..60"),
     Step("With E(x) = V[a1, x] - V[b1, x], P = w_1 E(b1) + w_2 E(a1) and W = w_3 + .. + w_(n-1), the margins are "
          "m1 = P + W E(cb) + w_n E(ca), m3 = -(P + W E(cb) + w_n E(cb)), m4 = -(P + W E(ca) + w_n E(cb)), and "
          "W m1 + (W - w_n) m3 + w_n m4 = 0 for every readout V", certificate_identity,
@@ -105,7 +106,8 @@ BOUNDED = proved(
     Step("With a residual readout no length is forced: uniform attention (B = 0) and score(tau) = K [tau carries the "
          "query's pointer] + count(tau)/n, K > 1, give the answer (the one present token with the bonus, Definition "
          "F.2) a lead >= 1/n at every n", residual_gap,
-         "sympy signs; the bonus rule on every proper input, |ALPH| = 3, INT = {1}, n <= 4"),
+         "sympy signs; the bonus rule on every proper input, |ALPH| = 3, INT = {1}, n <= 4",
+         cases="the bonus rule: |ALPH| = 3, INT = {1}, n <= 4"),
 )
 
 # ---- C6-retrieval-hard ---------------------------------------------------------------------------
@@ -145,5 +147,6 @@ HARD = proved(
     Step("If J(n) misses an earlier position p, the inputs b1^(p-1) a1 b1^(n-1-p) ca and the same with a2 at p are "
          "proper (the query ca points at letter a, held by position p alone), agree on J(n) and the query, and have "
          "Retrieval answers a1 and a2: the model errs on one of them", pair_differs_only_at_p,
-         "Retrieval on the pair for every n in 2..40 and every p < n (the rest of the input is one repeated token)"),
+         "Retrieval on the pair for every n in 2..40 and every p < n (the rest of the input is one repeated token)",
+         cases="n in 2..40"),
 )

@@ -73,7 +73,8 @@ def zero_rhs_is_constant() -> bool:
 INEQUALITY = (
     Step("Each k is pi(j) for exactly (N-1)! permutations (fix pi(j) = k, permute the rest), so RHS := (||delta_pos||^2 "
          "+ ||delta_sym||^2) / (N! N) = N^-2 sum_{j,k} [(M_kj - M_jj)^2 + (M_kj - M_kk)^2]", counting,
-         "the count enumerated for N <= 6; the sum over S_N expanded by sympy for N = 2..4"),
+         "the count enumerated for N <= 6; the sum over S_N expanded by sympy for N = 2..4",
+         cases="the count N <= 6, the sum N = 2..4"),
     Step("Var(lambda) = (2 N^2)^-1 sum_{j,k} (M_jj - M_kk)^2 (population variance)", variance_identity, "sympy identity"),
     Step("(a + b)^2 <= 2 (a^2 + b^2), since the difference is (a - b)^2", two_squares, "sympy identity and sign"),
     Step("With a = M_jj - M_kj and b = M_kj - M_kk, a + b = M_jj - M_kk: summing over j, k, Var(lambda) <= N^-2 "
@@ -83,7 +84,7 @@ INEQUALITY = (
 EXCLUSION = proved(*INEQUALITY, Step(
     "A head both positional and symbolic has delta_pos = delta_sym = 0, so RHS = 0 and Var(lambda) = 0; RHS is a sum "
     "of squares of M_kj - M_jj and M_kj - M_kk, so every logit M_kj equals M_jj = M_kk: the logits are constant",
-    zero_rhs_is_constant, "sympy sign of the sum of squares, N = 2..4"))
+    zero_rhs_is_constant, "sympy sign of the sum of squares, N = 2..4", cases="N = 2..4"))
 
 
 def equality_case() -> bool:

@@ -113,10 +113,12 @@ def positive_in_range() -> bool:
 SYMMETRY = Step("Every reading depends on theta only through theta': each logit cos(d omega + t theta) (t an integer "
                 "offset, d in Z_A) is 2 pi-periodic in theta, and theta -> -theta turns it into cos(-d omega + t theta), "
                 "which relabelling the letters phi -> -phi (a bijection of ALPH: proper inputs stay proper, answers "
-                "follow) undoes", symmetry, "sympy identities; the relabelling on every proper input, |ALPH| <= 4, n <= 4")
+                "follow) undoes", symmetry, "sympy identities; the relabelling on every proper input, |ALPH| <= 4, n <= 4",
+                cases="the relabelling: |ALPH| <= 4, n <= 4")
 ROWS = Step("The rows of proper inputs are exactly the vectors (d_0..d_(n-1)) in Z_A^n with some d_t = 0: a proper "
             "input has a key matching the query letter, and the input of theory.discrepancy_retrieval's docstring "
-            "realizes any such vector", realizable_rows, "the construction checked on every vector, |ALPH| <= 4, n <= 4")
+            "realizes any such vector", realizable_rows, "the construction checked on every vector, |ALPH| <= 4, n <= 4",
+            cases="|ALPH| <= 4, n <= 4")
 REGIME = Step("2n theta' < omega implies 2(n-1) theta' < omega, so every offset t <= n-1 has 0 <= t theta' < omega/2 "
               "<= pi/2", regime, "sympy, from the printed conditions")
 BEST_OTHER_STEP = Step("For 0 <= x < omega/2 and d = 1..A-1 the angle d omega + x lies at distance min(d omega + x, "
@@ -182,7 +184,8 @@ CONDITION = proved(Step("0 < theta < omega/(2 n0) and 2 <= n <= n0 give theta' =
                         "other-symbol key present; it holds the answer (an ALPH x ALPH query: every matched key is the "
                         "answer token, Definition F.2; an ALPH x INT query: the query itself at offset 0, unique top "
                         "since 0 < t theta' < pi for its other matches), so average-hard attention picks the answer",
-                        matched_keys_agree, "Definition F.2 on every proper input, |ALPH| <= 4, n <= 4"))
+                        matched_keys_agree, "Definition F.2 on every proper input, |ALPH| <= 4, n <= 4",
+                        cases="|ALPH| <= 4, n <= 4"))
 
 
 def theta_zero() -> bool:

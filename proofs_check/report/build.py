@@ -106,12 +106,14 @@ def evidence_blocks(row: dict) -> list:
     found = row.get("evidence_class")
     if not found or row["kind"] != "statement":
         return []
-    if found["class"] != PROVED:
+    steps = found.get("steps", [])
+    if not steps:
         return [Para(["Evidence class: ", Strong(found["class"]), ". The cases checked:"]),
                 Quote(found["cases"], module_path(row["id"]))]
-    steps = found.get("steps", [])
-    blocks = [Para(["Evidence class: ", Strong(PROVED), ". The argument, step by step; each step is checked by "
+    blocks = [Para(["Evidence class: ", Strong(found["class"]), ". The argument, step by step; each step is checked by "
                     "the function named under it whenever the claim is checked:"])]
+    if found["class"] != PROVED:  # an argument with a step checked only on finitely many cases
+        blocks += [Quote(found["cases"], module_path(row["id"]))]
     for step in steps:
         result = "passed" if step.get("passed") else "not run" if "passed" not in step else "failed"
         blocks += [Quote(step["text"], step["source"]),

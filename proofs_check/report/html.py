@@ -89,7 +89,8 @@ def block(item) -> str:
     if isinstance(item, Figure):
         alt = "".join(p if isinstance(p, str) else p.text for p in item.caption.parts)
         anchor = f' id="{escape(item.anchor)}"' if item.anchor else ""
-        return (f'<figure{anchor}><img src="{escape(local_target(item.path))}" alt="{escape(alt)}">'
+        target = escape(local_target(item.path))  # the image links to its full-size file: wide figures shrink
+        return (f'<figure{anchor}><a href="{target}"><img src="{target}" alt="{escape(alt)}"></a>'
                 f"<figcaption>{text(item.caption.parts)}</figcaption></figure>")
     if isinstance(item, Code):
         return f'<pre class="command"><code>{escape(item.text)}</code></pre>'

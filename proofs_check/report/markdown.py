@@ -96,7 +96,8 @@ def block(item) -> str:
     if isinstance(item, Figure):
         alt = escape("".join(p.text if not isinstance(p, str) else p for p in item.caption.parts))
         anchor = f'<a id="{attribute(item.anchor)}"></a>\n\n' if item.anchor else ""
-        return f"{anchor}![{alt}]({destination(local_target(item.path))})\n\n*{paragraph(item.caption)}*"
+        target = destination(local_target(item.path))  # the image links to its full-size file
+        return f"{anchor}[![{alt}]({target})]({target})\n\n*{paragraph(item.caption)}*"
     if isinstance(item, Code):
         return fenced(item.text, "sh")
     if isinstance(item, Quote):
