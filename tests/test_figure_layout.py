@@ -432,7 +432,7 @@ def shown_figures() -> list:
 
 
 @pytest.fixture(scope="module")
-def printed_sizes():
+def printed_sizes(tmp_path_factory):
     """{name: (figure width in inches, [(points, text)] of every text drawn)} for every shown figure,
     drawn from the shipped inputs through the real ``style.save`` (its PNG rendering recorded, nothing written)."""
     from matplotlib.backends.backend_agg import RendererAgg
@@ -458,8 +458,9 @@ def printed_sizes():
         patch.setattr(RendererAgg, "draw_text", record)
         patch.setattr(style, "render", measure)
         patch.setattr(style, "atomic_write_bytes", lambda path, data: None)
+        out = tmp_path_factory.mktemp("unused")  # fig_variants writes its table beside the figure itself
         for current in shown_figures():
-            FIGURES[current][0](Inputs(), Path("unused"))
+            FIGURES[current][0](Inputs(), out)
     return found
 
 
