@@ -96,6 +96,10 @@ class Construction:
         """The reference function (theory.functions) applied at every position, as ids."""
         return self.ids(type(self).reference(list(tokens)))
 
+    def reference_batch(self, ids) -> np.ndarray:
+        """``reference_ids`` of every row of a batch of input ids: what ``compare_outputs`` expects."""
+        return np.array([self.reference_ids(self.tokens(row)) for row in ids])
+
     # ---- weights ---------------------------------------------------------------------------
     def angle_values(self, numbers: NumberSystem, symbolic: bool = False):
         """(theta, omega) in ``numbers``; sympy Symbols when ``symbolic`` (for the proofs)."""

@@ -261,6 +261,8 @@ def test_replace_shipped_opens_the_shipped_trees_but_never_the_source(guarded):
     assert reason(root / "report/REPORT.md", replace_shipped=True) is None
     assert "own files" in reason(root / "theory/rope.py", replace_shipped=True)
     assert "own files" in reason(root / "README.md", replace_shipped=True)
+    assert "own files" in reason(root / "training/studies/cli.py", replace_shipped=True)  # code beside the plans
+    assert reason(root / "training/studies/seeds.json", replace_shipped=True) is None
     assert reason(root / "report", documented=[root / "report"]) is None  # --report report: its own output
     assert reason(guarded / "elsewhere.json") is None
 

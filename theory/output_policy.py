@@ -151,16 +151,17 @@ def protected_reason(path, *, documented=(), replace_shipped: bool = False, root
     if any(_at_or_inside(real, _real(own)) for own in documented if own is not None):
         return None
     relative = os.path.relpath(real, root).replace(os.sep, "/")
+    top = relative.split("/", 1)[0]
+    own_files = f"lies in the package's own files ({top}); choose a path outside them"
+    if top in PACKAGE_TREES and relative.endswith(".py"):  # code beside the plans (training/studies/*.py)
+        return own_files                                    # is source, whatever --replace-shipped opens
     for tree in SHIPPED:
         if relative == tree or relative.startswith(tree + "/"):
             if replace_shipped:
                 return None
             return (f"lies under {tree}/, among the package's shipped results; choose a path outside them, or "
                     f"pass {REPLACE_SHIPPED} to regenerate shipped results on purpose")
-    top = relative.split("/", 1)[0]
-    if top in PACKAGE_TREES or relative in PACKAGE_FILES:
-        return f"lies in the package's own files ({top}); choose a path outside them"
-    return None
+    return own_files if top in PACKAGE_TREES or relative in PACKAGE_FILES else None
 
 
 def check_output(path, flag: str, *, kind: str = "file", inputs=(), own=(), documented=(),

@@ -44,10 +44,6 @@ def _report(model) -> dict:
     return _REPORTS[key]
 
 
-def _reference(model, ids):
-    return np.array([model.reference_ids(model.tokens(row)) for row in ids])
-
-
 def formula_beta(report) -> float:
     """Lemma F.1's beta as stated, ln((n0 - 1) Gamma / delta) / lambda, recomputed in mpmath from the
     report's lambda, Gamma and delta (not through constructions.temperature.sufficient_beta);
@@ -63,7 +59,7 @@ def _run_all(model, ids, label):
     """Exact and float64 average-hard, and float64 softmax at the proven beta (value-aware,
     constructions.temperature), against the reference function at every position.  The margin
     bound is taken at the STATED formula's beta, so a smaller beta than the formula's fails."""
-    expected = _reference(model, ids)
+    expected = model.reference_batch(ids)
     report = _report(model)
     beta = report["beta_value_aware"]
     rows = []
@@ -197,7 +193,7 @@ def index_corrected(options):
                   if np.gcd(k, p) == 1] + [Angle.of("0.8"), Angle.of(3)]
         base = IndexConstruction(alphabet, m, angles[0], n0)
         ids = base.all_valid_ids(n0)
-        expected = _reference(base, ids)
+        expected = base.reference_batch(ids)
         for angle in angles:
             model = IndexConstruction(alphabet, m, angle, n0)
             wrong = compare_outputs(model, ids, expected, "exact")["wrong"]
@@ -267,7 +263,7 @@ def retrieval_theorem(options):
 def retrieval_condition(options):
     base = RetrievalConstruction(["a", "b"], 1, "pi/64", 6)
     ids = base.all_proper_ids(6)
-    expected = _reference(base, ids)
+    expected = base.reference_batch(ids)
     grid = []
     for q in (64, 24, 13, 12, 11, 10, 9, 8, 6, 4, 3, 2, 1):
         model = RetrievalConstruction(["a", "b"], 1, Angle(pi_multiple=Fraction(1, q)), 6)

@@ -115,7 +115,7 @@ def omega_angle_outcome(sizes=ALPH_SIZES, m: int = 2, n: int = 2) -> Outcome:
     exact = {A: RetrievalConstruction(LETTER_ALPH[:A], m, omega_of(A), n).is_exact() for A in sizes}
     con = RetrievalConstruction(LETTER_ALPH, 8, omega_of(len(LETTER_ALPH)), n)
     ids = con.all_proper_ids(n)
-    report = compare_outputs(con, ids, np.array([con.reference_ids(con.tokens(r)) for r in ids]), "exact")
+    report = compare_outputs(con, ids, con.reference_batch(ids), "exact")
     evidence = {"rule": "verified when T_Retrieval with theta = 2 pi/|ALPH| is exact (every proper input of length "
                         f"<= n0 = {n}, exact average-hard attention) for every |ALPH| in {list(sizes)}; an error at "
                         f"length {n} is an error for every n0 >= {n}", "exact_by_alph": exact,
@@ -199,7 +199,7 @@ def single_frequency_outcome(alph=tuple(LETTER_ALPH), m: int = 8, n0s=range(2, N
     exact = {n0: RetrievalConstruction(list(alph), m, theta, n0).is_exact() for n0 in n0s}
     con = RetrievalConstruction(list(alph), m, theta, min(n0s))
     ids = con.all_proper_ids(min(n0s))
-    report = compare_outputs(con, ids, np.array([con.reference_ids(con.tokens(r)) for r in ids]), "exact")
+    report = compare_outputs(con, ids, con.reference_batch(ids), "exact")
     index_exact = IndexConstruction(NUMBER_ALPH, 16, theta, max(n0s)).is_exact()
     omega = float(2 * np.pi / len(alph))
     planes = [k + 1 for k, g in enumerate(rope_angles(128, 10000)) if g < omega / (2 * N0)]

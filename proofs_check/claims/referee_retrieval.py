@@ -230,8 +230,6 @@ def softmax_at_proven_beta(thorough: bool, beta_of=None) -> dict:
     """C5 on every valid / proper input of small T_Index and T_Retrieval: float64 softmax at the
     stated beta = ln((n0-1) Gamma/delta)/lambda (or ``beta_of(report)``, a mutant) decodes
     every position as the reference function does."""
-    import numpy as np
-
     from constructions.index import IndexConstruction
     from constructions.retrieval import RetrievalConstruction
     from constructions.temperature import temperature_report
@@ -246,7 +244,7 @@ def softmax_at_proven_beta(thorough: bool, beta_of=None) -> dict:
         report = temperature_report(model)
         beta = beta_of(report) if beta_of else report["beta_value_aware"]
         ids = model.all_proper_ids(model.n0) if hasattr(model, "all_proper_ids") else model.all_valid_ids(model.n0)
-        expected = np.array([model.reference_ids(model.tokens(row)) for row in ids])
+        expected = model.reference_batch(ids)
         out, gaps = model.forward_batch(ids, "softmax", beta)
         row = {"construction": type(model).__name__, "n0": model.n0, "theta": str(model.theta), "beta": beta,
                "inputs": len(ids), "wrong_positions": int((out != expected).sum()),
