@@ -33,15 +33,21 @@ def main() -> None:
         _, seconds = timed(task.generate, TOTAL, 0)
         print(f"{name}: generate({TOTAL:,}) {seconds:.2f} s = {TOTAL / seconds:,.0f} sequences/s")
         _, seconds = timed(task.generate, 10_000, 0, extra_target=5_000)
-        print(f"{name}: generate(10,000, extra_target=5,000) {seconds:.2f} s = {10_000 / seconds:,.0f} sequences/s")
+        print(
+            f"{name}: generate(10,000, extra_target=5,000) {seconds:.2f} s = {10_000 / seconds:,.0f} sequences/s"
+        )
         (splits, info), seconds = timed(build_splits, name)
-        print(f"{name}: build_splits (480,000, dedupe, split) {seconds:.2f} s = {TOTAL / seconds:,.0f} sequences/s; "
-              f"duplicates redrawn: {info['redrawn_duplicates']}")
+        print(
+            f"{name}: build_splits (480,000, dedupe, split) {seconds:.2f} s = {TOTAL / seconds:,.0f} sequences/s; "
+            f"duplicates redrawn: {info['redrawn_duplicates']}"
+        )
         for split, batch in splits.items():
             report = balance_report(name, batch)
-            print(f"    {split:<10} hops {sorted(set(report['hop_counts'].values()))} per class; per hop class "
-                  f"count per value {spread(report, 'values')}, per position {spread(report, 'positions')}, "
-                  f"per cell {spread(report, 'cells')}")
+            print(
+                f"    {split:<10} hops {sorted(set(report['hop_counts'].values()))} per class; per hop class "
+                f"count per value {spread(report, 'values')}, per position {spread(report, 'positions')}, "
+                f"per cell {spread(report, 'cells')}"
+            )
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from theory.cli import OneLineParser  # noqa: E402
+from theory.io.cli import OneLineParser  # noqa: E402
 
 MAX_REPEATS = 20
 
@@ -36,7 +36,9 @@ def timed_load(path: Path, cache: bool) -> float:
 def parse(argv):
     parser = OneLineParser(prog="bench_gguf_cache.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("model", help="a .gguf file")
-    parser.add_argument("--warm-repeats", type=int, default=3, help=f"warm loads timed (1..{MAX_REPEATS}; median)")
+    parser.add_argument(
+        "--warm-repeats", type=int, default=3, help=f"warm loads timed (1..{MAX_REPEATS}; median)"
+    )
     parser.add_argument("--direct", action="store_true", help="also time the uncached GGUF load")
     args = parser.parse_args(argv)
     path = Path(args.model)
@@ -61,12 +63,18 @@ def main(argv=None) -> int:
         cold = timed_load(path, cache=True)
         warm = sorted(timed_load(path, cache=True) for _ in range(args.warm_repeats))[args.warm_repeats // 2]
         size = sum(p.stat().st_size for p in (Path(root) / "gguf").rglob("*") if p.is_file())
-    print(f"{path.name} ({path.stat().st_size / 2**20:.0f} MiB; cached folder {size / 2**20:.0f} MiB; "
-          f"sha256 {hashing:.1f} s, inside every cached load)")
-    print(f"{'cold (convert + load)':>24} {'warm (cache hit)':>18} {'cold / warm':>12}"
-          + (f" {'direct (no cache)':>18} {'direct / warm':>14}" if direct is not None else ""))
-    print(f"{cold:22.1f} s {warm:16.1f} s {cold / warm:11.1f}x"
-          + (f" {direct:16.1f} s {direct / warm:13.1f}x" if direct is not None else ""))
+    print(
+        f"{path.name} ({path.stat().st_size / 2**20:.0f} MiB; cached folder {size / 2**20:.0f} MiB; "
+        f"sha256 {hashing:.1f} s, inside every cached load)"
+    )
+    print(
+        f"{'cold (convert + load)':>24} {'warm (cache hit)':>18} {'cold / warm':>12}"
+        + (f" {'direct (no cache)':>18} {'direct / warm':>14}" if direct is not None else "")
+    )
+    print(
+        f"{cold:22.1f} s {warm:16.1f} s {cold / warm:11.1f}x"
+        + (f" {direct:16.1f} s {direct / warm:13.1f}x" if direct is not None else "")
+    )
     return 0
 
 

@@ -31,8 +31,20 @@ TARGET_S = 60.0
 def cold_run(folder: Path) -> float:
     """Seconds of one ``python -m proofs_check --report`` in a fresh interpreter."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "proofs_check", "--report", str(folder / "report"),
-                           "--json", str(folder / "rows.json")], cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "proofs_check",
+            "--report",
+            str(folder / "report"),
+            "--json",
+            str(folder / "rows.json"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     seconds = time.perf_counter() - start
     if done.returncode not in (0, 1):
         sys.exit(f"bench_report: the command failed ({done.returncode}): {done.stderr.strip()[-500:]}")
@@ -61,11 +73,15 @@ def main() -> None:
             folder.mkdir()
             runs.append(cold_run(folder))
         median = statistics.median(runs)
-        print(f"cold process, python -m proofs_check --report DIR ({os.cpu_count()} CPUs, OMP_NUM_THREADS={threads}): "
-              f"{median:.1f} s (median of {len(runs)}; target < {TARGET_S:.0f} s: "
-              f"{'met' if median < TARGET_S else 'MISSED'})")
-        print(f"  of which the report alone (build, render, write, from the run's rows): "
-              f"{report_only(Path(tmp) / 'run-0'):.2f} s")
+        print(
+            f"cold process, python -m proofs_check --report DIR ({os.cpu_count()} CPUs, OMP_NUM_THREADS={threads}): "
+            f"{median:.1f} s (median of {len(runs)}; target < {TARGET_S:.0f} s: "
+            f"{'met' if median < TARGET_S else 'MISSED'})"
+        )
+        print(
+            f"  of which the report alone (build, render, write, from the run's rows): "
+            f"{report_only(Path(tmp) / 'run-0'):.2f} s"
+        )
 
 
 if __name__ == "__main__":

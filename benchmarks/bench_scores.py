@@ -32,8 +32,8 @@ import torch  # noqa: E402
 from theory.scores import swap_pairs  # noqa: E402
 from training.analysis.adapters import adapter_for  # noqa: E402
 from training.analysis.scores import fast_scores, layer_scores, model_scores, score_inputs, swapped_rows  # noqa: E402
-from training.model.checkpoints import list_checkpoints, load_model  # noqa: E402
 from training.model.gptj import GPTJ, ModelConfig  # noqa: E402
+from training.run.checkpoints import list_checkpoints, load_model  # noqa: E402
 
 
 def paper_model(task: str):
@@ -51,7 +51,14 @@ def time_rows(adapter, hidden_in, method: str, query_keys=None) -> float:
     pairs = swap_pairs(hidden_in[0].shape[1] - 1)
     start = time.perf_counter()
     for layer, hidden in enumerate(hidden_in):
-        swapped_rows(adapter, layer, hidden, pairs, method, query_keys=None if query_keys is None else query_keys[layer])
+        swapped_rows(
+            adapter,
+            layer,
+            hidden,
+            pairs,
+            method,
+            query_keys=None if query_keys is None else query_keys[layer],
+        )
     return time.perf_counter() - start
 
 
@@ -81,21 +88,27 @@ def speed_ratio(repeats: int) -> None:
     adapter = adapter_for(model.double())
     ids = score_inputs("number").inputs
     hidden_in, query_keys = adapter.hidden_and_keys(ids)
-    print(f"model: {source}; 100 inputs x 120 swaps x {adapter.n_layers} layers, float64, "
-          f"{torch.get_num_threads()} thread(s); median of {repeats} alternating repeats")
+    print(
+        f"model: {source}; 100 inputs x 120 swaps x {adapter.n_layers} layers, float64, "
+        f"{torch.get_num_threads()} thread(s); median of {repeats} alternating repeats"
+    )
     # the forward pass both routes start from (not in the ratios): keeping queries and keys is free
     plain = statistics.median(timed(lambda: adapter.hidden_states(ids)) for _ in range(repeats))
     recording = statistics.median(timed(lambda: adapter.hidden_and_keys(ids)) for _ in range(repeats))
-    print(f"  shared forward pass: {plain * 1000:.0f} ms; with queries and keys kept: {recording * 1000:.0f} ms")
+    print(
+        f"  shared forward pass: {plain * 1000:.0f} ms; with queries and keys kept: {recording * 1000:.0f} ms"
+    )
     jobs = {
         "scores, all layers (what analyze runs)": {
             "fast": lambda: time_scores(adapter, hidden_in, "fast", query_keys),
             "recomputed": lambda: time_scores(adapter, hidden_in, "recomputed", query_keys),
-            "rerun": lambda: time_scores(adapter, hidden_in, "rerun", query_keys)},
+            "rerun": lambda: time_scores(adapter, hidden_in, "rerun", query_keys),
+        },
         "post-swap logit rows only, layer by layer": {
             "fast": lambda: time_rows(adapter, hidden_in, "fast", query_keys),
             "recomputed": lambda: time_rows(adapter, hidden_in, "fast"),
-            "rerun": lambda: time_rows(adapter, hidden_in, "rerun")},
+            "rerun": lambda: time_rows(adapter, hidden_in, "rerun"),
+        },
     }
     for what, routes in jobs.items():
         times = {name: [] for name in routes}
@@ -104,11 +117,15 @@ def speed_ratio(repeats: int) -> None:
                 times[name].append(run())
         median = {name: statistics.median(values) for name, values in times.items()}
         paired = sorted(r / f for r, f in zip(times["rerun"], times["fast"]))
-        print(f"  {what}, per checkpoint: rerun {median['rerun'] * 1000:.0f} ms; fast {median['fast'] * 1000:.1f} ms "
-              f"(forward's keys), {median['recomputed'] * 1000:.1f} ms (keys recomputed, as for HF)")
-        print(f"    fast / rerun speed ratio {median['rerun'] / median['fast']:.0f}x (target >= 100x; "
-              f"repeat by repeat {paired[0]:.0f}x..{paired[-1]:.0f}x); with the keys recomputed "
-              f"{median['rerun'] / median['recomputed']:.0f}x")
+        print(
+            f"  {what}, per checkpoint: rerun {median['rerun'] * 1000:.0f} ms; fast {median['fast'] * 1000:.1f} ms "
+            f"(forward's keys), {median['recomputed'] * 1000:.1f} ms (keys recomputed, as for HF)"
+        )
+        print(
+            f"    fast / rerun speed ratio {median['rerun'] / median['fast']:.0f}x (target >= 100x; "
+            f"repeat by repeat {paired[0]:.0f}x..{paired[-1]:.0f}x); with the keys recomputed "
+            f"{median['rerun'] / median['recomputed']:.0f}x"
+        )
 
 
 def full_dynamics() -> None:
@@ -131,8 +148,10 @@ def full_dynamics() -> None:
         seconds = time.perf_counter() - start
         total += seconds
         print(f"  {task}: {source}: {seconds:.1f} s")
-    print(f"full dynamics, both runs ({layers} layer analyses x 100 inputs, fast route, loading included): "
-          f"{total:.1f} s (target < 120 s)")
+    print(
+        f"full dynamics, both runs ({layers} layer analyses x 100 inputs, fast route, loading included): "
+        f"{total:.1f} s (target < 120 s)"
+    )
 
 
 def main() -> None:

@@ -24,13 +24,20 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def plan(folder: Path, members: int) -> Path:
     path = folder / "plan.json"
-    path.write_text(json.dumps({
-        "name": "bench", "root": str(folder / "members"), "ship": str(folder / "ship"),
-        "tasks": ["letter"], "seeds": list(range(members)),
-        "variants": {"smoke": {"preset": "smoke", "set": ["steps=300"]}},
-        "evaluate": {"test_split": False, "lengths": [17, 50], "count": 64, "seed": 3},
-        "analyze": {"n_inputs": 10, "discrepancy": False},
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "name": "bench",
+                "root": str(folder / "members"),
+                "ship": str(folder / "ship"),
+                "tasks": ["letter"],
+                "seeds": list(range(members)),
+                "variants": {"smoke": {"preset": "smoke", "set": ["steps=300"]}},
+                "evaluate": {"test_split": False, "lengths": [17, 50], "count": 64, "seed": 3},
+                "analyze": {"n_inputs": 10, "discrepancy": False},
+            }
+        )
+    )
     return path
 
 
@@ -38,8 +45,13 @@ def members_per_hour(jobs: int, members: int) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         path = plan(Path(tmp), members)
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "training", "study", str(path), "--jobs", str(jobs), "--no-progress"],
-                       cwd=ROOT, check=True, capture_output=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        subprocess.run(
+            [sys.executable, "-m", "training", "study", str(path), "--jobs", str(jobs), "--no-progress"],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+        )
         return members / (time.perf_counter() - start) * 3600
 
 
@@ -50,13 +62,23 @@ def main() -> None:
     args = parser.parse_args()
     rates = {1: [], 2: []}
     for r in range(args.rounds):
-        for jobs in ((1, 2) if r % 2 == 0 else (2, 1)):
+        for jobs in (1, 2) if r % 2 == 0 else (2, 1):
             rates[jobs].append(members_per_hour(jobs, args.members))
             print(f"round {r}: --jobs {jobs}: {rates[jobs][-1]:.0f} members/hour", flush=True)
     one, two = statistics.median(rates[1]), statistics.median(rates[2])
-    print(json.dumps({"members": args.members, "rounds": args.rounds, "jobs1_members_per_hour": round(one),
-                      "jobs2_members_per_hour": round(two), "speedup_jobs2_vs_jobs1": round(two / one, 2),
-                      "cpus": os.cpu_count(), "load_average_1min": round(os.getloadavg()[0], 2)}))
+    print(
+        json.dumps(
+            {
+                "members": args.members,
+                "rounds": args.rounds,
+                "jobs1_members_per_hour": round(one),
+                "jobs2_members_per_hour": round(two),
+                "speedup_jobs2_vs_jobs1": round(two / one, 2),
+                "cpus": os.cpu_count(),
+                "load_average_1min": round(os.getloadavg()[0], 2),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -14,8 +14,16 @@ import sympy
 
 from theory.numbers import FLOAT64, SYMBOLIC, Interval, MultiPrecision, NumberSystem
 
-__all__ = ["FLOAT_TIE", "DECODE_TIE", "tie_tolerance", "top_indices", "average_hard", "softmax", "decode",
-           "extreme"]
+__all__ = [
+    "FLOAT_TIE",
+    "DECODE_TIE",
+    "tie_tolerance",
+    "top_indices",
+    "average_hard",
+    "softmax",
+    "decode",
+    "extreme",
+]
 
 FLOAT_TIE = 1e-12  # float64 cannot tell logits closer than this apart; they count as tied
 DECODE_TIE = 1e-9  # nor decoding scores (small integers over |J|) closer than this

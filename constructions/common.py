@@ -53,12 +53,12 @@ class Weights:
 class Construction:
     """Base class: subclasses define the vocabulary, the per-token codes and the weights."""
 
-    vocab: list          # canonical tokens, in coordinate order
+    vocab: list  # canonical tokens, in coordinate order
     n0: int
     theta: Angle
     omega: Angle | None = None
-    decoding_gap = 1     # proven per construction (see the subclass's proof)
-    reference = None     # the function of theory.functions this construction computes
+    decoding_gap = 1  # proven per construction (see the subclass's proof)
+    reference = None  # the function of theory.functions this construction computes
 
     def __init__(self):
         self.token_id = {token: i for i, token in enumerate(self.vocab)}
@@ -78,8 +78,10 @@ class Construction:
         for position, token in enumerate(tokens):
             key = self.canonical(token)
             if key not in self.token_id:
-                raise ValueError(f"token {token!r} at position {position} is not in this "
-                                 f"construction's vocabulary ({len(self.vocab)} tokens)")
+                raise ValueError(
+                    f"token {token!r} at position {position} is not in this "
+                    f"construction's vocabulary ({len(self.vocab)} tokens)"
+                )
             out[position] = self.token_id[key]
         return out
 
@@ -129,8 +131,7 @@ class Construction:
         raise NotImplementedError
 
     # ---- the matrix route ---------------------------------------------------------------------
-    def logits_from_hidden(self, hidden, numbers: NumberSystem = FLOAT64, symbolic: bool = False,
-                           rows=None):
+    def logits_from_hidden(self, hidden, numbers: NumberSystem = FLOAT64, symbolic: bool = False, rows=None):
         """Causal attention logits (..., rows, n) from hidden states (..., n, d).
 
         Row i holds the logits from the query at position ``rows[i]`` (default: every
@@ -145,9 +146,14 @@ class Construction:
         q = hidden[..., rows, :] @ w.query.T
         k = hidden @ w.key.T
         shape = q.shape[:-2] + (len(rows), n, 2)
-        logits = rope_logit(np.broadcast_to(q[..., :, None, :], shape), rows[:, None],
-                            np.broadcast_to(k[..., None, :, :], shape), np.arange(n)[None, :],
-                            numbers.array([theta]), numbers)
+        logits = rope_logit(
+            np.broadcast_to(q[..., :, None, :], shape),
+            rows[:, None],
+            np.broadcast_to(k[..., None, :, :], shape),
+            np.arange(n)[None, :],
+            numbers.array([theta]),
+            numbers,
+        )
         future = np.arange(n)[None, :] > rows[:, None]
         logits[..., future] = -np.inf if numbers is FLOAT64 else None
         return logits
@@ -158,8 +164,9 @@ class Construction:
     def attention_logits(self, tokens, numbers: NumberSystem = FLOAT64, symbolic: bool = False):
         return self.logits_from_hidden(self.hidden(self.ids(tokens), numbers, symbolic), numbers, symbolic)
 
-    def closed_form_logit(self, query_token, key_token, offset, numbers: NumberSystem = FLOAT64,
-                          symbolic: bool = False):
+    def closed_form_logit(
+        self, query_token, key_token, offset, numbers: NumberSystem = FLOAT64, symbolic: bool = False
+    ):
         """cos((offset + c_theta) theta + c_omega omega) for one (query, key, offset)."""
         theta, omega = self.angle_values(numbers, symbolic)
         c_theta, c_omega = (int(c) for c in self.phase_shift(*self.ids([query_token, key_token])))
@@ -222,13 +229,22 @@ def compare_outputs(model: Construction, ids, expected, attention: str = "exact"
         out, gaps = model.forward_batch(ids, attention, beta)
     smallest = float(gaps.min())
     wrong = np.argwhere(out != expected)
-    report = {"attention": attention, "inputs": int(ids.shape[0]), "length": int(ids.shape[1]),
-              "positions": int(ids.size), "wrong": int(len(wrong)), "min_decoding_gap": smallest}
+    report = {
+        "attention": attention,
+        "inputs": int(ids.shape[0]),
+        "length": int(ids.shape[1]),
+        "positions": int(ids.size),
+        "wrong": int(len(wrong)),
+        "min_decoding_gap": smallest,
+    }
     if beta is not None:
         report["beta"] = beta
     if len(wrong):
         b, i = (int(x) for x in wrong[0])
-        report["first_failure"] = {"input": [model.display(x) for x in model.tokens(ids[b])], "position": i,
-                                   "expected": model.display(model.vocab[expected[b, i]]),
-                                   "got": model.display(model.tokens([out[b, i]])[0])}
+        report["first_failure"] = {
+            "input": [model.display(x) for x in model.tokens(ids[b])],
+            "position": i,
+            "expected": model.display(model.vocab[expected[b, i]]),
+            "got": model.display(model.tokens([out[b, i]])[0]),
+        }
     return report

@@ -29,8 +29,10 @@ def read_angle(value, name: str = "theta") -> Angle:
     """A construction's angle: rational or a rational multiple of pi (so that ties between
     logits can be decided exactly), and 0 < angle <= pi (the range in which a RoPE angle is
     not redundant)."""
-    form = (f"angle {value!r} must be rational or a rational multiple of pi "
-            f"(so that ties between logits can be decided exactly)")
+    form = (
+        f"angle {value!r} must be rational or a rational multiple of pi "
+        f"(so that ties between logits can be decided exactly)"
+    )
     try:
         angle = Angle.of(value)  # a ValueError of its own for what is not a number at all
     except AngleFormError:
@@ -44,8 +46,9 @@ def read_angle(value, name: str = "theta") -> Angle:
     else:
         inside = 0 < angle.pi_multiple <= 1
     if not inside:
-        raise ValueError(f"angle {name} = {angle} (~{angle.decimal(12)}) is outside the valid "
-                         f"range 0 < {name} <= pi")
+        raise ValueError(
+            f"angle {name} = {angle} (~{angle.decimal(12)}) is outside the valid range 0 < {name} <= pi"
+        )
     return angle
 
 
@@ -72,7 +75,9 @@ def _distinct_cosines(pairs, theta: Angle, omega: Angle | None):
         steps = [(c.numerator * (common // c.denominator), col) for c, col in mine]
         if sum(abs(step) * (int(np.abs(col).max()) + 1) for step, col in steps) >= 1 << 60:
             zero = Angle()
-            keys = [cosine_key(int(a) * theta + (zero if omega is None else int(b) * omega)) for a, b in pairs]
+            keys = [
+                cosine_key(int(a) * theta + (zero if omega is None else int(b) * omega)) for a, b in pairs
+            ]
             distinct = list(dict.fromkeys(keys))
             position = {key: i for i, key in enumerate(distinct)}
             return distinct, np.array([position[key] for key in keys], dtype=np.int64)
@@ -88,8 +93,9 @@ def _distinct_cosines(pairs, theta: Angle, omega: Angle | None):
 
 def check_length(n: int, n0: int) -> None:
     if n < 1 or n > n0:
-        raise ValueError(f"input length n = {n} is outside the range the construction was built "
-                         f"for: 1 <= n <= n0 = {n0}")
+        raise ValueError(
+            f"input length n = {n} is outside the range the construction was built for: 1 <= n <= n0 = {n0}"
+        )
 
 
 def exact_hard(model, ids):
@@ -107,7 +113,9 @@ def exact_hard(model, ids):
     a = offsets + c_theta
     span = int(np.abs(c_omega).max()) + 1  # one integer code per (a, c_omega) pair
     codes, inverse = np.unique(a * (2 * span + 1) + c_omega, return_inverse=True)
-    pairs = [((code + span) // (2 * span + 1), (code + span) % (2 * span + 1) - span) for code in codes.tolist()]
+    pairs = [
+        ((code + span) // (2 * span + 1), (code + span) % (2 * span + 1) - span) for code in codes.tolist()
+    ]
     ranks = np.asarray(certified_cosine_ranks(pairs, model.theta, model.omega))[inverse.reshape(a.shape)]
     ranks[:, offsets < 0] = -1
     chosen = (ranks == ranks.max(axis=-1, keepdims=True)).astype(np.int64)
@@ -149,6 +157,10 @@ def prove_closed_form(model, tokens=None) -> dict:
                 failed.append((str(query), str(key), str(matrix), str(closed)))
     matrix, closed = model.symbolic_identity()
     general = _is_zero(matrix - closed)
-    return {"pairs_proved": proved, "failed": failed, "general_identity_proved": general,
-            "general_identity": f"{matrix} == {closed}", "symbols": ["theta", "omega", "t"]}
-
+    return {
+        "pairs_proved": proved,
+        "failed": failed,
+        "general_identity_proved": general,
+        "general_identity": f"{matrix} == {closed}",
+        "symbols": ["theta", "omega", "t"],
+    }

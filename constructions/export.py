@@ -22,9 +22,9 @@ class LayerTrace:
     """Per-layer quantities of one input (one entry per layer; here one layer)."""
 
     tokens: list
-    hidden_states: list      # [array (n, d)] entering each layer
+    hidden_states: list  # [array (n, d)] entering each layer
     last_token_logits: list  # [array (n,)] attention logits from the last token to every position
-    values: list             # [array (n, d)] W_V applied to the hidden states
+    values: list  # [array (n, d)] W_V applied to the hidden states
 
 
 class OneLayerModel:

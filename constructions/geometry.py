@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from theory.files import atomic_write_json
+from theory.io.files import atomic_write_json
+from theory.io.provenance import provenance
 from theory.numbers import FLOAT64
-from theory.provenance import provenance
 from theory.rope import rotate
 
 from .index import IndexConstruction
@@ -37,7 +37,9 @@ def figure4a_geometry(theta, offsets) -> dict:
         "key": key.tolist(),
         "letter_query": (weights.query @ weights.embedding[model.token_id["A"]]).tolist(),
         "queries": {str(s): q.tolist() for s, q in queries.items()},
-        "rotated_queries": {str(s): {str(t): r.tolist() for t, r in row.items()} for s, row in rotated.items()},
+        "rotated_queries": {
+            str(s): {str(t): r.tolist() for t, r in row.items()} for s, row in rotated.items()
+        },
         "logits": {str(s): {str(t): float(key @ r) for t, r in row.items()} for s, row in rotated.items()},
     }
 

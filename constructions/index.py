@@ -30,7 +30,7 @@ _LOWER = "abcdefghijklmnopqrstuvwxyz"
 NUMBER_ALPH = list(_LOWER) + [x + y for x in _LOWER[:4] for y in _LOWER][:94]
 
 
-def number_task(n0: int, theta=None) -> "IndexConstruction":
+def number_task(n0: int, theta=None) -> IndexConstruction:
     """T_Index on the number-task vocabulary; default theta = 2 pi / n0, the angle with the
     largest smallest logit gap: the n0 points t theta (t < n0) are then evenly spread, and by
     pigeonhole no angle keeps all of them further than 2 pi / n0 apart."""
@@ -45,8 +45,9 @@ def check_alphabet(alphabet, what: str = "ALPH") -> list:
         alphabet = list(alphabet)
     alphabet = list(alphabet)
     if len(alphabet) < 2:
-        raise ValueError(f"{what} has {len(alphabet)} symbol(s) ({alphabet!r}); the valid range is "
-                         f"|{what}| >= 2")
+        raise ValueError(
+            f"{what} has {len(alphabet)} symbol(s) ({alphabet!r}); the valid range is |{what}| >= 2"
+        )
     if len(set(alphabet)) != len(alphabet):
         raise ValueError(f"{what} repeats a symbol: {alphabet!r}")
     integers = [s for s in alphabet if is_integer_token(s)]
@@ -102,7 +103,7 @@ class IndexConstruction(Construction):
             key = numbers.array(np.zeros((2, d), dtype=int))
             for c, s in enumerate(self.shift.tolist()):
                 query[:, c] = self.rotated_v(-s * theta, numbers)  # rho(theta)^(-s) v
-                key[:, c] = self.rotated_v(0, numbers)             # v: every key aligned
+                key[:, c] = self.rotated_v(0, numbers)  # v: every key aligned
             value = numbers.array(np.diag(np.where(np.append(self.letter, False), 2, 0)))  # alpha = 2
         return Weights(embedding, query, key, value)
 

@@ -27,7 +27,7 @@ __all__ = ["RetrievalConstruction", "LETTER_ALPH", "letter_task"]
 LETTER_ALPH = list("abcdefgh")  # the letter task (Appendix B.2): ALPH a..h, INT 1..8
 
 
-def letter_task(n0: int, theta=None) -> "RetrievalConstruction":
+def letter_task(n0: int, theta=None) -> RetrievalConstruction:
     """T_Retrieval on the letter-task vocabulary; default theta = omega / (4 n0), half the
     paper's bound omega / (2 n0), which leaves matches and non-matches equally far apart."""
     if theta is None:
@@ -54,8 +54,9 @@ class RetrievalConstruction(Construction):
         # The code a token rotates by: the key by phi(left); the query by phi(right) for a
         # letter-letter token, else phi(left).  Both are letters, so phi(INT) never enters a logit.
         self.key_code = np.array([self.phi[left] for left, _ in self.vocab])
-        self.query_code = np.array([self.phi[left if isinstance(right, int) else right]
-                                    for left, right in self.vocab])
+        self.query_code = np.array(
+            [self.phi[left if isinstance(right, int) else right] for left, right in self.vocab]
+        )
         super().__init__()
 
     def canonical(self, token):

@@ -41,8 +41,14 @@ import numpy as np
 
 from theory.numbers import Interval, MultiPrecision
 
-__all__ = ["value_spread", "sufficient_beta", "margin_lower_bound", "certified_gaps", "temperature_report",
-           "observed_critical_beta"]
+__all__ = [
+    "value_spread",
+    "sufficient_beta",
+    "margin_lower_bound",
+    "certified_gaps",
+    "temperature_report",
+    "observed_critical_beta",
+]
 
 
 def value_spread(model) -> int:
@@ -74,9 +80,18 @@ def certified_gaps(model, precisions=(128, 512, 2048, 8192)) -> dict:
         balls = Interval(prec)
         gaps = model.logit_gaps(balls)
         with balls.working():
-            signs = {name: (None if ball is None else "positive" if ball > 0
-                            else "zero or negative" if ball <= 0 else "undecided")
-                     for name, ball in gaps.items()}
+            signs = {
+                name: (
+                    None
+                    if ball is None
+                    else "positive"
+                    if ball > 0
+                    else "zero or negative"
+                    if ball <= 0
+                    else "undecided"
+                )
+                for name, ball in gaps.items()
+            }
             sharp = all(ball is None or ball.rel_accuracy_bits() >= 50 for ball in gaps.values())
         if sharp and "undecided" not in signs.values():
             break
@@ -88,8 +103,12 @@ def _checked_values(model, balls: dict, dps: int) -> dict:
     ball to 12 digits (a gap near 0, from an angle near a tie, cancels most of its digits)."""
     while dps <= 8000:
         values = model.logit_gaps(MultiPrecision(dps))
-        if all(ball is None or abs(mpmath.mpf(ball.mid().str(30, radius=False)) - values[name])
-               <= abs(values[name]) * mpmath.mpf(10) ** -12 for name, ball in balls.items()):
+        if all(
+            ball is None
+            or abs(mpmath.mpf(ball.mid().str(30, radius=False)) - values[name])
+            <= abs(values[name]) * mpmath.mpf(10) ** -12
+            for name, ball in balls.items()
+        ):
             return values
         dps *= 2
     raise ArithmeticError("mpmath did not reproduce the certified gaps below 8000 digits")
@@ -105,9 +124,15 @@ def temperature_report(model, dps: int = 30) -> dict:
     values = _checked_values(model, certified["balls"], dps)
     exact = model.is_exact()
     spread, delta = value_spread(model), model.decoding_gap
-    row = {"construction": type(model).__name__, "n0": model.n0, "theta": str(model.theta),
-           "theta_decimal": model.theta.decimal(20), "exact_under_average_hard": exact,
-           "delta": delta if exact else 0, "Gamma": spread}
+    row = {
+        "construction": type(model).__name__,
+        "n0": model.n0,
+        "theta": str(model.theta),
+        "theta_decimal": model.theta.decimal(20),
+        "exact_under_average_hard": exact,
+        "delta": delta if exact else 0,
+        "Gamma": spread,
+    }
     for name in values:
         gap, sign = values[name], signs[name]
         usable = gap if sign == "positive" and exact else None
@@ -132,4 +157,3 @@ def observed_critical_beta(model, ids, low: float = 1e-3, high: float = 1e9, ste
         middle = math.sqrt(low * high)
         low, high = (low, middle) if right(middle) else (middle, high)
     return high
-

@@ -36,12 +36,12 @@ import sys
 import time
 from pathlib import Path
 
-from theory.cli import quiet_interrupt_while_starting
+from theory.io.cli import quiet_interrupt_while_starting
 
 with quiet_interrupt_while_starting("python -m figures"):  # Ctrl-C during the imports: one line, exit 130
-    from theory.cli import OneLineParser, UsageError, interrupted
-    from theory.files import OutputError
-    from theory.output_policy import check_output, output_argument
+    from theory.io.cli import OneLineParser, UsageError, interrupted
+    from theory.io.files import OutputError
+    from theory.io.output_policy import check_output, output_argument
 
     from .breaks_figure import build_fig_breaks
     from .discrepancy_figure import build_discrepancy_trained
@@ -51,8 +51,8 @@ with quiet_interrupt_while_starting("python -m figures"):  # Ctrl-C during the i
     from .geometry_figures import build_fig4bc
     from .input_files import ROOT, InputError, MissingInput
     from .llm_heads_figure import build_llm_heads
-    from .rescale_figure import build_fig_rescale
     from .loaders import Inputs
+    from .rescale_figure import build_fig_rescale
     from .style import show_path
     from .theory_figures import build_fig4a, build_fig5a
     from .training_figures import build_fig6, build_fig7
@@ -60,7 +60,10 @@ with quiet_interrupt_while_starting("python -m figures"):  # Ctrl-C during the i
 
 FIGURES = {
     "fig2": (build_fig2, "accuracy per hop, scores of L1/L5/L11, purity; median and min-max over seeds"),
-    "fig4a": (build_fig4a, "T_Index geometry: key v and rotated queries (constructions/results/figure4a.json)"),
+    "fig4a": (
+        build_fig4a,
+        "T_Index geometry: key v and rotated queries (constructions/results/figure4a.json)",
+    ),
     "fig4bc": (build_fig4bc, "trained layer-1 queries/keys on the dominant plane; contribution per ID"),
     "fig5a": (build_fig5a, "stated vs exact vs corrected discrepancy (proofs_check/results/figure5a.json)"),
     "fig5b": (build_fig5b, "trained GPT-J accuracy against length per hop; median and min-max over seeds"),
@@ -69,15 +72,33 @@ FIGURES = {
     "fig7": (build_fig7, "head purity counts for gamma 0.1 and 0.05 (analysis.json)"),
     "fig8": (build_fig8, "frequency-ID weights per layer with Table 1's ID marked (analysis.json)"),
     "table1": (build_table1, "Table 1 as table1.md: paper's IDs beside ours (analysis.json)"),
-    "discrepancy_trained": (build_discrepancy_trained,
-                            "measured logit gap per trained layer vs the construction's exact discrepancy"),
-    "llm_heads": (build_llm_heads, ("pretrained LLM head maps, a column per model and task: scores, sink share, "
-                                    "dominant RoPE plane, its angle, full layers marked (training/reference/llm/*/)")),
-    "fig_variants": (build_fig_variants, ("variants study: accuracy against length and by hop, median and min-max "
-                                          "over seeds; variants_table.md (training/reference/variants/)")),
-    "fig_breaks": (build_fig_breaks, "predicted vs measured length-generalisation breaks per model (dilution.json)"),
-    "fig_rescale": (build_fig_rescale, "variants trained without a query scale: as trained and with the scale switched "
-                                       "on at inference (variants study, rescale stage)"),
+    "discrepancy_trained": (
+        build_discrepancy_trained,
+        "measured logit gap per trained layer vs the construction's exact discrepancy",
+    ),
+    "llm_heads": (
+        build_llm_heads,
+        (
+            "pretrained LLM head maps, a column per model and task: scores, sink share, "
+            "dominant RoPE plane, its angle, full layers marked (training/reference/llm/*/)"
+        ),
+    ),
+    "fig_variants": (
+        build_fig_variants,
+        (
+            "variants study: accuracy against length and by hop, median and min-max "
+            "over seeds; variants_table.md (training/reference/variants/)"
+        ),
+    ),
+    "fig_breaks": (
+        build_fig_breaks,
+        "predicted vs measured length-generalisation breaks per model (dilution.json)",
+    ),
+    "fig_rescale": (
+        build_fig_rescale,
+        "variants trained without a query scale: as trained and with the scale switched "
+        "on at inference (variants study, rescale stage)",
+    ),
 }
 GROUPS = {"fig4": ("fig4a", "fig4bc"), "fig5": ("fig5a", "fig5b", "fig5cd")}
 PROG = "python -m figures"
@@ -86,21 +107,37 @@ PROG = "python -m figures"
 def build_parser() -> OneLineParser:
     # the docstring's first paragraph after the usage lines: one sentence (tests/test_help_texts.py)
     parser = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[1].strip())
-    parser.add_argument("names", nargs="*", metavar="NAME",
-                        help=f"figures to build (default: all): {', '.join(list(FIGURES) + list(GROUPS))}")
+    parser.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help=f"figures to build (default: all): {', '.join(list(FIGURES) + list(GROUPS))}",
+    )
     # paths stay text until checked: argparse's type=Path would turn an empty --out into "."
     output_argument(parser, "--out", kind="folder", default=ROOT / "figures" / "output", help="output folder")
     parser.add_argument("--list", action="store_true", help="list the figure names and exit")
-    parser.add_argument("--runs", default=Inputs.runs_dir,
-                        help="folder with <task>/analysis.json, length_generalisation.json, metrics.jsonl")
-    parser.add_argument("--seeds", default=Inputs.seeds_dir,
-                        help="seed study folder with paper/<task>/seed-<S>/ (figures 2 and 5B)")
+    parser.add_argument(
+        "--runs",
+        default=Inputs.runs_dir,
+        help="folder with <task>/analysis.json, length_generalisation.json, metrics.jsonl",
+    )
+    parser.add_argument(
+        "--seeds",
+        default=Inputs.seeds_dir,
+        help="seed study folder with paper/<task>/seed-<S>/ (figures 2 and 5B)",
+    )
     parser.add_argument("--llm", default=Inputs.llm_dir, help="folder of LLM results JSON files")
-    parser.add_argument("--llm-heads", default=Inputs.llm_heads_dir,
-                        help="folder of model folders, each with analysis_<task>.json of `training analyze --model` "
-                             "(head maps; a folder holding these files is one model)")
-    parser.add_argument("--variants", default=Inputs.variants_dir,
-                        help="variants study folder with summary.json (fig_variants, variants_table.md, fig_rescale)")
+    parser.add_argument(
+        "--llm-heads",
+        default=Inputs.llm_heads_dir,
+        help="folder of model folders, each with analysis_<task>.json of `training analyze --model` "
+        "(head maps; a folder holding these files is one model)",
+    )
+    parser.add_argument(
+        "--variants",
+        default=Inputs.variants_dir,
+        help="variants study folder with summary.json (fig_variants, variants_table.md, fig_rescale)",
+    )
     parser.add_argument("--figure5a", default=Inputs.figure5a, help="proofs_check Figure 5A JSON")
     parser.add_argument("--figure4a", default=Inputs.figure4a, help="constructions Figure 4A JSON")
     return parser
@@ -114,8 +151,9 @@ def select(names: list[str]) -> list[str]:
     """Expand groups, keep the registry's order, drop repeats; unknown names raise ValueError."""
     unknown = [n for n in names if n not in FIGURES and n not in GROUPS]
     if unknown:
-        raise ValueError(f"unknown figure name(s): {', '.join(unknown)}; "
-                         f"known: {', '.join(list(FIGURES) + list(GROUPS))}")
+        raise ValueError(
+            f"unknown figure name(s): {', '.join(unknown)}; known: {', '.join(list(FIGURES) + list(GROUPS))}"
+        )
     wanted = {m for n in names for m in GROUPS.get(n, (n,))}
     return [name for name in FIGURES if name in wanted]
 
@@ -123,9 +161,15 @@ def select(names: list[str]) -> list[str]:
 def check_inputs(args) -> None:
     """Input paths of the wrong kind are usage errors (ValueError); an absent one is not: it is
     a missing input, reported by the figures that need it."""
-    for flag, path, folder in (("--runs", args.runs, True), ("--seeds", args.seeds, True), ("--llm", args.llm, True),
-                               ("--llm-heads", args.llm_heads, True), ("--variants", args.variants, True),
-                               ("--figure5a", args.figure5a, False), ("--figure4a", args.figure4a, False)):
+    for flag, path, folder in (
+        ("--runs", args.runs, True),
+        ("--seeds", args.seeds, True),
+        ("--llm", args.llm, True),
+        ("--llm-heads", args.llm_heads, True),
+        ("--variants", args.variants, True),
+        ("--figure5a", args.figure5a, False),
+        ("--figure4a", args.figure4a, False),
+    ):
         text = str(path)
         if not text:
             raise ValueError(f"{flag}: empty path")
@@ -145,15 +189,26 @@ def main(argv=None) -> int:
         names = select(args.names) if args.names else list(FIGURES)
         check_inputs(args)
         # figures/output is this command's own documented output; an input folder is never one
-        out = check_output(args.out, "--out", kind="folder", documented=[ROOT / "figures" / "output"],
-                           replace_shipped=args.replace_shipped,
-                           inputs=[args.runs, args.seeds, args.llm, args.llm_heads, args.variants])
+        out = check_output(
+            args.out,
+            "--out",
+            kind="folder",
+            documented=[ROOT / "figures" / "output"],
+            replace_shipped=args.replace_shipped,
+            inputs=[args.runs, args.seeds, args.llm, args.llm_heads, args.variants],
+        )
     except (ValueError, UsageError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
-    inputs = Inputs(runs_dir=Path(args.runs), seeds_dir=Path(args.seeds), llm_dir=Path(args.llm),
-                    llm_heads_dir=Path(args.llm_heads), figure5a=Path(args.figure5a), figure4a=Path(args.figure4a),
-                    variants_dir=Path(args.variants))
+    inputs = Inputs(
+        runs_dir=Path(args.runs),
+        seeds_dir=Path(args.seeds),
+        llm_dir=Path(args.llm),
+        llm_heads_dir=Path(args.llm_heads),
+        figure5a=Path(args.figure5a),
+        figure4a=Path(args.figure4a),
+        variants_dir=Path(args.variants),
+    )
     try:
         return build_all(names, inputs, out, explicit=bool(args.names))
     except KeyboardInterrupt:
@@ -169,7 +224,9 @@ def build_all(names: list[str], inputs: Inputs, out: Path, explicit: bool) -> in
         except MissingInput as absent:
             problems.append(f"{name}: skipped, {absent}")
             continue
-        except OutputError as error:  # a full disk or a folder turned unwritable: every next figure would fail alike
+        except (
+            OutputError
+        ) as error:  # a full disk or a folder turned unwritable: every next figure would fail alike
             print(f"python -m figures: error: {name}: {error}", file=sys.stderr)
             return 2
         except (InputError, KeyError, IndexError, TypeError, ValueError, OSError) as error:
@@ -184,8 +241,10 @@ def build_all(names: list[str], inputs: Inputs, out: Path, explicit: bool) -> in
     seconds = time.perf_counter() - start
     for line in problems + failed:
         print(("error: " if explicit or line in failed else "warning: ") + line, file=sys.stderr)
-    print(f"{len(built)} of {len(names)} built in {seconds:.1f} s into {show_path(out)}"
-          + (f"; {len(problems)} with missing input" if problems else ""))
+    print(
+        f"{len(built)} of {len(names)} built in {seconds:.1f} s into {show_path(out)}"
+        + (f"; {len(problems)} with missing input" if problems else "")
+    )
     if failed or not built or (explicit and problems):
         return 1
     return 0

@@ -52,22 +52,38 @@ def band(curves: dict) -> Band:
     xs = sorted(table)
     values = [sorted(table[x].values()) for x in xs]
     spread = [len(v) >= 2 for v in values]
-    return Band(x=xs, median=[statistics.median(v) for v in values],
-                low=[v[0] if wide else math.nan for v, wide in zip(values, spread)],
-                high=[v[-1] if wide else math.nan for v, wide in zip(values, spread)],
-                count=[len(v) for v in values],
-                seeds=tuple(sorted({seed for column in table.values() for seed in column})))
+    return Band(
+        x=xs,
+        median=[statistics.median(v) for v in values],
+        low=[v[0] if wide else math.nan for v, wide in zip(values, spread)],
+        high=[v[-1] if wide else math.nan for v, wide in zip(values, spread)],
+        count=[len(v) for v in values],
+        seeds=tuple(sorted({seed for column in table.values() for seed in column})),
+    )
 
 
 def draw_band(ax, spread: Band, colour, step: bool = False, label: str | None = None) -> None:
     """The median (solid) and, where two or more seeds have a value, the min-max band."""
     if not spread.x:
         return
-    ax.plot(spread.x, spread.median, color=colour, lw=MEDIAN_WIDTH, label=label,
-            drawstyle="steps-post" if step else "default")
+    ax.plot(
+        spread.x,
+        spread.median,
+        color=colour,
+        lw=MEDIAN_WIDTH,
+        label=label,
+        drawstyle="steps-post" if step else "default",
+    )
     if spread.n >= 2:
-        ax.fill_between(spread.x, spread.low, spread.high, color=colour, alpha=BAND_ALPHA, lw=0,
-                        step="post" if step else None)
+        ax.fill_between(
+            spread.x,
+            spread.low,
+            spread.high,
+            color=colour,
+            alpha=BAND_ALPHA,
+            lw=0,
+            step="post" if step else None,
+        )
 
 
 def draw_shipped(ax, xs, ys, colour, step: bool = False) -> None:
@@ -89,11 +105,19 @@ def draw_named(ax, shipped: dict, seeds: dict, colour_of, keep=lambda name: True
     """Several named curves at once: ``shipped`` {name: (xs, ys)} and ``seeds`` {seed: {name:
     (xs, ys)}}; each name in ``keep`` gets its band and its thin shipped line, in the colour
     ``colour_of(name)``, "all hops" last (on top).  Returns {name: Band}."""
-    names = sorted({name for curves in [shipped, *seeds.values()] for name in curves if keep(name)},
-                   key=lambda name: (name == "all hops", name))
-    return {name: draw_curves(ax, shipped.get(name), {seed: curves[name] for seed, curves in seeds.items()
-                                                      if name in curves}, colour_of(name))
-            for name in names}
+    names = sorted(
+        {name for curves in [shipped, *seeds.values()] for name in curves if keep(name)},
+        key=lambda name: (name == "all hops", name),
+    )
+    return {
+        name: draw_curves(
+            ax,
+            shipped.get(name),
+            {seed: curves[name] for seed, curves in seeds.items() if name in curves},
+            colour_of(name),
+        )
+        for name in names
+    }
 
 
 def seeds_in(drawn: dict) -> set:
@@ -113,12 +137,18 @@ def seeds_note(seeds) -> str:
 def legend_handles(colours: dict, explain: bool = True) -> list:
     """Legend entries for what the colours mean ({label: colour}) and, with ``explain``, what
     line, band and thin line stand for (the same for every colour)."""
-    handles = [Line2D([], [], color=colour, lw=MEDIAN_WIDTH, label=label) for label, colour in colours.items()]
-    return handles + ([] if not explain else [
-        Line2D([], [], color=LEGEND_GREY, lw=MEDIAN_WIDTH, label="line: median over seeds"),
-        Patch(facecolor=LEGEND_GREY, alpha=BAND_ALPHA, label="band: min–max over seeds (2+ seeds)"),
-        Line2D([], [], color=LEGEND_GREY, lw=SHIPPED_WIDTH, label="thin: shipped run (seed 0)"),
-    ])
+    handles = [
+        Line2D([], [], color=colour, lw=MEDIAN_WIDTH, label=label) for label, colour in colours.items()
+    ]
+    return handles + (
+        []
+        if not explain
+        else [
+            Line2D([], [], color=LEGEND_GREY, lw=MEDIAN_WIDTH, label="line: median over seeds"),
+            Patch(facecolor=LEGEND_GREY, alpha=BAND_ALPHA, label="band: min–max over seeds (2+ seeds)"),
+            Line2D([], [], color=LEGEND_GREY, lw=SHIPPED_WIDTH, label="thin: shipped run (seed 0)"),
+        ]
+    )
 
 
 def legend_right(ax, handles: list) -> None:

@@ -56,30 +56,43 @@ QUANTILE = 0.1
 THRESHOLD = 0.9
 QUANTILE_KEY = f"q{QUANTILE:g}"  # "q0.1", as dilution.json names its quantile columns
 MASS_THRESHOLD = 1 - 1 / SPREAD_RATIO  # the mass reading holds while the top key keeps more weight
-RULE_LOOK = {"lemma": ("hollow", "Lemma F.1 as stated: gap ≥ ln((n−1) r)"),
-             "mass": ("filled", "mass reading: losing keys' weight < 1/r"),
-             "relative": ("half-filled", "relative reading: top weight < ½ its value at 17")}
+RULE_LOOK = {
+    "lemma": ("hollow", "Lemma F.1 as stated: gap ≥ ln((n−1) r)"),
+    "mass": ("filled", "mass reading: losing keys' weight < 1/r"),
+    "relative": ("half-filled", "relative reading: top weight < ½ its value at 17"),
+}
 FACE_ALPHA = {"hollow": 0.0, "filled": 1.0, "half-filled": 0.4}
 # Mirror of break_prediction.SEEN_BY_RELATIVE (checked by the test file): the members the
 # relative reading was chosen on; every other member is a test of it (ringed in A3).
 SEEN_BY_RELATIVE = frozenset(
     [f"paper/{task}/seed-{s}" for task in ("number", "letter") for s in range(5)]
-    + [f"paper-3k/letter/seed-{s}" for s in range(3)] + [f"log-scale-3k/letter/seed-{s}" for s in range(3)]
-    + ["learned-scale-3k/letter/seed-0", "learned-scale-3k/letter/seed-1", "nope-0-log-scale-3k/letter/seed-0"])
+    + [f"paper-3k/letter/seed-{s}" for s in range(3)]
+    + [f"log-scale-3k/letter/seed-{s}" for s in range(3)]
+    + [
+        "learned-scale-3k/letter/seed-0",
+        "learned-scale-3k/letter/seed-1",
+        "nope-0-log-scale-3k/letter/seed-0",
+    ]
+)
 TASK_MARKERS = {"number": "o", "letter": "s"}
 # A censored break is drawn at CENSORED_AT times the longest last length, inside a grey strip
 # spanning STRIP times it: past every measured length, yet on the axes.
 CENSORED_AT, STRIP = 1.5, (1.2, 2.0)
 # hatched, so the strip never reads as the grey factor-2 band
-STRIP_LOOK, GUIDE = {"facecolor": "white", "edgecolor": "0.65", "hatch": "///", "lw": 0}, {"color": "0.3", "lw": 0.9}
+STRIP_LOOK, GUIDE = (
+    {"facecolor": "white", "edgecolor": "0.65", "hatch": "///", "lw": 0},
+    {"color": "0.3", "lw": 0.9},
+)
 # C: one small panel per variant, SMALL_COLUMNS to a row; the other variants' medians behind it
 SMALL_COLUMNS = 4
 CONTEXT = {"color": "0.78", "lw": 0.8, "zorder": 1}
 THRESHOLD_LOOK = {"color": "0.3", "linestyle": "--", "lw": 1.0}
 THRESHOLD_LABEL = f"mass reading's threshold 1 − 1/r = {MASS_THRESHOLD:g} (r = {SPREAD_RATIO:g})"
 HOP_SPREAD = 0.4  # width (in hops) over which the members' markers of one hop are spread
-COMMANDS = {"seeds": "python -m training study training/studies/seeds.json, then --collect (or --seeds DIR)",
-            "variants": "python -m training study training/studies/variants.json, then --collect (or --variants DIR)"}
+COMMANDS = {
+    "seeds": "python -m training study training/studies/seeds.json, then --collect (or --seeds DIR)",
+    "variants": "python -m training study training/studies/variants.json, then --collect (or --variants DIR)",
+}
 
 
 @dataclass(frozen=True)
@@ -111,11 +124,20 @@ def load_members(inputs: Inputs, name: str = "dilution.json") -> dict[str, Membe
             if member in found or not seed.removeprefix("seed-").isdecimal():
                 continue
             data = read_json(path, "study", task, ("dilution", "breaks"))
-            found[member] = Member(member, study, variant, task, int(seed.removeprefix("seed-")),
-                                   data["dilution"], data["breaks"])
+            found[member] = Member(
+                member,
+                study,
+                variant,
+                task,
+                int(seed.removeprefix("seed-")),
+                data["dilution"],
+                data["breaks"],
+            )
     if not found:
-        items = [(folder / "*" / "*" / "seed-*" / name, COMMANDS[study], "")
-                 for study, folder in study_folders(inputs).items()]
+        items = [
+            (folder / "*" / "*" / "seed-*" / name, COMMANDS[study], "")
+            for study, folder in study_folders(inputs).items()
+        ]
         raise MissingInput(*items[0][:2], more=items[1:])
     return found
 
@@ -137,11 +159,15 @@ def variant_specs(inputs: Inputs) -> dict:
 def looks(members: dict, specs: dict) -> dict:
     """{variant: (label, colour)}: "paper" first, then the plan's order, then any other."""
     present = {m.variant for m in members.values()}
-    order = [v for v in dict.fromkeys(["paper", *specs]) if v in present] + sorted(present - {"paper", *specs})
+    order = [v for v in dict.fromkeys(["paper", *specs]) if v in present] + sorted(
+        present - {"paper", *specs}
+    )
     count = {v: sum(m.variant == v for m in members.values()) for v in order}
     colours = variant_colours(order, specs)
-    return {v: (f"{variant_label(v, specs.get(v, {}))}: {count[v]} model{'s' * (count[v] > 1)}", colours[v])
-            for v in order}
+    return {
+        v: (f"{variant_label(v, specs.get(v, {}))}: {count[v]} model{'s' * (count[v] > 1)}", colours[v])
+        for v in order
+    }
 
 
 def placed(value, edge: float) -> float:
@@ -152,8 +178,15 @@ def placed(value, edge: float) -> float:
 def censor_strip(ax, top: float, vertical: bool) -> None:
     """The hatched strip past the longest measured length, where censored breaks sit, and its name."""
     (ax.axvspan if vertical else ax.axhspan)(top * STRIP[0], top * STRIP[1], zorder=0, **STRIP_LOOK)
-    note = {"s": f"no break up to {top:g}", "fontsize": 7, "color": "0.3", "ha": "center", "va": "center",
-            "bbox": {"facecolor": "white", "edgecolor": "none", "pad": 1}, "zorder": 1}  # under the data
+    note = {
+        "s": f"no break up to {top:g}",
+        "fontsize": 7,
+        "color": "0.3",
+        "ha": "center",
+        "va": "center",
+        "bbox": {"facecolor": "white", "edgecolor": "none", "pad": 1},
+        "zorder": 1,
+    }  # under the data
     if vertical:
         ax.text(top * CENSORED_AT, 0.5, transform=ax.get_xaxis_transform(), rotation=90, **note)
     else:
@@ -168,18 +201,34 @@ def break_panel(ax, members: dict, colours: dict, rule: str, floor: float, top: 
             continue
         colour = colours[m.variant][1]
         xy = [placed(m.breaks["measured"], edge)], [placed(m.breaks["predicted"][rule]["break"], edge)]
-        ax.scatter(*xy, marker=TASK_MARKERS.get(m.task, "D"), s=40, linewidths=1.3, edgecolors=colour,
-                   facecolors=to_rgba(colour, FACE_ALPHA[RULE_LOOK[rule][0]]), gid=m.id, zorder=3)
+        ax.scatter(
+            *xy,
+            marker=TASK_MARKERS.get(m.task, "D"),
+            s=40,
+            linewidths=1.3,
+            edgecolors=colour,
+            facecolors=to_rgba(colour, FACE_ALPHA[RULE_LOOK[rule][0]]),
+            gid=m.id,
+            zorder=3,
+        )
         if rule == "relative" and m.id not in SEEN_BY_RELATIVE:
-            ax.scatter(*xy, marker="o", s=130, linewidths=1.0, edgecolors="black", facecolors="none", zorder=2)
+            ax.scatter(
+                *xy, marker="o", s=130, linewidths=1.0, edgecolors="black", facecolors="none", zorder=2
+            )
     xs = np.geomspace(floor, top, 50)
     ax.plot(xs, xs, **GUIDE)
     ax.fill_between(xs, xs / 2, xs * 2, color="0.5", alpha=0.18, lw=0)
     censor_strip(ax, top, vertical=True)
     censor_strip(ax, top, vertical=False)
-    ax.set(xscale="log", yscale="log", xlim=(floor, top * STRIP[1]), ylim=(floor, top * STRIP[1]), aspect="equal",
-           xlabel=f"Measured break: all hops' accuracy < {THRESHOLD:g} (tokens)",
-           ylabel=f"Predicted break, {rule} reading (tokens)")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlim=(floor, top * STRIP[1]),
+        ylim=(floor, top * STRIP[1]),
+        aspect="equal",
+        xlabel=f"Measured break: all hops' accuracy < {THRESHOLD:g} (tokens)",
+        ylabel=f"Predicted break, {rule} reading (tokens)",
+    )
 
 
 def hop_panel(ax, members: dict, colours: dict, floor: float, top: float) -> None:
@@ -189,11 +238,24 @@ def hop_panel(ax, members: dict, colours: dict, floor: float, top: float) -> Non
         per_hop = m.breaks["measured_per_hop"]
         hops = sorted(per_hop, key=int)
         shift = HOP_SPREAD * ((i + 0.5) / len(members) - 0.5)
-        ax.plot([int(h) + shift for h in hops], [placed(per_hop[h], edge) for h in hops], color=colours[m.variant][1],
-                marker=TASK_MARKERS.get(m.task, "D"), markersize=4, lw=0.9, alpha=0.85, gid=m.id)
+        ax.plot(
+            [int(h) + shift for h in hops],
+            [placed(per_hop[h], edge) for h in hops],
+            color=colours[m.variant][1],
+            marker=TASK_MARKERS.get(m.task, "D"),
+            markersize=4,
+            lw=0.9,
+            alpha=0.85,
+            gid=m.id,
+        )
     censor_strip(ax, top, vertical=False)
-    ax.set(yscale="log", ylim=(floor, top * STRIP[1]), xticks=[1, 2, 3, 4], xlabel="Hop count",
-           ylabel=f"Measured break: accuracy < {THRESHOLD:g} (tokens)")
+    ax.set(
+        yscale="log",
+        ylim=(floor, top * STRIP[1]),
+        xticks=[1, 2, 3, 4],
+        xlabel="Hop count",
+        ylabel=f"Measured break: accuracy < {THRESHOLD:g} (tokens)",
+    )
 
 
 def path_weight(m: Member) -> list:
@@ -237,12 +299,26 @@ def weight_panels(sub, members: dict, colours: dict) -> dict:
         ax.label_outer()  # the shared axes are numbered once, on the outer panels
     key = sub.add_subplot(grid[divmod(len(drawn), cols)])
     key.set_axis_off()
-    key.legend(loc="center", frameon=False, handles=[
-        Line2D([], [], color=bands.LEGEND_GREY, lw=bands.MEDIAN_WIDTH, marker="s", markersize=3,
-               label="the panel's variant: median over seeds"),
-        Patch(facecolor=bands.LEGEND_GREY, alpha=bands.BAND_ALPHA, label="its min–max over seeds (2+ seeds)"),
-        Line2D([], [], label="every other variant's median", **CONTEXT),
-        Line2D([], [], label=THRESHOLD_LABEL, **THRESHOLD_LOOK)])
+    key.legend(
+        loc="center",
+        frameon=False,
+        handles=[
+            Line2D(
+                [],
+                [],
+                color=bands.LEGEND_GREY,
+                lw=bands.MEDIAN_WIDTH,
+                marker="s",
+                markersize=3,
+                label="the panel's variant: median over seeds",
+            ),
+            Patch(
+                facecolor=bands.LEGEND_GREY, alpha=bands.BAND_ALPHA, label="its min–max over seeds (2+ seeds)"
+            ),
+            Line2D([], [], label="every other variant's median", **CONTEXT),
+            Line2D([], [], label=THRESHOLD_LABEL, **THRESHOLD_LOOK),
+        ],
+    )
     sub.supxlabel("Total input length (tokens)", fontsize=9)
     sub.supylabel(f"Top-key weight, lowest path layer ({QUANTILE:g} quantile)", fontsize=9)
     return drawn
@@ -251,16 +327,49 @@ def weight_panels(sub, members: dict, colours: dict) -> dict:
 def legend(ax, colours: dict, tasks: list, last_lengths: list) -> None:
     """In the cell after A3 (``ax``, no axes of its own): the variants' colours, the tasks' markers, the rules' fills and the guides."""
     upto = " or ".join(f"{n:g}" for n in sorted(set(last_lengths)))
-    handles = [Line2D([], [], color=colour, lw=bands.MEDIAN_WIDTH, label=label) for label, colour in colours.values()]
-    handles += [Line2D([], [], color="0.3", marker=TASK_MARKERS.get(t, "D"), linestyle="none",
-                       label=style.TASK_TITLE.get(t, t)) for t in tasks]
-    handles += [Line2D([], [], color="0.3", marker="o", linestyle="none", label=f"{fill}: {about}",
-                       markerfacecolor=to_rgba("0.3", FACE_ALPHA[fill])) for fill, about in RULE_LOOK.values()]
-    handles += [Line2D([], [], color="black", marker="o", markersize=11, markerfacecolor="none", linestyle="none",
-                       label="black ring (A3): a model the relative reading was not chosen on")]
-    handles += [Line2D([], [], label="identity: predicted = measured", **GUIDE),
-                Patch(facecolor="0.5", alpha=0.18, label="within a factor 2: y in [x/2, 2x]"),
-                Patch(**STRIP_LOOK, label=f"hatched strip: no break up to {upto} (censored)")]
+    handles = [
+        Line2D([], [], color=colour, lw=bands.MEDIAN_WIDTH, label=label) for label, colour in colours.values()
+    ]
+    handles += [
+        Line2D(
+            [],
+            [],
+            color="0.3",
+            marker=TASK_MARKERS.get(t, "D"),
+            linestyle="none",
+            label=style.TASK_TITLE.get(t, t),
+        )
+        for t in tasks
+    ]
+    handles += [
+        Line2D(
+            [],
+            [],
+            color="0.3",
+            marker="o",
+            linestyle="none",
+            label=f"{fill}: {about}",
+            markerfacecolor=to_rgba("0.3", FACE_ALPHA[fill]),
+        )
+        for fill, about in RULE_LOOK.values()
+    ]
+    handles += [
+        Line2D(
+            [],
+            [],
+            color="black",
+            marker="o",
+            markersize=11,
+            markerfacecolor="none",
+            linestyle="none",
+            label="black ring (A3): a model the relative reading was not chosen on",
+        )
+    ]
+    handles += [
+        Line2D([], [], label="identity: predicted = measured", **GUIDE),
+        Patch(facecolor="0.5", alpha=0.18, label="within a factor 2: y in [x/2, 2x]"),
+        Patch(**STRIP_LOOK, label=f"hatched strip: no break up to {upto} (censored)"),
+    ]
     ax.set_axis_off()
     ax.legend(handles=handles, loc="center", frameon=False)
 
@@ -271,8 +380,15 @@ def build_fig_breaks(inputs: Inputs, out: Path) -> Built:
     colours = looks(everyone, variant_specs(inputs))
     members = {k: m for k, m in everyone.items() if not never_learned(m)}  # the models that learned at 17
     left_out = sorted(set(everyone) - set(members))
-    values = [v for m in members.values() for v in (m.breaks["measured"], *m.breaks["measured_per_hop"].values(),
-                                                    *(p["break"] for p in m.breaks["predicted"].values()))]
+    values = [
+        v
+        for m in members.values()
+        for v in (
+            m.breaks["measured"],
+            *m.breaks["measured_per_hop"].values(),
+            *(p["break"] for p in m.breaks["predicted"].values()),
+        )
+    ]
     last_lengths = [m.breaks["last_length"] for m in everyone.values()]
     top = max(last_lengths)
     floor = min([v for v in values if v is not None] + [top]) / 1.4
@@ -290,18 +406,28 @@ def build_fig_breaks(inputs: Inputs, out: Path) -> Built:
     hop_panel(ax := hops_part.add_subplot(), members, colours, floor, top)
     ax.set_title("B. Measured break per hop count, one line per model: it compounds over hops")
     weight_panels(weights_part, members, colours)
-    weights_part.suptitle("C. Letter task: top-key weight on the mass reading's path layers against length, "
-                          "one panel per variant", fontsize=10)
+    weights_part.suptitle(
+        "C. Letter task: top-key weight on the mass reading's path layers against length, "
+        "one panel per variant",
+        fontsize=10,
+    )
     studies = {s: sum(m.study == s for m in everyone.values()) for s in study_folders(inputs)}
-    unlearned = (f"; left out, below {THRESHOLD:g} already at the training length: {', '.join(left_out)}"
-                 if left_out else "")
-    fig.suptitle(f"Does discrepancy predict where length generalisation breaks?  {len(everyone)} trained models",
-                 fontsize=11)
-    caption = (f"Models: {studies['seeds']} from the seed study, {studies['variants']} more from the variants "
-               f"study{unlearned}.  Break: the first length where accuracy falls below {THRESHOLD:g} (measured), or "
-               f"where Lemma F.1's condition fails on the answer-path layers (predicted, at the {QUANTILE:g} input, r = "
-               f"{SPREAD_RATIO:g}).  Whether they agree is decided by the claims P-break (A1, A2) and "
-               f"P-break-relative (A3, ringed models only) of `python -m proofs_check`; this figure computes no "
-               f"statistic.")
+    unlearned = (
+        f"; left out, below {THRESHOLD:g} already at the training length: {', '.join(left_out)}"
+        if left_out
+        else ""
+    )
+    fig.suptitle(
+        f"Does discrepancy predict where length generalisation breaks?  {len(everyone)} trained models",
+        fontsize=11,
+    )
+    caption = (
+        f"Models: {studies['seeds']} from the seed study, {studies['variants']} more from the variants "
+        f"study{unlearned}.  Break: the first length where accuracy falls below {THRESHOLD:g} (measured), or "
+        f"where Lemma F.1's condition fails on the answer-path layers (predicted, at the {QUANTILE:g} input, r = "
+        f"{SPREAD_RATIO:g}).  Whether they agree is decided by the claims P-break (A1, A2) and "
+        f"P-break-relative (A3, ringed models only) of `python -m proofs_check`; this figure computes no "
+        f"statistic."
+    )
     style.caption(fig, caption, 8.5)
     return Built(style.save(fig, out, "fig_breaks"))

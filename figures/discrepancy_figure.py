@@ -45,8 +45,11 @@ def panel_title(layer: dict) -> str:
     kind = KIND_TITLE.get(layer.get("kind"), str(layer.get("kind") or "unclassified"))
     angle = layer.get("angle")
     plane = layer.get("dominant_id", "?")
-    first = f"L{layer['layer']} {kind}, " + ("no rotary plane (NoPE)" if plane is None else f"ID {plane}") + (
-        f", θ = {angle:.3g}" if angle is not None else "")
+    first = (
+        f"L{layer['layer']} {kind}, "
+        + ("no rotary plane (NoPE)" if plane is None else f"ID {plane}")
+        + (f", θ = {angle:.3g}" if angle is not None else "")
+    )
     slope = layer.get("decay_exponent")
     second = "slope –" if slope is None else f"slope {slope:+.2f}"
     if layer.get("decays") is not None:
@@ -64,29 +67,64 @@ def layer_panel(ax, lengths: list, layer: dict) -> None:
     ax.loglog(lengths, style.positive(layer["min"]), color=colour, lw=MIN_WIDTH, linestyle=":")
     values = (layer.get("theory") or {}).get("values") or []
     if any(v is not None for v in values):
-        ax.loglog(lengths, style.positive(values), color=style.CONSTRUCTION_COLOUR, lw=THEORY_WIDTH, linestyle="--")
+        ax.loglog(
+            lengths, style.positive(values), color=style.CONSTRUCTION_COLOUR, lw=THEORY_WIDTH, linestyle="--"
+        )
         failed = [n for n, v in zip(lengths, values) if v is not None and v <= 0]
         if failed:
             on_floor = blended_transform_factory(ax.transData, ax.transAxes)
-            ax.plot(failed, [FAILED_HEIGHT] * len(failed), transform=on_floor, clip_on=False, zorder=5,
-                    **FAILED_MARK)
+            ax.plot(
+                failed,
+                [FAILED_HEIGHT] * len(failed),
+                transform=on_floor,
+                clip_on=False,
+                zorder=5,
+                **FAILED_MARK,
+            )
     ax.set_title(panel_title(layer), fontsize=8)
 
 
 def legend_handles(kinds: set) -> list:
     """What the colours and line styles mean, for the classes of layer that are drawn."""
-    handles = [Line2D([], [], color=kind_colour(kind), lw=MEDIAN_WIDTH,
-                      label=f"measured median gap, {KIND_TITLE.get(kind, 'unclassified')} layer")
-               for kind in ("index", "retrieval") if kind in kinds]
+    handles = [
+        Line2D(
+            [],
+            [],
+            color=kind_colour(kind),
+            lw=MEDIAN_WIDTH,
+            label=f"measured median gap, {KIND_TITLE.get(kind, 'unclassified')} layer",
+        )
+        for kind in ("index", "retrieval")
+        if kind in kinds
+    ]
     if kinds - set(KIND_TITLE):
-        handles.append(Line2D([], [], color=style.GREY, lw=MEDIAN_WIDTH,
-                              label="measured median gap, other layer (no construction)"))
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color=style.GREY,
+                lw=MEDIAN_WIDTH,
+                label="measured median gap, other layer (no construction)",
+            )
+        )
     handles += [
-        Line2D([], [], color="0.35", lw=MIN_WIDTH, linestyle=":", label="measured minimum gap over the inputs"),
-        Line2D([], [], color=style.CONSTRUCTION_COLOUR, lw=THEORY_WIDTH, linestyle="--",
-               label="construction at the layer's angle: T_Index (min over inputs), T_Retrieval (margin)"),
-        Line2D([], [], label="× on the axis: construction's margin ≤ 0 at this n (a wrong symbol can win)",
-               **FAILED_MARK),
+        Line2D(
+            [], [], color="0.35", lw=MIN_WIDTH, linestyle=":", label="measured minimum gap over the inputs"
+        ),
+        Line2D(
+            [],
+            [],
+            color=style.CONSTRUCTION_COLOUR,
+            lw=THEORY_WIDTH,
+            linestyle="--",
+            label="construction at the layer's angle: T_Index (min over inputs), T_Retrieval (margin)",
+        ),
+        Line2D(
+            [],
+            [],
+            label="× on the axis: construction's margin ≤ 0 at this n (a wrong symbol can win)",
+            **FAILED_MARK,
+        ),
     ]
     return handles
 
@@ -107,8 +145,11 @@ def task_grid(subfig, block: dict, columns: int) -> None:
             ax.xaxis.set_tick_params(labelbottom=True)
             ax.set_xlabel("Length n (log)")
     step = block.get("step")
-    subfig.suptitle(style.TASK_TITLE[block["_task"]] + (f" (step {step})" if step is not None else ""),
-                    fontsize=11, fontweight="bold")
+    subfig.suptitle(
+        style.TASK_TITLE[block["_task"]] + (f" (step {step})" if step is not None else ""),
+        fontsize=11,
+        fontweight="bold",
+    )
 
 
 def build_discrepancy_trained(inputs: Inputs, out: Path) -> Built:
@@ -117,9 +158,14 @@ def build_discrepancy_trained(inputs: Inputs, out: Path) -> Built:
     discrepancy at the layer's dominant angle (dashed), one grid of panels per task."""
     blocks, missing = per_task(lambda task: inputs.analysis_block(task, "measured_discrepancy"), style.TASKS)
     columns = min(MAX_COLUMNS, max(len(block["layers"]) for block in blocks.values()) or 1)
-    rows = {task: math.ceil(len(blocks[task]["layers"]) / columns) if task in blocks else 1 for task in style.TASKS}
+    rows = {
+        task: math.ceil(len(blocks[task]["layers"]) / columns) if task in blocks else 1
+        for task in style.TASKS
+    }
     fig = style.new_figure(PANEL[0] * columns + 0.6, PANEL[1] * sum(rows.values()) + 2.2)
-    subfigs = fig.subfigures(len(style.TASKS), 1, height_ratios=[max(1, rows[t]) for t in style.TASKS], hspace=0.03)
+    subfigs = fig.subfigures(
+        len(style.TASKS), 1, height_ratios=[max(1, rows[t]) for t in style.TASKS], hspace=0.03
+    )
     kinds = set()
     for subfig, task in zip(subfigs, style.TASKS):
         if task not in blocks:
@@ -129,7 +175,9 @@ def build_discrepancy_trained(inputs: Inputs, out: Path) -> Built:
         task_grid(subfig, {**blocks[task], "_task": task}, columns)
         kinds |= {layer.get("kind") for layer in blocks[task]["layers"]}
     fig.legend(handles=legend_handles(kinds), loc="outside lower center", ncol=3, frameon=False, fontsize=8)
-    fig.suptitle("Measured logit gap of each trained layer against the construction's exact discrepancy at the "
-                 "same angle\n(log-log; trained logits are not cosines, so compare the slopes, not the heights)",
-                 fontsize=12)
+    fig.suptitle(
+        "Measured logit gap of each trained layer against the construction's exact discrepancy at the "
+        "same angle\n(log-log; trained logits are not cosines, so compare the slopes, not the heights)",
+        fontsize=12,
+    )
     return Built(style.save(fig, out, "discrepancy_trained"), missing)

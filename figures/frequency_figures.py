@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from theory.files import atomic_write_text
+from theory.io.files import atomic_write_text
 from theory.paper_data import TABLE1
 
 from . import style
@@ -28,22 +28,36 @@ def build_fig8(inputs: Inputs, out: Path) -> Built:
             return False
         weights = frequency["weights"][layer]
         # One filled step patch per layer, not 64 bar patches: 24 panels of bars took ~10 s to save.
-        ax.stairs(weights, [i + 0.5 for i in range(len(weights) + 1)], fill=True, color=style.TASK_COLOUR[task],
-                  alpha=0.75)
+        ax.stairs(
+            weights,
+            [i + 0.5 for i in range(len(weights) + 1)],
+            fill=True,
+            color=style.TASK_COLOUR[task],
+            alpha=0.75,
+        )
         ours = frequency["weighted_id"][layer]
         ax.axvline(ours, color="black", lw=1.2, label="ours: weighted ID")
         paper_ids = [paper_id for paper_id, _ in TABLE1[task]]
         if layer < len(paper_ids):
-            ax.axvline(paper_ids[layer], color=style.PAPER_MARK_COLOUR, lw=1.4, label="paper: Table 1 ID",
-                       **style.PAPER_STYLE)
+            ax.axvline(
+                paper_ids[layer],
+                color=style.PAPER_MARK_COLOUR,
+                lw=1.4,
+                label="paper: Table 1 ID",
+                **style.PAPER_STYLE,
+            )
             ax.set_title(f"L{layer}: ours {ours:.1f}, paper {paper_ids[layer]}", fontsize=8.5)
         else:
             ax.set_title(f"L{layer}: ours {ours:.1f}", fontsize=8.5)
         return True
 
-    fig = style.per_layer_grids(analyses, missing, (2.3, 1.9), 1.2, draw, "Weight", "Frequency ID", legend_ncol=2)
+    fig = style.per_layer_grids(
+        analyses, missing, (2.3, 1.9), 1.2, draw, "Weight", "Frequency ID", legend_ncol=2
+    )
     seeds = ", ".join(f"{task} seed {training_seed(inputs, task)}" for task in analyses)
-    fig.suptitle(f"Figure 8: frequency use per layer (bars: ours at the best checkpoint; {seeds})", fontsize=12)
+    fig.suptitle(
+        f"Figure 8: frequency use per layer (bars: ours at the best checkpoint; {seeds})", fontsize=12
+    )
     return Built(style.save(fig, out, "fig8"), missing)
 
 
@@ -75,18 +89,24 @@ def table1_markdown(analyses: dict, missing: list) -> str:
         lines.append("")
         if frequency is None:
             lines += [f"Not available: {style.missing_text(task, missing).splitlines()[-1]}", ""]
-        lines += ["| Layer | Paper ID | Paper frequency | Our weighted ID | Our frequency |",
-                  "|---:|---:|---:|---:|---:|"]
+        lines += [
+            "| Layer | Paper ID | Paper frequency | Our weighted ID | Our frequency |",
+            "|---:|---:|---:|---:|---:|",
+        ]
         ours_id = frequency["weighted_id"] if frequency else None
         ours_freq = frequency["frequency"] if frequency else None
         count = max(len(TABLE1[task]), len(ours_id or []))
         for layer in range(count):
             paper_id, paper_freq = TABLE1[task][layer] if layer < len(TABLE1[task]) else ("–", "–")
-            lines.append(f"| {layer} | {paper_id} | {paper_freq} | {_cell(ours_id, layer, '.1f')} | "
-                         f"{_cell(ours_freq, layer, '.4f')} |")
+            lines.append(
+                f"| {layer} | {paper_id} | {paper_freq} | {_cell(ours_id, layer, '.1f')} | "
+                f"{_cell(ours_freq, layer, '.4f')} |"
+            )
         lines.append("")
-    lines.append("Paper values: Table 1 of arXiv 2605.31558 (theory/paper_data.py). Ours: the "
-                 "\"frequency\" block of training/reference/<task>/analysis.json.")
+    lines.append(
+        "Paper values: Table 1 of arXiv 2605.31558 (theory/paper_data.py). Ours: the "
+        '"frequency" block of training/reference/<task>/analysis.json.'
+    )
     return "\n".join(lines) + "\n"
 
 

@@ -23,7 +23,13 @@ from .loaders import Built, Inputs, per_task
 
 # Section 3.6: "over 90% accuracy with sequence lengths up to 850" for the letter task.
 PAPER_LETTER_LENGTH, PAPER_LETTER_ACCURACY = 850, 0.9
-PAPER_STAR = {"marker": "*", "ms": 12, "color": style.TASK_COLOUR["letter"], "mec": "black", "linestyle": "none"}
+PAPER_STAR = {
+    "marker": "*",
+    "ms": 12,
+    "color": style.TASK_COLOUR["letter"],
+    "mec": "black",
+    "linestyle": "none",
+}
 PAPER_PANELS = {"C. GPT 5.4 & 5.5": ("GPT 5.4", "GPT 5.5"), "D. Claude Sonnet 3.7": ("Claude Sonnet 3.7",)}
 MARKERS = ("o", "s", "^", "D", "v", "P")
 
@@ -31,8 +37,10 @@ MARKERS = ("o", "s", "^", "D", "v", "P")
 def length_curves(data: dict) -> dict:
     """{"1-hop": (lengths, accuracies), ..., "all hops": (lengths, accuracy)} of one evaluation."""
     lengths = data["lengths"]
-    curves = {f"{hop}-hop": (lengths, values)
-              for hop, values in sorted(data.get("per_hop", {}).items(), key=lambda kv: int(kv[0]))}
+    curves = {
+        f"{hop}-hop": (lengths, values)
+        for hop, values in sorted(data.get("per_hop", {}).items(), key=lambda kv: int(kv[0]))
+    }
     curves["all hops"] = (lengths, data["accuracy"])
     return curves
 
@@ -41,9 +49,13 @@ def length_panel(ax, shipped: dict | None, seeds: dict, overall: bool, colour_of
     """Accuracy against length over all hops (``overall``) or per hop count: the median and
     min-max band over ``seeds`` ({seed: length_generalisation.json}) and the ``shipped`` run
     thin; returns {curve: Band}."""
-    return bands.draw_named(ax, length_curves(shipped) if shipped else {},
-                            {seed: length_curves(data) for seed, data in seeds.items()},
-                            colour_of, keep=lambda name: (name == "all hops") == overall)
+    return bands.draw_named(
+        ax,
+        length_curves(shipped) if shipped else {},
+        {seed: length_curves(data) for seed, data in seeds.items()},
+        colour_of,
+        keep=lambda name: (name == "all hops") == overall,
+    )
 
 
 def seed_lengths(inputs: Inputs, task: str, missing: list) -> dict:
@@ -64,7 +76,9 @@ def build_fig5b(inputs: Inputs, out: Path) -> Built:
     top = fig.add_subplot(grid[0, :])
     notes = []
     for task in style.TASKS:
-        drawn = length_panel(top, results.get(task), seeds[task], True, lambda _, t=task: style.TASK_COLOUR[t])
+        drawn = length_panel(
+            top, results.get(task), seeds[task], True, lambda _, t=task: style.TASK_COLOUR[t]
+        )
         notes.append(f"{task}: {bands.seeds_note(bands.seeds_in(drawn))}")
     length_axes(top, "A. All hops, " + "; ".join(notes), paper=True)
     hop_colours = {}
@@ -100,8 +114,11 @@ def _key(name: str) -> str:
 
 def _ours_curve(result: dict):
     rows = [r for r in result["per_length"] if r.get("accuracy_mean") is not None]
-    return ([r["length"] for r in rows], [r["accuracy_mean"] for r in rows],
-            [r.get("accuracy_std") or 0.0 for r in rows])
+    return (
+        [r["length"] for r in rows],
+        [r["accuracy_mean"] for r in rows],
+        [r.get("accuracy_std") or 0.0 for r in rows],
+    )
 
 
 def build_fig5cd(inputs: Inputs, out: Path) -> Built:
@@ -122,19 +139,44 @@ def build_fig5cd(inputs: Inputs, out: Path) -> Built:
                 colour = style.TASK_COLOUR[task]
                 if model in TABLE3_MODELS:
                     ref = reference_curve(model, task)
-                    ax.errorbar(ref["lengths"], ref["accuracy_mean"], yerr=ref["accuracy_std"], color=colour,
-                                marker=marker, ms=4, lw=1.4, capsize=2, label=f"paper: {model}, {task}",
-                                **style.PAPER_STYLE)
+                    ax.errorbar(
+                        ref["lengths"],
+                        ref["accuracy_mean"],
+                        yerr=ref["accuracy_std"],
+                        color=colour,
+                        marker=marker,
+                        ms=4,
+                        lw=1.4,
+                        capsize=2,
+                        label=f"paper: {model}, {task}",
+                        **style.PAPER_STYLE,
+                    )
                 for result in ours:
                     if _key(result["model"]) == _key(model) and result["task"] == task:
                         lengths, mean, std = _ours_curve(result)
-                        ax.errorbar(lengths, mean, yerr=std, color=colour, marker=marker, mfc="white", ms=4,
-                                    lw=1.8, capsize=2, label=f"ours: {result['model']}, {task} ({result['_file']})")
-        ax.set(title=title, xlabel="Target-window size (tokens before the query)", ylabel="Accuracy (1-hop)",
-               ylim=(-0.03, 1.05))
+                        ax.errorbar(
+                            lengths,
+                            mean,
+                            yerr=std,
+                            color=colour,
+                            marker=marker,
+                            mfc="white",
+                            ms=4,
+                            lw=1.8,
+                            capsize=2,
+                            label=f"ours: {result['model']}, {task} ({result['_file']})",
+                        )
+        ax.set(
+            title=title,
+            xlabel="Target-window size (tokens before the query)",
+            ylabel="Accuracy (1-hop)",
+            ylim=(-0.03, 1.05),
+        )
         style.legend_below(ax, ncol=1 if len(ours) else 2)
     folder = style.show_path(inputs.llm_dir)
-    note = f"{len(ours)} result file(s) from {folder}" if ours else f"no model results in {folder}: paper only"
+    note = (
+        f"{len(ours)} result file(s) from {folder}" if ours else f"no model results in {folder}: paper only"
+    )
     colours = ", ".join(f"{style.COLOUR_NAME[style.TASK_COLOUR[task]]} = {task}" for task in style.TASKS)
     fig.suptitle(f"Figure 5C/D: LLMs on the 1-hop tasks, {colours}\n({note})", fontsize=11)
     return Built(style.save(fig, out, "fig5cd"))

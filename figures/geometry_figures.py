@@ -53,16 +53,42 @@ def _scatter(ax, points, groups, title: str, cmap, norm) -> None:
         ax.scatter(points[:, 0], points[:, 1], c="0.4", s=8 if many else 28)
     else:
         groups = np.asarray(groups)
-        ax.scatter(points[:, 0], points[:, 1], c=cmap(norm(groups.astype(float))), s=6 if many else 28,
-                   alpha=0.5 if many else 1, edgecolors="none" if many else "black", linewidths=0.3, zorder=3)
+        ax.scatter(
+            points[:, 0],
+            points[:, 1],
+            c=cmap(norm(groups.astype(float))),
+            s=6 if many else 28,
+            alpha=0.5 if many else 1,
+            edgecolors="none" if many else "black",
+            linewidths=0.3,
+            zorder=3,
+        )
         for group, spot in _label_places(points, groups).items():
-            ax.annotate(str(group), spot, fontsize=8, fontweight="bold", ha="center", va="center",
-                        bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": cmap(norm(float(group))), "alpha": 0.8})
+            ax.annotate(
+                str(group),
+                spot,
+                fontsize=8,
+                fontweight="bold",
+                ha="center",
+                va="center",
+                bbox={
+                    "boxstyle": "round,pad=0.15",
+                    "fc": "white",
+                    "ec": cmap(norm(float(group))),
+                    "alpha": 0.8,
+                },
+            )
     ax.axhline(0, color="0.8", lw=0.6)
     ax.axvline(0, color="0.8", lw=0.6)
     reach = max(1e-9, float(np.abs(points).max())) * 1.15
-    ax.set(title=title, xlabel="Dimension 1", ylabel="Dimension 2", xlim=(-reach, reach), ylim=(-reach, reach),
-           aspect="equal")
+    ax.set(
+        title=title,
+        xlabel="Dimension 1",
+        ylabel="Dimension 2",
+        xlim=(-reach, reach),
+        ylim=(-reach, reach),
+        aspect="equal",
+    )
 
 
 def contribution(analysis: dict, layer: int) -> tuple[list, str]:
@@ -94,29 +120,55 @@ def build_fig4bc(inputs: Inputs, out: Path) -> Built:
     grid = fig.add_gridspec(2, 2, height_ratios=(1.5, 1))
     plane = f"plane of ID {geometry['plane_id']} (frequency {geometry['frequency']:.4g})"
     number = lambda key: "–" if geometry.get(key) is None else f"{geometry[key]:.3g}"  # noqa: E731
-    _scatter(fig.add_subplot(grid[0, 0]), geometry["queries"], offsets,
-             f"B. Query vectors (by the offset s they encode), L{layer}, {plane}\nangle vs −s·g correlation "
-             f"{number('query_spread')}, alignment with keys {number('query_alignment')}", cmap, norm)
+    _scatter(
+        fig.add_subplot(grid[0, 0]),
+        geometry["queries"],
+        offsets,
+        f"B. Query vectors (by the offset s they encode), L{layer}, {plane}\nangle vs −s·g correlation "
+        f"{number('query_spread')}, alignment with keys {number('query_alignment')}",
+        cmap,
+        norm,
+    )
     key_ax = fig.add_subplot(grid[0, 1])
-    _scatter(key_ax, geometry["keys"], positions,
-             f"B. Key vectors (by position), L{layer}\nkey collapse (1 = one direction): {number('key_collapse')}",
-             cmap, norm)
+    _scatter(
+        key_ax,
+        geometry["keys"],
+        positions,
+        f"B. Key vectors (by position), L{layer}\nkey collapse (1 = one direction): {number('key_collapse')}",
+        cmap,
+        norm,
+    )
     fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=key_ax, label="query offset s / key position")
 
     ax = fig.add_subplot(grid[1, :])
     values, meaning = contribution(analysis, layer)
     ids = np.arange(1, len(values) + 1)
     top = int(ids[int(np.argmax(values))])  # named in the legend: a label at the peak would cross the marks
-    ax.bar(ids, values, color=style.TASK_COLOUR["number"], alpha=0.8, label=f"ours: {meaning}, peak at ID {top}")
+    ax.bar(
+        ids, values, color=style.TASK_COLOUR["number"], alpha=0.8, label=f"ours: {meaning}, peak at ID {top}"
+    )
     if layer < len(TABLE1["number"]):
         paper_id = TABLE1["number"][layer][0]
-        ax.axvline(paper_id, color=style.PAPER_MARK_COLOUR, lw=1.4,
-                   label=f"paper: Table 1 ID for L{layer} = {paper_id}", **style.PAPER_STYLE)
+        ax.axvline(
+            paper_id,
+            color=style.PAPER_MARK_COLOUR,
+            lw=1.4,
+            label=f"paper: Table 1 ID for L{layer} = {paper_id}",
+            **style.PAPER_STYLE,
+        )
     if layer == FIG4C_LAYER:  # the paper's Figure 4C marks its peak "ID: 1" for this same layer
-        ax.axvline(FIG4C_PRINTED_ID, color=style.SECOND_MARK_COLOUR, lw=1.4, linestyle=":",
-                   label=f"paper: Figure 4C prints 'ID: {FIG4C_PRINTED_ID}'")
-    ax.set(title=f"C. Contribution per frequency ID, layer L{layer} (ID 1 = fastest rotation)",
-           xlabel="Frequency ID", ylabel="Value")
+        ax.axvline(
+            FIG4C_PRINTED_ID,
+            color=style.SECOND_MARK_COLOUR,
+            lw=1.4,
+            linestyle=":",
+            label=f"paper: Figure 4C prints 'ID: {FIG4C_PRINTED_ID}'",
+        )
+    ax.set(
+        title=f"C. Contribution per frequency ID, layer L{layer} (ID 1 = fastest rotation)",
+        xlabel="Frequency ID",
+        ylabel="Value",
+    )
     ax.legend(loc="upper right")
     fig.suptitle("Figure 4B/C: the trained number-task model's layer-1 Index geometry (ours)", fontsize=12)
     return Built(style.save(fig, out, "fig4bc"))

@@ -6,7 +6,7 @@ file and that command; a file that is there but does not follow its shape raises
 :class:`InputError` naming the file and what is wrong.  The figure code can then say precisely
 why a figure was skipped.
 
-Every file is read through ``theory.inputs`` (the package's one JSON loader) against its
+Every file is read through ``theory.io.inputs`` (the package's one JSON loader) against its
 shape: a FIFO given as an input, a file that is not UTF-8, JSON nested thousands of levels
 deep or a field of the wrong type is an ``InputError`` naming the file and the field, never a
 hang or a traceback.
@@ -19,55 +19,105 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from theory.inputs import ANY, Checked, InputError, Nullable, check_shape, iter_jsonl, load_json
+from theory.io.inputs import ANY, Checked, InputError, Nullable, check_shape, iter_jsonl, load_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
 # How each input is produced; ``{path}`` is the file asked for, ``{task}`` the task.
 COMMANDS = {
     "analysis": "python -m training analyze --run training/reference/{task} --task {task} --json {path}",
-    "length": ("python -m training evaluate --run training/reference/{task} --task {task} "
-               "--lengths 17,25,50,100,200,400,850,1500,3000,5000 --json {path}"),
-    "metrics": ("python -m training train --task {task} --preset paper --out {folder} "
-                "(all tasks: sh scripts/train_reference.sh)"),
+    "length": (
+        "python -m training evaluate --run training/reference/{task} --task {task} "
+        "--lengths 17,25,50,100,200,400,850,1500,3000,5000 --json {path}"
+    ),
+    "metrics": (
+        "python -m training train --task {task} --preset paper --out {folder} "
+        "(all tasks: sh scripts/train_reference.sh)"
+    ),
     "figure5a": "python -m proofs_check.figure5a --out {path}",
     "llm": "python -m training llm --backend hf|openai --model M --task T --json {path}",
-    "llm_heads": ("python -m training analyze --model MODEL --task {task} --json {path} "
-                  "(the model and the exact command: {folder}/README.md)"),
-    "figure4a": ("python -c \"from constructions.geometry import write_figure4a; "
-                 "write_figure4a('{path}', '0.8', range(1, 9))\""),
+    "llm_heads": (
+        "python -m training analyze --model MODEL --task {task} --json {path} "
+        "(the model and the exact command: {folder}/README.md)"
+    ),
+    "figure4a": (
+        'python -c "from constructions.geometry import write_figure4a; '
+        "write_figure4a('{path}', '0.8', range(1, 9))\""
+    ),
     "study": "python -m training study training/studies/seeds.json --collect (its ship folder; or --seeds DIR)",
-    "variants": ("python -m training study training/studies/variants.json --collect "
-                 "(its ship folder; or --variants DIR)"),
+    "variants": (
+        "python -m training study training/studies/variants.json --collect "
+        "(its ship folder; or --variants DIR)"
+    ),
 }
-# The shape each input must have (theory.inputs): the fields the figures read, with their
+# The shape each input must have (theory.io.inputs): the fields the figures read, with their
 # types.  Series may hold null (a length or step that was not measured).
 _SERIES = [Nullable(float)]
 _MATRIX = [[Nullable(float)]]  # per checkpoint, per layer (an LLM analysis: per layer, per head)
 _POSITIVE = Checked(float, lambda v: v > 0, "a positive number")  # drawn on a log scale
 _THETA = {"decimal?": str, "exact?": str}
-_INDEX_BLOCK = {"theta": _THETA, "sup": _SERIES, "inf": _SERIES, "stated_bound": _SERIES,
-                "corrected_sup_bound?": _SERIES}
+_INDEX_BLOCK = {
+    "theta": _THETA,
+    "sup": _SERIES,
+    "inf": _SERIES,
+    "stated_bound": _SERIES,
+    "corrected_sup_bound?": _SERIES,
+}
 SHAPES = {
-    "analysis": {"steps": [int], "layers": int, "purity": {"*": dict},
-                 "scores": {"positional": _MATRIX, "symbolic": _MATRIX, "entropy?": _MATRIX,
-                            "entropy_normalised?": _MATRIX},
-                 "validation?": [dict], "frequency?": Nullable(dict), "index_geometry?": Nullable(dict),
-                 "measured_discrepancy?": Nullable(ANY)},
+    "analysis": {
+        "steps": [int],
+        "layers": int,
+        "purity": {"*": dict},
+        "scores": {
+            "positional": _MATRIX,
+            "symbolic": _MATRIX,
+            "entropy?": _MATRIX,
+            "entropy_normalised?": _MATRIX,
+        },
+        "validation?": [dict],
+        "frequency?": Nullable(dict),
+        "index_geometry?": Nullable(dict),
+        "measured_discrepancy?": Nullable(ANY),
+    },
     "length": {"lengths": [int], "accuracy": _SERIES, "per_hop?": {"*": _SERIES}},
-    "figure5a": {"n": [int], "index": dict(_INDEX_BLOCK, corrected_sup_bound=_SERIES),
-                 "index_worst_angle": {"theta": {"exact": str}, "sup": _SERIES},
-                 "index_sup_over_angles?": Nullable(_SERIES),
-                 "retrieval": {"theta": {"decimal": str}, "alph_size": int, "n0_max": int, "stated_bound": _SERIES,
-                               "competitor": _SERIES, "corrected_competitor_bound": _SERIES, "margin": _SERIES,
-                               "sup": _SERIES, "inf": _SERIES, "inf_lower_bound?": _SERIES}},
-    "figure4a": {"theta": str, "theta_decimal?": str, "key": [float], "queries": {"*": [float]},
-                 "rotated_queries": {"*": {"*": [float]}}, "logits": {"*": {"*": Nullable(float)}}},
+    "figure5a": {
+        "n": [int],
+        "index": dict(_INDEX_BLOCK, corrected_sup_bound=_SERIES),
+        "index_worst_angle": {"theta": {"exact": str}, "sup": _SERIES},
+        "index_sup_over_angles?": Nullable(_SERIES),
+        "retrieval": {
+            "theta": {"decimal": str},
+            "alph_size": int,
+            "n0_max": int,
+            "stated_bound": _SERIES,
+            "competitor": _SERIES,
+            "corrected_competitor_bound": _SERIES,
+            "margin": _SERIES,
+            "sup": _SERIES,
+            "inf": _SERIES,
+            "inf_lower_bound?": _SERIES,
+        },
+    },
+    "figure4a": {
+        "theta": str,
+        "theta_decimal?": str,
+        "key": [float],
+        "queries": {"*": [float]},
+        "rotated_queries": {"*": {"*": [float]}},
+        "logits": {"*": {"*": Nullable(float)}},
+    },
     "llm": {"model": str, "task": str, "per_length": [{"length": int, "accuracy_mean": Nullable(float)}]},
-    "llm_heads": {"layers": int, "heads": int,
-                  "per_head": {"positional": _MATRIX, "symbolic": _MATRIX, "sink": _MATRIX},
-                  "frequency": {"dominant_id": _MATRIX, "weights": [[[Nullable(float)]]],
-                                "layer_kind?": [str], "dominant_angle?": [[Nullable(_POSITIVE)]]}},
+    "llm_heads": {
+        "layers": int,
+        "heads": int,
+        "per_head": {"positional": _MATRIX, "symbolic": _MATRIX, "sink": _MATRIX},
+        "frequency": {
+            "dominant_id": _MATRIX,
+            "weights": [[[Nullable(float)]]],
+            "layer_kind?": [str],
+            "dominant_angle?": [[Nullable(_POSITIVE)]],
+        },
+    },
     "variants": dict,  # Inputs.variants_summary checks its blocks, naming them
     "study": {"dilution": dict, "breaks": dict},
 }
@@ -86,7 +136,7 @@ class MissingInput(Exception):
         super().__init__("; ".join(_missing_line(*item) for item in self.items))
 
     @classmethod
-    def combine(cls, missing: list["MissingInput"]) -> "MissingInput":
+    def combine(cls, missing: list[MissingInput]) -> MissingInput:
         items = [item for m in missing for item in m.items]
         return cls(items[0][0], items[0][1], items[1:], items[0][2])
 
@@ -130,7 +180,7 @@ def require(data, keys, path) -> None:
 
 
 def read_validation(path: Path, task: str) -> list[dict]:
-    """The validation records of a training's metrics.jsonl (``training.model.train`` writes one per
+    """The validation records of a training's metrics.jsonl (``training.run.loop`` writes one per
     evaluation: split "validation", step, accuracy, accuracy_by_hop), in the shape of
     analysis.json's "validation" list: step, overall, per_hop."""
     path = Path(path)
@@ -142,12 +192,17 @@ def read_validation(path: Path, task: str) -> list[dict]:
         if record.get("split") == "validation":
             absent = [key for key in ("step", "accuracy") if key not in record]
             if absent:
-                raise InputError(f"{repo_relative(path)}: a validation record lacks the field(s) "
-                                 f"{', '.join(absent)}")
+                raise InputError(
+                    f"{repo_relative(path)}: a validation record lacks the field(s) {', '.join(absent)}"
+                )
             check_shape(record, _VALIDATION_RECORD, f"{repo_relative(path)} record {number}")
-            records.append({"step": record["step"], "overall": record["accuracy"],
-                            "per_hop": record.get("accuracy_by_hop", {})})
+            records.append(
+                {
+                    "step": record["step"],
+                    "overall": record["accuracy"],
+                    "per_hop": record.get("accuracy_by_hop", {}),
+                }
+            )
     if not records:
         raise InputError(f"{repo_relative(path)} holds no validation record")
     return records
-

@@ -35,10 +35,19 @@ QUANTITIES = (
     (("per_head", "positional"), "positional score", "s_POS", style.HEATMAP),
     (("per_head", "symbolic"), "symbolic score", "s_SYM", style.HEATMAP),
     (("per_head", "sink"), "sink share", "sink share\n(on the first token)", style.HEATMAP),
-    (("frequency", "dominant_id"), "dominant plane", "dominant plane ID\n(1 = fastest, log scale)", style.COLORMAP),
+    (
+        ("frequency", "dominant_id"),
+        "dominant plane",
+        "dominant plane ID\n(1 = fastest, log scale)",
+        style.COLORMAP,
+    ),
 )
-ANGLE = (("frequency", "dominant_angle"), "angle per token", "dominant plane's angle\nper token (rad, log scale)",
-         f"{style.COLORMAP}_r")
+ANGLE = (
+    ("frequency", "dominant_angle"),
+    "angle per token",
+    "dominant plane's angle\nper token (rad, log scale)",
+    f"{style.COLORMAP}_r",
+)
 
 
 def head_map(analysis: dict, keys: tuple) -> np.ndarray:
@@ -70,12 +79,14 @@ def layer_ticks(analysis: dict) -> tuple[list[int], list[str]]:
     a regular tick next to a full layer is left out, so that no two labels touch."""
     layers, full = analysis["layers"], full_layers(analysis)
     step = 5 if layers > 12 else 1
-    ticks = sorted(set(full) | {t for t in range(0, layers, step) if step == 1 or all(abs(t - f) > 1 for f in full)})
+    ticks = sorted(
+        set(full) | {t for t in range(0, layers, step) if step == 1 or all(abs(t - f) > 1 for f in full)}
+    )
     return ticks, [f"{t}\n{FULL_MARK}" if t in full else str(t) for t in ticks]
 
 
 def layer_label(analysis: dict) -> str:
-    """"Layer", and what the mark means where the file names layer kinds (the other kinds named too)."""
+    """ "Layer", and what the mark means where the file names layer kinds (the other kinds named too)."""
     others = sorted(set(analysis["frequency"].get("layer_kind") or []) - {FULL})
     if not full_layers(analysis):
         return "Layer"
@@ -98,11 +109,26 @@ def draw_panel(ax, analysis: dict, quantity: tuple, norm, title: str):
         ax.set_frame_on(False)  # an empty frame would read as a map of zeros; the layer axis stays
         ax.tick_params(left=False, labelleft=False)
         ax.set_label("no data")  # no head axis to label (build_llm_heads)
-        ax.text(0.5, 0.5, f"no {keys[1]} in the file\n{note}", ha="center", va="center", fontsize=7, color="0.3",
-                transform=ax.transAxes)
+        ax.text(
+            0.5,
+            0.5,
+            f"no {keys[1]} in the file\n{note}",
+            ha="center",
+            va="center",
+            fontsize=7,
+            color="0.3",
+            transform=ax.transAxes,
+        )
         return None
-    return ax.imshow(head_map(analysis, keys), cmap=cmap, norm=norm, aspect="auto", origin="lower",
-                     interpolation="nearest", extent=(-0.5, layers - 0.5, -0.5, heads - 0.5))
+    return ax.imshow(
+        head_map(analysis, keys),
+        cmap=cmap,
+        norm=norm,
+        aspect="auto",
+        origin="lower",
+        interpolation="nearest",
+        extent=(-0.5, layers - 0.5, -0.5, heads - 0.5),
+    )
 
 
 def load_models(inputs: Inputs) -> tuple[list[tuple[Path, dict]], list]:
@@ -135,12 +161,21 @@ def build_llm_heads(inputs: Inputs, out: Path) -> Built:
     # as wide as the model has layers, but never too narrow for its one-line titles
     widths = [max(MIN_COLUMN_LAYERS, next(iter(analyses.values()))["layers"]) for _, analyses, _ in columns]
     fig = style.new_figure(max(12.0, 0.14 * sum(widths) + 3), 2.0 * len(rows) + 1.5)
-    axes = fig.subplots(len(rows), len(columns), sharex="col", sharey="col", squeeze=False,
-                        gridspec_kw={"width_ratios": widths})
+    axes = fig.subplots(
+        len(rows),
+        len(columns),
+        sharex="col",
+        sharey="col",
+        squeeze=False,
+        gridspec_kw={"width_ratios": widths},
+    )
     for row, quantity in zip(axes, rows):
         norm = colour_scale(quantity[0], every)
-        images = [draw_panel(ax, analyses[task], quantity, norm, f"{folder.name} {task}")
-                  for ax, (folder, analyses, task) in zip(row, columns) if task in analyses]
+        images = [
+            draw_panel(ax, analyses[task], quantity, norm, f"{folder.name} {task}")
+            for ax, (folder, analyses, task) in zip(row, columns)
+            if task in analyses
+        ]
         image = next(i for i in images if i is not None)  # the row exists because some file has it
         bar = fig.colorbar(image, ax=list(row), label=quantity[2], shrink=0.9, pad=0.01)
         if quantity[0][1] == "dominant_id":  # name the fastest plane and the slowest on the bar
@@ -156,8 +191,10 @@ def build_llm_heads(inputs: Inputs, out: Path) -> Built:
         for ax in axes[:, col] if task == style.TASKS[0] else ():
             ax.set_ylabel("" if ax.get_label() == "no data" else "Head")
         axes[-1][col].set_xlabel(layer_label(analyses[task]))
-    shapes = "; ".join(f"{folder.name} = {_name(a)} ({a['layers']} layers x {a['heads']} heads, "
-                       f"{a.get('n_inputs', '?')} inputs per task)"
-                       for folder, a in ((f, next(iter(an.values()))) for f, an in models))
+    shapes = "; ".join(
+        f"{folder.name} = {_name(a)} ({a['layers']} layers x {a['heads']} heads, "
+        f"{a.get('n_inputs', '?')} inputs per task)"
+        for folder, a in ((f, next(iter(an.values()))) for f, an in models)
+    )
     fig.suptitle(f"Head maps, scored at the query's last token: {shapes}", fontsize=11)
     return Built(style.save(fig, out, "llm_heads"), missing)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from theory.inputs import InputError
+from theory.io.inputs import InputError
 
 from .input_files import COMMANDS, ROOT, MissingInput, command_for, read_json, read_validation, repo_relative
 
@@ -45,8 +45,10 @@ class Inputs:
 
     def _analysis_in(self, folder: Path, task: str) -> dict:
         path = folder / "analysis.json"
-        return self._cached(("analysis", str(path)), lambda: read_json(
-            path, "analysis", task, ("steps", "layers", "scores", "purity")))
+        return self._cached(
+            ("analysis", str(path)),
+            lambda: read_json(path, "analysis", task, ("steps", "layers", "scores", "purity")),
+        )
 
     def analysis_block(self, task: str, block: str) -> dict:
         """One optional block of analysis.json; its absence is a missing input, not a bad file."""
@@ -61,7 +63,9 @@ class Inputs:
 
     def _length_in(self, folder: Path, task: str) -> dict:
         path = folder / "length_generalisation.json"
-        return self._cached(("length", str(path)), lambda: read_json(path, "length", task, ("lengths", "accuracy")))
+        return self._cached(
+            ("length", str(path)), lambda: read_json(path, "length", task, ("lengths", "accuracy"))
+        )
 
     def validation(self, task: str) -> list[dict]:
         return self._validation_in(Path(self.runs_dir) / task, task)
@@ -92,7 +96,9 @@ class Inputs:
         ("analysis", "length" or "validation"); members still running lack some files and are
         left out of that input only.  No member with it: MissingInput (the figure keeps the
         shipped run alone)."""
-        load = {"analysis": self._analysis_in, "length": self._length_in, "validation": self._validation_in}[what]
+        load = {"analysis": self._analysis_in, "length": self._length_in, "validation": self._validation_in}[
+            what
+        ]
         found = {}
         for seed, folder in self.seed_folders(task).items():
             try:
@@ -100,34 +106,46 @@ class Inputs:
             except MissingInput:
                 continue
         if not found:
-            name = {"analysis": "analysis.json", "length": "length_generalisation.json",
-                    "validation": "metrics.jsonl"}[what]
+            name = {
+                "analysis": "analysis.json",
+                "length": "length_generalisation.json",
+                "validation": "metrics.jsonl",
+            }[what]
             path = Path(self.seeds_dir) / SEED_VARIANT / task / "seed-*" / name
             raise MissingInput(path, COMMANDS["study"])
         return found
 
     def proofs_figure5a(self) -> dict:
-        return self._cached("figure5a", lambda: read_json(
-            self.figure5a, "figure5a", required=("n", "index", "index_worst_angle", "retrieval")))
+        return self._cached(
+            "figure5a",
+            lambda: read_json(
+                self.figure5a, "figure5a", required=("n", "index", "index_worst_angle", "retrieval")
+            ),
+        )
 
     def construction_figure4a(self) -> dict:
-        return self._cached("figure4a", lambda: read_json(
-            self.figure4a, "figure4a", required=("theta", "key", "queries", "logits")))
+        return self._cached(
+            "figure4a",
+            lambda: read_json(self.figure4a, "figure4a", required=("theta", "key", "queries", "logits")),
+        )
 
     def variants_summary(self) -> dict:
         """``summary.json`` of the variants study (``training.studies.collect``): the plan's
         variants and, per variant and task, every metric's per-seed values and statistics."""
         path = Path(self.variants_dir) / "summary.json"
-        summary = self._cached(("variants", str(path)), lambda: read_json(
-            path, "variants", required=("variants", "results", "interval")))
+        summary = self._cached(
+            ("variants", str(path)),
+            lambda: read_json(path, "variants", required=("variants", "results", "interval")),
+        )
         for key in ("variants", "results"):
             if not isinstance(summary[key], dict):
                 found = type(summary[key]).__name__
                 raise InputError(f"{repo_relative(path)}: '{key}' should be an object, found {found}")
         for name, per_task in summary["results"].items():
             if not isinstance(per_task, dict) or not all(isinstance(r, dict) for r in per_task.values()):
-                raise InputError(f"{repo_relative(path)}: results.{name} should map each task to an object "
-                                 "of metrics")
+                raise InputError(
+                    f"{repo_relative(path)}: results.{name} should map each task to an object of metrics"
+                )
         return summary
 
     def variants_missing(self, field: str) -> MissingInput:
@@ -149,8 +167,12 @@ class Inputs:
         """``analysis_<task>.json`` of ``python -m training analyze --model`` (per-head scores) in
         ``model_dir`` (default: ``llm_heads_dir``), each [layer][head] block checked to be layers x heads."""
         path = Path(self.llm_heads_dir if model_dir is None else model_dir) / f"analysis_{task}.json"
-        return self._cached(("llm_heads", str(path)), lambda: _check_head_grid(read_json(
-            path, "llm_heads", task, ("layers", "heads", "per_head", "frequency")), path))
+        return self._cached(
+            ("llm_heads", str(path)),
+            lambda: _check_head_grid(
+                read_json(path, "llm_heads", task, ("layers", "heads", "per_head", "frequency")), path
+            ),
+        )
 
     def llm_results(self) -> list[dict]:
         """Every results JSON of ``python -m training llm`` in ``llm_dir`` but the screen runs
@@ -177,14 +199,21 @@ def _check_head_grid(analysis: dict, path: Path) -> dict:
     layers, heads = analysis["layers"], analysis["heads"]
     blocks = {f"per_head.{key}": analysis["per_head"][key] for key in ("positional", "symbolic", "sink")}
     frequency = analysis["frequency"]
-    blocks.update({f"frequency.{key}": frequency[key] for key in ("dominant_id", "weights", "dominant_angle")
-                   if key in frequency})
+    blocks.update(
+        {
+            f"frequency.{key}": frequency[key]
+            for key in ("dominant_id", "weights", "dominant_angle")
+            if key in frequency
+        }
+    )
     for name, block in blocks.items():
         if len(block) != layers or any(len(row) != heads for row in block):
             raise InputError(f"{repo_relative(path)}: {name} should be {layers} layers x {heads} heads")
     kinds = frequency.get("layer_kind")
     if kinds is not None and len(kinds) != layers:
-        raise InputError(f"{repo_relative(path)}: frequency.layer_kind has {len(kinds)} entries for {layers} layers")
+        raise InputError(
+            f"{repo_relative(path)}: frequency.layer_kind has {len(kinds)} entries for {layers} layers"
+        )
     return analysis
 
 

@@ -48,9 +48,12 @@ def rescaled_variants(summary: dict, task: str) -> list[str]:
 
 def trained_with_scale(summary: dict, task: str) -> list[str]:
     """The variants of ``task`` trained with the fixed scale that the rescale stage switches on."""
-    return [name for name in looks(summary, task)
-            if FIXED_SCALE in summary["variants"].get(name, {}).get("set", [])
-            and length_block(summary, name, task, with_long=False)]
+    return [
+        name
+        for name in looks(summary, task)
+        if FIXED_SCALE in summary["variants"].get(name, {}).get("set", [])
+        and length_block(summary, name, task, with_long=False)
+    ]
 
 
 def draw(ax, block: dict, colour, marker, linestyle: str, label: str, seeds=None) -> bands.Band:
@@ -66,8 +69,13 @@ def references(ax, longest: float) -> None:
     for x in (TRAINING_LENGTH, PAPER_LETTER_LENGTH):
         ax.axvline(x, **REFERENCE)
     ax.axhline(PAPER_LETTER_ACCURACY, **REFERENCE)
-    ax.set(xscale="log", xlim=(TRAINING_LENGTH * 0.85, longest * 1.2), ylim=(-0.03, 1.03),
-           xlabel="Total input length (tokens)", ylabel="Accuracy, all hops")
+    ax.set(
+        xscale="log",
+        xlim=(TRAINING_LENGTH * 0.85, longest * 1.2),
+        ylim=(-0.03, 1.03),
+        xlabel="Total input length (tokens)",
+        ylabel="Accuracy, all hops",
+    )
 
 
 def path_weights(inputs: Inputs, name: str) -> dict:
@@ -98,18 +106,41 @@ def weight_panel(ax, summary: dict, task: str, weights: dict) -> None:
             curves = {seed: c for seed, c in found.get((name, task), {}).items() if seed in scaled}
             bands.draw_band(ax, bands.band(curves), colour)
             ax.lines[-1].set(linestyle=linestyle, marker=marker, markersize=3)
-        handles.append(Line2D([], [], color=colour, marker=marker, markersize=4, lw=bands.MEDIAN_WIDTH,
-                              label=f"{label}, {bands.seeds_note(scaled)}"))
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color=colour,
+                marker=marker,
+                markersize=4,
+                lw=bands.MEDIAN_WIDTH,
+                label=f"{label}, {bands.seeds_note(scaled)}",
+            )
+        )
     if not handles:
         style.placeholder(ax, "no dilution_rescaled.json yet: run the study's rescale_dilution stage")
         return
     ax.axhline(MASS_THRESHOLD, color="0.3", linestyle=":", lw=1.0)
-    ax.set(xscale="log", ylim=(0, 1.03), xlabel="Total input length (tokens)",
-           ylabel=f"Top-key weight, lowest path layer ({QUANTILE:g} quantile)")
-    handles += [Line2D([], [], color="0.3", lw=bands.MEDIAN_WIDTH, label="solid: as trained"),
-                Line2D([], [], color="0.3", lw=bands.MEDIAN_WIDTH, linestyle="--", label="dashed: scale at inference"),
-                Line2D([], [], color="0.3", lw=1.0, linestyle=":",
-                       label=f"mass reading's threshold 1 − 1/r = {MASS_THRESHOLD:g} (r = {SPREAD_RATIO:g})")]
+    ax.set(
+        xscale="log",
+        ylim=(0, 1.03),
+        xlabel="Total input length (tokens)",
+        ylabel=f"Top-key weight, lowest path layer ({QUANTILE:g} quantile)",
+    )
+    handles += [
+        Line2D([], [], color="0.3", lw=bands.MEDIAN_WIDTH, label="solid: as trained"),
+        Line2D(
+            [], [], color="0.3", lw=bands.MEDIAN_WIDTH, linestyle="--", label="dashed: scale at inference"
+        ),
+        Line2D(
+            [],
+            [],
+            color="0.3",
+            lw=1.0,
+            linestyle=":",
+            label=f"mass reading's threshold 1 − 1/r = {MASS_THRESHOLD:g} (r = {SPREAD_RATIO:g})",
+        ),
+    ]
     bands.legend_right(ax, handles)
 
 
@@ -124,22 +155,53 @@ def task_row(left, right, summary: dict, task: str, number: int) -> None:
         if results.get("length"):  # the same seeds as trained, so the two panels compare like for like
             draw(left, results["length"], colour, marker, "-", label, seeds=spread.seeds)
         longest = max([longest, *spread.x])
-        handles.append(Line2D([], [], color=colour, marker=marker, markersize=4, lw=bands.MEDIAN_WIDTH,
-                              label=f"{label}, {bands.seeds_note(spread.seeds)}"))
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color=colour,
+                marker=marker,
+                markersize=4,
+                lw=bands.MEDIAN_WIDTH,
+                label=f"{label}, {bands.seeds_note(spread.seeds)}",
+            )
+        )
     for name in trained_with_scale(summary, task):
         label, colour, marker, _ = styles[name]
-        spread = draw(right, length_block(summary, name, task, with_long=False), colour, marker, TRAINED_WITH_SCALE,
-                      label)
-        handles.append(Line2D([], [], color=colour, marker=marker, markersize=4, lw=bands.MEDIAN_WIDTH,
-                              linestyle=TRAINED_WITH_SCALE, label=f"{label}: trained with the scale (B), "
-                                                                  f"{bands.seeds_note(spread.seeds)}"))
+        spread = draw(
+            right,
+            length_block(summary, name, task, with_long=False),
+            colour,
+            marker,
+            TRAINED_WITH_SCALE,
+            label,
+        )
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color=colour,
+                marker=marker,
+                markersize=4,
+                lw=bands.MEDIAN_WIDTH,
+                linestyle=TRAINED_WITH_SCALE,
+                label=f"{label}: trained with the scale (B), {bands.seeds_note(spread.seeds)}",
+            )
+        )
     name = style.TASK_TITLE.get(task, task)
     for ax in (left, right):
         references(ax, longest)
     left.set_title(f"A{number}. {name}: as trained (no query scale)")
     right.set_title(f"B{number}. {name}: the same weights, scale log(i+1)/log 17 at inference")
-    handles += [Line2D([], [], label=f"dotted: training length {TRAINING_LENGTH}, paper's {PAPER_LETTER_LENGTH}, "
-                                     f"accuracy {PAPER_LETTER_ACCURACY}", **REFERENCE)]
+    handles += [
+        Line2D(
+            [],
+            [],
+            label=f"dotted: training length {TRAINING_LENGTH}, paper's {PAPER_LETTER_LENGTH}, "
+            f"accuracy {PAPER_LETTER_ACCURACY}",
+            **REFERENCE,
+        )
+    ]
     bands.legend_right(right, handles)
 
 
@@ -149,7 +211,9 @@ def build_fig_rescale(inputs: Inputs, out: Path) -> Built:
     tasks = [task for task in summary_tasks(summary) if rescaled_variants(summary, task)]
     if not tasks:
         raise inputs.variants_missing("rescaled")
-    weights = {linestyle: path_weights(inputs, name) for linestyle, name in DILUTION_FILES.items()}  # read once
+    weights = {
+        linestyle: path_weights(inputs, name) for linestyle, name in DILUTION_FILES.items()
+    }  # read once
     # one panel a row, legends beside: three panels a row for each task made the figure 26 inches
     # wide, shrunk to a seventh in the report's column
     fig = style.new_figure(13.0, 4.2 * 3 * len(tasks))
@@ -158,9 +222,14 @@ def build_fig_rescale(inputs: Inputs, out: Path) -> Built:
         row = 3 * (number - 1)
         task_row(fig.add_subplot(grid[row, 0]), fig.add_subplot(grid[row + 1, 0]), summary, task, number)
         weight_panel(ax := fig.add_subplot(grid[row + 2, 0]), summary, task, weights)
-        ax.set_title(f"C{number}. {style.TASK_TITLE.get(task, task)}: top-key weight on the answer path, "
-                     "as trained and scaled")
-    fig.suptitle("Is the break softmax dilution? Models trained without a query scale, evaluated as trained (A)\n"
-                 "and with the scale switched on at inference only (B); the attention weight behind it (C)\n"
-                 "line / marker: median over seeds; band: min–max over seeds", fontsize=12)
+        ax.set_title(
+            f"C{number}. {style.TASK_TITLE.get(task, task)}: top-key weight on the answer path, "
+            "as trained and scaled"
+        )
+    fig.suptitle(
+        "Is the break softmax dilution? Models trained without a query scale, evaluated as trained (A)\n"
+        "and with the scale switched on at inference only (B); the attention weight behind it (C)\n"
+        "line / marker: median over seeds; band: min–max over seeds",
+        fontsize=12,
+    )
     return Built(style.save(fig, out, "fig_rescale"), [])

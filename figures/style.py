@@ -26,30 +26,45 @@ matplotlib.use("Agg")  # files only: no display is ever needed, and Agg is the f
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 from matplotlib.text import Text  # noqa: E402
 
-from theory.files import atomic_write_bytes  # noqa: E402
+from theory.io.files import atomic_write_bytes  # noqa: E402
 
 TASKS = ("number", "letter")
 TASK_TITLE = {"number": "Number task", "letter": "Letter task"}
-OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky blue": "#56B4E9", "bluish green": "#009E73",
-             "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "reddish purple": "#CC79A7"}
+OKABE_ITO = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky blue": "#56B4E9",
+    "bluish green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "reddish purple": "#CC79A7",
+}
 RED, GREEN, PURPLE = OKABE_ITO["vermillion"], OKABE_ITO["bluish green"], OKABE_ITO["reddish purple"]
 COLOUR_NAME = {colour: name for name, colour in OKABE_ITO.items()}  # a colour's word in a figure's text
 GREY = "#7f7f7f"
 TASK_COLOUR = {"number": RED, "letter": GREEN}
 SCORE_COLOUR = {"positional": RED, "symbolic": GREEN, "entropy": PURPLE}
-KIND_COLOUR = {"positional": RED, "symbolic": GREEN, "index": RED, "retrieval": GREEN, "other": GREY, None: GREY}
+KIND_COLOUR = {
+    "positional": RED,
+    "symbolic": GREEN,
+    "index": RED,
+    "retrieval": GREEN,
+    "other": GREY,
+    None: GREY,
+}
 ACCURACY_COLOUR = OKABE_ITO["black"]
 HOP_COLOURS = {"1": OKABE_ITO["sky blue"], "2": OKABE_ITO["blue"], "3": OKABE_ITO["orange"], "4": PURPLE}
 
 
 # Roles that recur across figures, each one Okabe-Ito colour (listed by ``palette``).
-PAPER_MARK_COLOUR = OKABE_ITO["blue"]            # a value the paper printed, drawn as a line (Table 1's ID)
+PAPER_MARK_COLOUR = OKABE_ITO["blue"]  # a value the paper printed, drawn as a line (Table 1's ID)
 SECOND_MARK_COLOUR = OKABE_ITO["reddish purple"]  # a second printed value beside it (Figure 4C's ID)
-CORRECTED_COLOUR = OKABE_ITO["blue"]             # our corrected bound beside the paper's
+CORRECTED_COLOUR = OKABE_ITO["blue"]  # our corrected bound beside the paper's
 WORST_ANGLE_COLOUR = OKABE_ITO["reddish purple"]  # the worst angle found, beside the paper's angle
-MARGIN_COLOUR = OKABE_ITO["orange"]              # T_Retrieval's margin (matched vs best other symbol)
-HIGHLIGHT_COLOUR = OKABE_ITO["vermillion"]       # the one element a panel is about (t = s in Figure 4A)
-CONSTRUCTION_COLOUR = OKABE_ITO["black"]         # a construction's exact value beside a trained model's
+MARGIN_COLOUR = OKABE_ITO["orange"]  # T_Retrieval's margin (matched vs best other symbol)
+HIGHLIGHT_COLOUR = OKABE_ITO["vermillion"]  # the one element a panel is about (t = s in Figure 4A)
+CONSTRUCTION_COLOUR = OKABE_ITO["black"]  # a construction's exact value beside a trained model's
 # Continuous quantities: perceptually uniform maps that read the same to colour-blind eyes
 # (never red-green).  Viridis is cut before its pale yellow, which vanishes on white.
 COLORMAP = "viridis"
@@ -62,11 +77,22 @@ def palette() -> dict[str, str]:
     Neutral greys (other layers, reference lines, the grid) are not roles and not listed."""
     roles = {f"task: {task}": colour for task, colour in TASK_COLOUR.items()}
     roles.update({f"score: {name}": colour for name, colour in SCORE_COLOUR.items()})
-    roles.update({f"kind: {name}": colour for name, colour in KIND_COLOUR.items() if name not in (None, "other")})
+    roles.update(
+        {f"kind: {name}": colour for name, colour in KIND_COLOUR.items() if name not in (None, "other")}
+    )
     roles.update({f"hop: {hops}": colour for hops, colour in HOP_COLOURS.items()})
-    roles.update({"accuracy": ACCURACY_COLOUR, "paper mark": PAPER_MARK_COLOUR, "second mark": SECOND_MARK_COLOUR,
-                  "corrected bound": CORRECTED_COLOUR, "worst angle": WORST_ANGLE_COLOUR, "margin": MARGIN_COLOUR,
-                  "highlight": HIGHLIGHT_COLOUR, "construction": CONSTRUCTION_COLOUR})
+    roles.update(
+        {
+            "accuracy": ACCURACY_COLOUR,
+            "paper mark": PAPER_MARK_COLOUR,
+            "second mark": SECOND_MARK_COLOUR,
+            "corrected bound": CORRECTED_COLOUR,
+            "worst angle": WORST_ANGLE_COLOUR,
+            "margin": MARGIN_COLOUR,
+            "highlight": HIGHLIGHT_COLOUR,
+            "construction": CONSTRUCTION_COLOUR,
+        }
+    )
     return roles
 
 
@@ -86,11 +112,22 @@ def hop_colour(label: str) -> str:
 PAPER_STYLE = {"linestyle": "--", "alpha": 0.85}
 BEST_STEP_STYLE = {"color": "0.45", "linestyle": "--", "linewidth": 1.0}
 
-plt.rcParams.update({
-    "figure.dpi": 110, "savefig.dpi": 130, "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9,
-    "legend.fontsize": 7.5, "legend.framealpha": 0.85, "axes.grid": True, "grid.alpha": 0.25,
-    "axes.spines.top": False, "axes.spines.right": False, "pdf.fonttype": 42,
-})
+plt.rcParams.update(
+    {
+        "figure.dpi": 110,
+        "savefig.dpi": 130,
+        "font.size": 9,
+        "axes.titlesize": 10,
+        "axes.labelsize": 9,
+        "legend.fontsize": 7.5,
+        "legend.framealpha": 0.85,
+        "axes.grid": True,
+        "grid.alpha": 0.25,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "pdf.fonttype": 42,
+    }
+)
 
 
 def new_figure(width: float, height: float, **kwargs):
@@ -137,13 +174,15 @@ def caption(fig, text: str, size: float) -> None:
     (``legible`` raises a size below ``smallest_font``; wrapped for the smaller one, the lines ran
     off both edges): a character is about half its point size wide."""
     size = max(size, smallest_font(fig))
-    fig.supxlabel(textwrap.fill(text, int(0.9 * fig.get_figwidth() * 72 / (0.5 * size))), fontsize=size, color="0.25")
+    fig.supxlabel(
+        textwrap.fill(text, int(0.9 * fig.get_figwidth() * 72 / (0.5 * size))), fontsize=size, color="0.25"
+    )
 
 
 def save(fig, out_dir: Path, name: str) -> list[Path]:
     """Write ``name``.png and ``name``.pdf into ``out_dir``, close the figure, return both paths.
 
-    Both are rendered in memory first and then written atomically (theory.files): a full disk
+    Both are rendered in memory first and then written atomically (theory.io.files): a full disk
     or a Ctrl-C leaves each file whole, old or new, never a truncated figure."""
     paths = [out_dir / f"{name}.png", out_dir / f"{name}.pdf"]
     try:
@@ -160,8 +199,17 @@ def save(fig, out_dir: Path, name: str) -> list[Path]:
     return paths
 
 
-def per_layer_grids(analyses: dict, missing: list, panel: tuple, pad: float, draw, ylabel: str, xlabel: str,
-                    legend_ncol: int, **subplots):
+def per_layer_grids(
+    analyses: dict,
+    missing: list,
+    panel: tuple,
+    pad: float,
+    draw,
+    ylabel: str,
+    xlabel: str,
+    legend_ncol: int,
+    **subplots,
+):
     """One grid of per-layer panels for each task, one above the other (Figures 6 and 8): side by
     side the figure grew twice as wide, and shrunk to the report's column its labels could not be read.
 
@@ -196,8 +244,17 @@ def per_layer_grids(analyses: dict, missing: list, panel: tuple, pad: float, dra
 def placeholder(ax, message: str) -> None:
     """Say in the panel itself what is missing, rather than leave a silent blank."""
     ax.set_axis_off()
-    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=8, wrap=True, color="0.3",
-            transform=ax.transAxes)
+    ax.text(
+        0.5,
+        0.5,
+        message,
+        ha="center",
+        va="center",
+        fontsize=8,
+        wrap=True,
+        color="0.3",
+        transform=ax.transAxes,
+    )
 
 
 def missing_text(task: str, missing: list) -> str:
@@ -242,8 +299,14 @@ def label_line_ends(ax, lines: list, fontsize: float = LABEL_SIZE) -> list:
     ax.autoscale_view()
     ends = []
     for line in lines:
-        points = [(x, y) for x, y in zip(line.get_xdata(), line.get_ydata()) if math.isfinite(x) and math.isfinite(y)
-                  and (y > 0 or ax.get_yscale() != "log") and (x > 0 or ax.get_xscale() != "log")]
+        points = [
+            (x, y)
+            for x, y in zip(line.get_xdata(), line.get_ydata())
+            if math.isfinite(x)
+            and math.isfinite(y)
+            and (y > 0 or ax.get_yscale() != "log")
+            and (x > 0 or ax.get_xscale() != "log")
+        ]
         y = to_axes.transform(points[-1])[1] if points else 0.5
         ends.append((min(1.0, max(0.0, float(y))), line))
     ends.sort(key=lambda end: end[0])
@@ -251,12 +314,30 @@ def label_line_ends(ax, lines: list, fontsize: float = LABEL_SIZE) -> list:
     # current size: lay the figure out first (Figure.draw_without_rendering), as the labels only widen it
     height = ax.get_position().height * ax.get_figure(root=True).get_figheight() * 72
     spots = _spread([y for y, _ in ends], 1.4 * fontsize / height, -0.02, 1.02)
-    return [ax.annotate(line.get_label(), xy=(1.0, y), xycoords="axes fraction", xytext=(1.0 + LABEL_LEAD, spot),
-                        textcoords="axes fraction", ha="left", va="center", fontsize=fontsize, color=line.get_color(),
-                        annotation_clip=False, arrowprops={"arrowstyle": "-", "color": line.get_color(), "lw": 1.0,
-                                                           "linestyle": line.get_linestyle(), "shrinkA": 0,
-                                                           "shrinkB": 2, "relpos": (0, 0.5)})
-            for (y, line), spot in zip(ends, spots)]
+    return [
+        ax.annotate(
+            line.get_label(),
+            xy=(1.0, y),
+            xycoords="axes fraction",
+            xytext=(1.0 + LABEL_LEAD, spot),
+            textcoords="axes fraction",
+            ha="left",
+            va="center",
+            fontsize=fontsize,
+            color=line.get_color(),
+            annotation_clip=False,
+            arrowprops={
+                "arrowstyle": "-",
+                "color": line.get_color(),
+                "lw": 1.0,
+                "linestyle": line.get_linestyle(),
+                "shrinkA": 0,
+                "shrinkB": 2,
+                "relpos": (0, 0.5),
+            },
+        )
+        for (y, line), spot in zip(ends, spots)
+    ]
 
 
 def vertical_lines(ax) -> list:
@@ -270,10 +351,21 @@ def label_verticals(ax, lines: list, fontsize: float = LABEL_SIZE) -> tuple[list
     that clears them."""
     fontsize = max(fontsize, smallest_font(ax.get_figure(root=True)))  # the size save() will print
     row = 1.35 * fontsize
-    labels = [ax.annotate(line.get_label(), xy=(line.get_xdata()[0], 1.0), xycoords=ax.get_xaxis_transform(),
-                          xytext=(2, 3 + i * row), textcoords="offset points", ha="left", va="bottom",
-                          fontsize=fontsize, color=line.get_color(), annotation_clip=False)
-              for i, line in enumerate(sorted(lines, key=lambda line: line.get_xdata()[0]))]
+    labels = [
+        ax.annotate(
+            line.get_label(),
+            xy=(line.get_xdata()[0], 1.0),
+            xycoords=ax.get_xaxis_transform(),
+            xytext=(2, 3 + i * row),
+            textcoords="offset points",
+            ha="left",
+            va="bottom",
+            fontsize=fontsize,
+            color=line.get_color(),
+            annotation_clip=False,
+        )
+        for i, line in enumerate(sorted(lines, key=lambda line: line.get_xdata()[0]))
+    ]
     return labels, 6 + len(lines) * row
 
 

@@ -18,8 +18,11 @@ from . import style
 from .input_files import MissingInput
 from .loaders import Built, Inputs, per_task
 
-SCORE_LABELS = {"positional": "positional score", "symbolic": "symbolic score",
-                "entropy": "entropy (min-max normalised)"}
+SCORE_LABELS = {
+    "positional": "positional score",
+    "symbolic": "symbolic score",
+    "entropy": "entropy (min-max normalised)",
+}
 PURITY_KINDS = ("positional", "symbolic")
 LABEL_BACKING = {"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.75}
 
@@ -42,9 +45,11 @@ def score_series(analysis: dict, layer: int) -> dict:
     """Per-step positional and symbolic scores and normalised entropy of one layer."""
     scores = analysis["scores"]
     entropy = scores.get("entropy_normalised") or scores.get("entropy")
-    return {"positional": [row[layer] for row in scores["positional"]],
-            "symbolic": [row[layer] for row in scores["symbolic"]],
-            "entropy": [row[layer] for row in entropy] if entropy else None}
+    return {
+        "positional": [row[layer] for row in scores["positional"]],
+        "symbolic": [row[layer] for row in scores["symbolic"]],
+        "entropy": [row[layer] for row in entropy] if entropy else None,
+    }
 
 
 def scores_panel(ax, analysis: dict, layer: int, best, title: str, legend: bool = True) -> None:
@@ -52,8 +57,13 @@ def scores_panel(ax, analysis: dict, layer: int, best, title: str, legend: bool 
     steps, series = analysis["steps"], score_series(analysis, layer)
     for name, label in SCORE_LABELS.items():
         if series[name] is not None:
-            ax.plot(steps, series[name], color=style.SCORE_COLOUR[name], lw=1.2 if name == "entropy" else 1.5,
-                    label=label)
+            ax.plot(
+                steps,
+                series[name],
+                color=style.SCORE_COLOUR[name],
+                lw=1.2 if name == "entropy" else 1.5,
+                label=label,
+            )
     style.mark_step(ax, best)
     ax.set(title=title, ylim=(-0.05, 1.05))
     if legend:
@@ -76,15 +86,19 @@ def purity_counts(analysis: dict, gamma: str) -> dict:
     counts = {}
     for kind in PURITY_KINDS:
         became = pure_from(purity, kind)
-        counts[kind] = purity.get(f"count_{kind}") or [sum(len(ls) for s, ls in became.items() if s <= step)
-                                                       for step in steps]
+        counts[kind] = purity.get(f"count_{kind}") or [
+            sum(len(ls) for s, ls in became.items() if s <= step) for step in steps
+        ]
     counts["any"] = purity.get("count_instantaneous") or purity["count"]
     return counts
 
 
 def any_label(analysis: dict, gamma: str) -> str:
-    return "pure at that step" if analysis["purity"][gamma].get("count_instantaneous") \
+    return (
+        "pure at that step"
+        if analysis["purity"][gamma].get("count_instantaneous")
         else "pure heads (count in file)"
+    )
 
 
 def annotate_purity(ax, analysis: dict, gamma: str) -> None:
@@ -94,14 +108,26 @@ def annotate_purity(ax, analysis: dict, gamma: str) -> None:
         total = 0
         for start, layers in sorted(pure_from(analysis["purity"][gamma], kind).items()):
             total += len(layers)
-            ax.annotate(style.layer_label(layers), (start, total), xytext=(3, -11 if kind == "positional" else 4),
-                        textcoords="offset points", fontsize=7, color=style.KIND_COLOUR[kind], zorder=4,
-                        bbox=LABEL_BACKING)  # readable where the thin "pure at that step" line crosses it
+            ax.annotate(
+                style.layer_label(layers),
+                (start, total),
+                xytext=(3, -11 if kind == "positional" else 4),
+                textcoords="offset points",
+                fontsize=7,
+                color=style.KIND_COLOUR[kind],
+                zorder=4,
+                bbox=LABEL_BACKING,
+            )  # readable where the thin "pure at that step" line crosses it
 
 
 def purity_axes(ax, analysis: dict, best, title: str) -> None:
     style.mark_step(ax, best)
-    ax.set(title=title, xlabel="Training steps", ylabel="Head purity count", ylim=(-0.3, analysis["layers"] + 0.8))
+    ax.set(
+        title=title,
+        xlabel="Training steps",
+        ylabel="Head purity count",
+        ylim=(-0.3, analysis["layers"] + 0.8),
+    )
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
 
 
@@ -113,7 +139,14 @@ def purity_panel(ax, analysis: dict, gamma: str, best, title: str) -> None:
     """
     steps, counts = analysis["steps"], purity_counts(analysis, gamma)
     for kind in PURITY_KINDS:
-        ax.step(steps, counts[kind], where="post", color=style.KIND_COLOUR[kind], lw=1.8, label=f"pure {kind} heads")
+        ax.step(
+            steps,
+            counts[kind],
+            where="post",
+            color=style.KIND_COLOUR[kind],
+            lw=1.8,
+            label=f"pure {kind} heads",
+        )
     annotate_purity(ax, analysis, gamma)
     ax.plot(steps, counts["any"], color="black", lw=0.8, alpha=0.5, label=any_label(analysis, gamma))
     purity_axes(ax, analysis, best, title)
@@ -139,15 +172,28 @@ def validation_or_none(inputs: Inputs, task: str, missing: list):
 def build_fig6(inputs: Inputs, out: Path) -> Built:
     """Figure 6: positional / symbolic scores and normalised entropy for every layer."""
     analyses, missing = per_task(inputs.analysis, style.TASKS)
-    best = {task: step_of_max(analysis, validation_or_none(inputs, task, [])) for task, analysis in analyses.items()}
+    best = {
+        task: step_of_max(analysis, validation_or_none(inputs, task, []))
+        for task, analysis in analyses.items()
+    }
 
     def draw(ax, task, analysis, layer):
         scores_panel(ax, analysis, layer, best[task], f"L{layer}", legend=False)
 
-    fig = style.per_layer_grids(analyses, missing, (2.4, 2.0), 1, draw, "Score / entropy", "Training steps",
-                                legend_ncol=3, sharey=True)
-    fig.suptitle("Figure 6: scores and attention entropy per layer (ours; dashed = step of max accuracy)",
-                 fontsize=12)
+    fig = style.per_layer_grids(
+        analyses,
+        missing,
+        (2.4, 2.0),
+        1,
+        draw,
+        "Score / entropy",
+        "Training steps",
+        legend_ncol=3,
+        sharey=True,
+    )
+    fig.suptitle(
+        "Figure 6: scores and attention entropy per layer (ours; dashed = step of max accuracy)", fontsize=12
+    )
     return Built(style.save(fig, out, "fig6"), missing)
 
 
@@ -162,11 +208,20 @@ def build_fig7(inputs: Inputs, out: Path) -> Built:
             analysis = analyses.get(task)
             gamma = gamma_key(analysis, wanted) if analysis else None
             if analysis is None or gamma is None:
-                style.placeholder(ax, style.missing_text(task, missing) if analysis is None
-                                  else f"{style.TASK_TITLE[task]}: analysis.json has no purity for γ = {wanted}")
+                style.placeholder(
+                    ax,
+                    style.missing_text(task, missing)
+                    if analysis is None
+                    else f"{style.TASK_TITLE[task]}: analysis.json has no purity for γ = {wanted}",
+                )
                 continue
             validation = validation_or_none(inputs, task, [])
-            purity_panel(ax, analysis, gamma, step_of_max(analysis, validation),
-                         f"{style.TASK_TITLE[task]}, γ = {gamma}")
+            purity_panel(
+                ax,
+                analysis,
+                gamma,
+                step_of_max(analysis, validation),
+                f"{style.TASK_TITLE[task]}, γ = {gamma}",
+            )
     fig.suptitle("Figure 7: head purity counts over training (ours)", fontsize=12)
     return Built(style.save(fig, out, "fig7"), missing)

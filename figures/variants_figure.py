@@ -35,9 +35,10 @@ TRAINING_LENGTH = 17  # the total length of every training input (the first eval
 # duller ones (the grid has up to 11 non-baseline variants per figure), and a marker per
 # variant tells apart two curves that share a colour past the thirteenth.
 BASELINE_COLOURS = (style.OKABE_ITO["black"], "0.55")
-VARIANT_COLOURS = tuple(style.OKABE_ITO[name] for name in ("vermillion", "bluish green", "blue", "orange",
-                                                           "sky blue", "reddish purple", "yellow")) + (
-    "#8C510A", "#35978F", "#762A83", "#B8860B", "#1B3A6B", "#C51B7D")
+VARIANT_COLOURS = tuple(
+    style.OKABE_ITO[name]
+    for name in ("vermillion", "bluish green", "blue", "orange", "sky blue", "reddish purple", "yellow")
+) + ("#8C510A", "#35978F", "#762A83", "#B8860B", "#1B3A6B", "#C51B7D")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h")
 REFERENCE = {"color": "0.7", "lw": 0.8, "linestyle": ":"}
 HOP_SPREAD = 0.6  # width (in hops) over which the variants' markers of one hop are spread
@@ -66,8 +67,15 @@ def looks(summary: dict, task: str) -> dict:
     names = task_variants(summary, task)
     specs = {name: summary["variants"].get(name, {}) for name in names}
     colours = variant_colours(names, specs)
-    return {name: (variant_label(name, specs[name]), colours[name], MARKERS[i % len(MARKERS)],
-                   "--" if is_data_variant(name, specs[name]) else "-") for i, name in enumerate(names)}
+    return {
+        name: (
+            variant_label(name, specs[name]),
+            colours[name],
+            MARKERS[i % len(MARKERS)],
+            "--" if is_data_variant(name, specs[name]) else "-",
+        )
+        for i, name in enumerate(names)
+    }
 
 
 def variant_colours(names: list, specs: dict) -> dict:
@@ -97,21 +105,35 @@ def length_panel(ax, summary: dict, task: str, styles: dict) -> dict:
     ax.axvline(PAPER_LETTER_LENGTH, **REFERENCE)
     ax.axhline(PAPER_LETTER_ACCURACY, **REFERENCE)
     longest = max(x for spread in drawn.values() for x in spread.x)
-    ax.set(xscale="log", xlim=(TRAINING_LENGTH * 0.85, longest * 1.2), ylim=(-0.03, 1.03),
-           xlabel="Total input length (tokens)", ylabel="Accuracy, all hops")
+    ax.set(
+        xscale="log",
+        xlim=(TRAINING_LENGTH * 0.85, longest * 1.2),
+        ylim=(-0.03, 1.03),
+        xlabel="Total input length (tokens)",
+        ylabel="Accuracy, all hops",
+    )
     return drawn
 
 
 def longest_length(summary: dict, task: str, names) -> int:
     """The longest grid length measured for ``task`` by any of ``names`` (the hop panel's length)."""
-    return max(length for name in names if (block := length_block(summary, name, task, with_long=False))
-               for length in block["lengths"])
+    return max(
+        length
+        for name in names
+        if (block := length_block(summary, name, task, with_long=False))
+        for length in block["lengths"]
+    )
 
 
 def hop_panel(ax, summary: dict, task: str, styles: dict, length: int) -> dict:
     """Row B for ``task``: accuracy per hop count at ``length``, median and min-max over seeds."""
-    measured = {name: block for name in styles if (block := length_block(summary, name, task, with_long=False))
-                and length in block["lengths"] and block.get("by_hop")}
+    measured = {
+        name: block
+        for name in styles
+        if (block := length_block(summary, name, task, with_long=False))
+        and length in block["lengths"]
+        and block.get("by_hop")
+    }
     hops = sorted({h for block in measured.values() for h in block["by_hop"]}, key=int)
     if not hops:
         style.placeholder(ax, f"no accuracy by hop count at length {length}")
@@ -121,32 +143,78 @@ def hop_panel(ax, summary: dict, task: str, styles: dict, length: int) -> dict:
         _, colour, marker, linestyle = styles[name]
         at = block["lengths"].index(length)
         shift = HOP_SPREAD * ((i + 0.5) / len(measured) - 0.5)
-        columns = [block["by_hop"][h][at] if h in block["by_hop"] and at < len(block["by_hop"][h])
-                   else {"values": {}} for h in hops]
+        columns = [
+            block["by_hop"][h][at]
+            if h in block["by_hop"] and at < len(block["by_hop"][h])
+            else {"values": {}}
+            for h in hops
+        ]
         spread = bands.band(seed_curves(columns, [int(h) + shift for h in hops]))
-        below = [0.0 if math.isnan(low) else m - low for m, low in zip(spread.median, spread.low)]  # NaN: no bar
+        below = [
+            0.0 if math.isnan(low) else m - low for m, low in zip(spread.median, spread.low)
+        ]  # NaN: no bar
         above = [0.0 if math.isnan(high) else high - m for m, high in zip(spread.median, spread.high)]
-        ax.errorbar(spread.x, spread.median, yerr=[below, above], color=colour, marker=marker, markersize=4,
-                    linestyle=linestyle, lw=0.9, capsize=2)
+        ax.errorbar(
+            spread.x,
+            spread.median,
+            yerr=[below, above],
+            color=colour,
+            marker=marker,
+            markersize=4,
+            linestyle=linestyle,
+            lw=0.9,
+            capsize=2,
+        )
         drawn[name] = spread
     ax.axhline(PAPER_LETTER_ACCURACY, **REFERENCE)
-    ax.set(xticks=[int(h) for h in hops], ylim=(-0.03, 1.03), xlabel="Hop count",
-           ylabel=f"Accuracy at length {length}")
+    ax.set(
+        xticks=[int(h) for h in hops],
+        ylim=(-0.03, 1.03),
+        xlabel="Hop count",
+        ylabel=f"Accuracy at length {length}",
+    )
     return drawn
 
 
 def legend(ax, styles: dict, drawn: dict) -> None:
     """Beside the task's top panel: each variant (with its seed count), then what the marks mean."""
-    handles = [Line2D([], [], color=colour, marker=marker, markersize=4, linestyle=linestyle, lw=bands.MEDIAN_WIDTH,
-                      label=f"{label}, {bands.seeds_note(drawn[name].seeds)}")
-               for name, (label, colour, marker, linestyle) in styles.items() if name in drawn]
-    handles += [Line2D([], [], color=bands.LEGEND_GREY, lw=bands.MEDIAN_WIDTH, label="line: median over seeds"),
-                Patch(facecolor=bands.LEGEND_GREY, alpha=bands.BAND_ALPHA,
-                      label="band (A), bars (B): min–max over seeds"),
-                Line2D([], [], color=bands.LEGEND_GREY, linestyle="--", lw=bands.MEDIAN_WIDTH,
-                       label="dashed, (data): changes the training data, not the model"),
-                Line2D([], [], label=f"dotted: training length {TRAINING_LENGTH}, paper's {PAPER_LETTER_LENGTH}, "
-                                     f"accuracy {PAPER_LETTER_ACCURACY}", **REFERENCE)]
+    handles = [
+        Line2D(
+            [],
+            [],
+            color=colour,
+            marker=marker,
+            markersize=4,
+            linestyle=linestyle,
+            lw=bands.MEDIAN_WIDTH,
+            label=f"{label}, {bands.seeds_note(drawn[name].seeds)}",
+        )
+        for name, (label, colour, marker, linestyle) in styles.items()
+        if name in drawn
+    ]
+    handles += [
+        Line2D([], [], color=bands.LEGEND_GREY, lw=bands.MEDIAN_WIDTH, label="line: median over seeds"),
+        Patch(
+            facecolor=bands.LEGEND_GREY,
+            alpha=bands.BAND_ALPHA,
+            label="band (A), bars (B): min–max over seeds",
+        ),
+        Line2D(
+            [],
+            [],
+            color=bands.LEGEND_GREY,
+            linestyle="--",
+            lw=bands.MEDIAN_WIDTH,
+            label="dashed, (data): changes the training data, not the model",
+        ),
+        Line2D(
+            [],
+            [],
+            label=f"dotted: training length {TRAINING_LENGTH}, paper's {PAPER_LETTER_LENGTH}, "
+            f"accuracy {PAPER_LETTER_ACCURACY}",
+            **REFERENCE,
+        ),
+    ]
     bands.legend_right(ax, handles)
 
 
@@ -154,8 +222,15 @@ def unmeasured_note(ax, styles: dict, drawn: dict) -> None:
     """Name, in the panel, the variants of the plan with no length measured yet (not drawn)."""
     absent = [name for name in styles if name not in drawn]
     if absent:
-        ax.text(0.01, 0.01, "not measured yet: " + ", ".join(absent), transform=ax.transAxes, fontsize=7,
-                color="0.3", va="bottom")
+        ax.text(
+            0.01,
+            0.01,
+            "not measured yet: " + ", ".join(absent),
+            transform=ax.transAxes,
+            fontsize=7,
+            color="0.3",
+            va="bottom",
+        )
 
 
 def code_key(summary: dict) -> str:
@@ -165,8 +240,10 @@ def code_key(summary: dict) -> str:
     for spec in summary["variants"].values():
         tag = variant_tag(spec)
         if len(tag) == 1:
-            codes.setdefault(tag, spec["about"][len(tag) + 2:].split(":")[0].strip())
-    return "Codes in the labels: " + "; ".join(f"({tag}) {about}" for tag, about in sorted(codes.items())) + "."
+            codes.setdefault(tag, spec["about"][len(tag) + 2 :].split(":")[0].strip())
+    return (
+        "Codes in the labels: " + "; ".join(f"({tag}) {about}" for tag, about in sorted(codes.items())) + "."
+    )
 
 
 def build_fig_variants(inputs: Inputs, out: Path) -> Built:
@@ -195,7 +272,10 @@ def build_fig_variants(inputs: Inputs, out: Path) -> Built:
         hop_panel(bottom, summary, task, styles, length)
         bottom.set_title(f"B. {name}: accuracy by hop count at length {length}")
     style.caption(fig, code_key(summary), 9)
-    fig.suptitle(f"Variants study ({summary.get('plan', 'variants')}): what makes symbolic heads extrapolate\n"
-                 "line / marker: median over seeds; band and bars: min–max over seeds", fontsize=12)
+    fig.suptitle(
+        f"Variants study ({summary.get('plan', 'variants')}): what makes symbolic heads extrapolate\n"
+        "line / marker: median over seeds; band and bars: min–max over seeds",
+        fontsize=12,
+    )
     paths = style.save(fig, out, "fig_variants")
     return Built(paths + [write_variants_table(summary, out)], missing)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from theory.files import atomic_write_text
+from theory.io.files import atomic_write_text
 
 from . import style
 
@@ -46,8 +46,11 @@ def variant_tasks(summary: dict) -> list[tuple[str, str]]:
     the figures' task order (other tasks after, alphabetically)."""
     order = {task: i for i, task in enumerate(style.TASKS)}
     names = list(summary["variants"]) + [v for v in summary["results"] if v not in summary["variants"]]
-    return [(name, task) for name in names
-            for task in sorted(summary["results"].get(name, {}), key=lambda t: (order.get(t, len(order)), t))]
+    return [
+        (name, task)
+        for name in names
+        for task in sorted(summary["results"].get(name, {}), key=lambda t: (order.get(t, len(order)), t))
+    ]
 
 
 def length_block(summary: dict, name: str, task: str, with_long: bool = True) -> dict | None:
@@ -58,8 +61,11 @@ def length_block(summary: dict, name: str, task: str, with_long: bool = True) ->
     if block is None or long is None:
         return block
     none = [{"values": {}}] * len(long["lengths"])  # a hop count the long stage did not see
-    return {"lengths": block["lengths"] + long["lengths"], "accuracy": block["accuracy"] + long["accuracy"],
-            "by_hop": {h: column + long["by_hop"].get(h, none) for h, column in block["by_hop"].items()}}
+    return {
+        "lengths": block["lengths"] + long["lengths"],
+        "accuracy": block["accuracy"] + long["accuracy"],
+        "by_hop": {h: column + long["by_hop"].get(h, none) for h, column in block["by_hop"].items()},
+    }
 
 
 def table_lengths(summary: dict) -> tuple:
@@ -93,23 +99,33 @@ def at_length(block: dict | None, length: int) -> dict | None:
 def variants_markdown(summary: dict) -> str:
     lengths = table_lengths(summary)
     heads = " | ".join(f"Accuracy at {length}" for length in lengths)
-    lines = [f"# Variants study ({summary.get('plan', 'variants')}): accuracy over all hops against input length",
-             "", f"| Variant | Task | Seeds n | {heads} |", "|---|---|---:|" + "---:|" * len(lengths)]
+    lines = [
+        f"# Variants study ({summary.get('plan', 'variants')}): accuracy over all hops against input length",
+        "",
+        f"| Variant | Task | Seeds n | {heads} |",
+        "|---|---|---:|" + "---:|" * len(lengths),
+    ]
     for name, task in variant_tasks(summary):
         spec = summary["variants"].get(name, {})
         block = length_block(summary, name, task)
         cells = " | ".join(cell(at_length(block, length)) for length in lengths)
-        lines.append(f"| {variant_label(name, spec)} | {task} | {len(seeds_of(length_block(summary, name, task, False)))}"
-                     f" | {cells} |")
-    note = (f"Each cell: mean over seeds [95% interval]; {summary['interval']}. {ABSENT}: not measured (yet). "
-            "\"(data)\": the variant changes the training data, not the model.")
+        lines.append(
+            f"| {variant_label(name, spec)} | {task} | {len(seeds_of(length_block(summary, name, task, False)))}"
+            f" | {cells} |"
+        )
+    note = (
+        f"Each cell: mean over seeds [95% interval]; {summary['interval']}. {ABSENT}: not measured (yet). "
+        '"(data)": the variant changes the training data, not the model.'
+    )
     long = summary.get("long")
     if long:
         tasks = long.get("tasks")  # absent in summaries collected before the key existed: every task
         partial = tasks and set(tasks) != {task for _, task in variant_tasks(summary)}
         only = f" (the {' and '.join(tasks)} task)" if partial else ""
-        note += (f" Lengths {', '.join(map(str, long['lengths']))}: the long stage, {long['count']} inputs per "
-                 f"length (seed {long['seed']}), run for {', '.join(long['variants'])}{only} only.")
+        note += (
+            f" Lengths {', '.join(map(str, long['lengths']))}: the long stage, {long['count']} inputs per "
+            f"length (seed {long['seed']}), run for {', '.join(long['variants'])}{only} only."
+        )
     lines += ["", note, "", "Variants:", ""]
     lines += [f"- **{name}**: {spec.get('about', '')}" for name, spec in summary["variants"].items()]
     return "\n".join(lines) + "\n"

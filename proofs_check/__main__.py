@@ -10,38 +10,56 @@ from __future__ import annotations
 import contextlib
 import sys
 
-from theory.cli import quiet_interrupt_while_starting
+from theory.io.cli import quiet_interrupt_while_starting
 
-with quiet_interrupt_while_starting("python -m proofs_check"):  # Ctrl-C during the imports: one line, exit 130
-    from theory.cli import OneLineParser, UsageError, interrupted
-    from theory.files import OutputError
-    from theory.output_policy import PACKAGE_ROOT, check_output, output_argument
+with quiet_interrupt_while_starting(
+    "python -m proofs_check"
+):  # Ctrl-C during the imports: one line, exit 130
+    from proofs_check.evidence.trained_sources import WeightsError, runs_by_task
+    from theory.io.cli import OneLineParser, UsageError, interrupted
+    from theory.io.files import OutputError
+    from theory.io.output_policy import PACKAGE_ROOT, check_output, output_argument
 
     from . import claims  # noqa: F401  (registers the checks)
-    from .claims.trained_sources import WeightsError, runs_by_task
     from .registry import REGISTRY, Options
     from .report import check_report_dir, generate, report_dir_lock
     from .runner import changed as outcome_changed
     from .runner import format_table, run_claims, write_json
 
 PROG = "python -m proofs_check"
-DESCRIPTION = ("Check every claim of the paper on the shipped results (or your own runs) and print each verdict "
-               "with its evidence; the exit status says whether every outcome matched the recorded one.")
+DESCRIPTION = (
+    "Check every claim of the paper on the shipped results (or your own runs) and print each verdict "
+    "with its evidence; the exit status says whether every outcome matched the recorded one."
+)
 
 
 def build_parser() -> OneLineParser:
     parser = OneLineParser(prog=PROG, description=DESCRIPTION)
     output_argument(parser, "--json", metavar="FILE", help="also write every result, with evidence, to FILE")
-    parser.add_argument("--only", metavar="IDS", help="comma-separated claim ids; an id also selects the claims it "
-                        "prefixes (C7 runs C7-*), =ID selects that claim alone (=C10 runs C10, not C10-relative)")
-    output_argument(parser, "--report", kind="folder", metavar="DIR",
-                    help="also write the referee report: DIR/index.html and DIR/REPORT.md, figures copied into "
-                         "DIR/figures (DIR new, empty, or holding a previous report, which is replaced file by file); "
-                         "with --only the report holds those claims and says it is partial")
+    parser.add_argument(
+        "--only",
+        metavar="IDS",
+        help="comma-separated claim ids; an id also selects the claims it "
+        "prefixes (C7 runs C7-*), =ID selects that claim alone (=C10 runs C10, not C10-relative)",
+    )
+    output_argument(
+        parser,
+        "--report",
+        kind="folder",
+        metavar="DIR",
+        help="also write the referee report: DIR/index.html and DIR/REPORT.md, figures copied into "
+        "DIR/figures (DIR new, empty, or holding a previous report, which is replaced file by file); "
+        "with --only the report holds those claims and says it is partial",
+    )
     parser.add_argument("--list", action="store_true", help="list the registered claims and exit")
     parser.add_argument("--thorough", action="store_true", help="search further (slower)")
-    parser.add_argument("--weights", nargs="+", default=(), metavar="RUN",
-                        help="trained runs to analyse instead of the shipped JSON (at most one per task)")
+    parser.add_argument(
+        "--weights",
+        nargs="+",
+        default=(),
+        metavar="RUN",
+        help="trained runs to analyse instead of the shipped JSON (at most one per task)",
+    )
     return parser
 
 
@@ -76,15 +94,22 @@ def check_arguments(args) -> list[str]:
         if args.list:
             raise UsageError("--report: cannot be combined with --list, which runs no claim")
         # the shipped report/ is this command's own documented output; any other place goes by the policy
-        check_output(args.report, "--report", kind="folder", inputs=list(args.weights),
-                     documented=[PACKAGE_ROOT / "report"], replace_shipped=args.replace_shipped)
+        check_output(
+            args.report,
+            "--report",
+            kind="folder",
+            inputs=list(args.weights),
+            documented=[PACKAGE_ROOT / "report"],
+            replace_shipped=args.replace_shipped,
+        )
         try:
             check_report_dir(args.report)
         except OutputError as error:
             raise UsageError(str(error)) from None
     if args.json is not None:
-        check_output(args.json, "--json", inputs=list(args.weights), parents=True,
-                     replace_shipped=args.replace_shipped)
+        check_output(
+            args.json, "--json", inputs=list(args.weights), parents=True, replace_shipped=args.replace_shipped
+        )
     try:
         runs_by_task(args.weights)
     except WeightsError as error:
@@ -99,10 +124,16 @@ def report(results: list[dict]) -> int:
     for r in errors:
         print(f"\nERROR in {r['id']}: {r['summary']}\n{r['evidence'].get('traceback', '')}", file=sys.stderr)
     for r in changed:
-        print(f"CHANGED {r['id']}: recorded {r['recorded_verdict']}, now {r['verdict']} (registry status "
-              f"{r['recorded']} -> {r['status']})", file=sys.stderr)
+        print(
+            f"CHANGED {r['id']}: recorded {r['recorded_verdict']}, now {r['verdict']} (registry status "
+            f"{r['recorded']} -> {r['status']})",
+            file=sys.stderr,
+        )
     if errors or changed:
-        print(f"proofs_check: {len(errors)} check(s) errored, {len(changed)} outcome(s) changed", file=sys.stderr)
+        print(
+            f"proofs_check: {len(errors)} check(s) errored, {len(changed)} outcome(s) changed",
+            file=sys.stderr,
+        )
         return 1
     print(f"\n{len(results)} claim(s) checked; every outcome matches the registry")
     return 0
@@ -141,15 +172,21 @@ def list_line(c) -> str:
     statement rests on."""
     line = f"{c.id:<24} [{c.recorded_verdict()}] <{c.origin or 'origin not recorded'}> {c.statement}  ({c.source})"
     if c.evidence is not None:
-        line += f"\n{'':<24} rests on: {c.evidence.cls}" + (f": {c.evidence.cases}" if c.evidence.cases else "")
-        line += "".join(f"\n{'':<26} step {i}: {step.text}  [{step.how}]" for i, step in enumerate(c.evidence.steps, 1))
+        line += f"\n{'':<24} rests on: {c.evidence.cls}" + (
+            f": {c.evidence.cases}" if c.evidence.cases else ""
+        )
+        line += "".join(
+            f"\n{'':<26} step {i}: {step.text}  [{step.how}]" for i, step in enumerate(c.evidence.steps, 1)
+        )
     return line
 
 
 def report_command(args) -> str:
     """The command the report names in its footer: the options that shape it, DIR as a placeholder."""
     words = [PROG, "--report DIR"] + ([f"--only {args.only}"] if args.only is not None else [])
-    return " ".join(words + (["--thorough"] if args.thorough else []) + [f"--weights {w}" for w in args.weights])
+    return " ".join(
+        words + (["--thorough"] if args.thorough else []) + [f"--weights {w}" for w in args.weights]
+    )
 
 
 def write_report_dir(args, results) -> None:
@@ -158,8 +195,10 @@ def write_report_dir(args, results) -> None:
     except (OutputError, OSError) as error:  # checked before, but the disk may have changed since
         raise UsageError(f"--report: cannot write {args.report}: {error}") from None
     figures = sum(path.parent.name == "figures" for path in written)
-    print(f"\nwrote {args.report}/index.html and {args.report}/REPORT.md ({figures} figure file(s) in "
-          f"{args.report}/figures)")
+    print(
+        f"\nwrote {args.report}/index.html and {args.report}/REPORT.md ({figures} figure file(s) in "
+        f"{args.report}/figures)"
+    )
 
 
 def main(argv=None) -> int:

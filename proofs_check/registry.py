@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .evidence import Evidence
+from proofs_check.evidence.classes import Evidence
+
 from .verdicts import KINDS, verdict
 
 STATUSES = ("verified", "refuted", "undecided")
@@ -74,8 +75,17 @@ class Claim:
 REGISTRY: dict[str, Claim] = {}
 
 
-def claim(id: str, statement: str, source: str, recorded: str, kind: str, *, origin: str | None = None,
-          evidence: Evidence | None = None, up_to_rounding: bool = False):
+def claim(
+    id: str,
+    statement: str,
+    source: str,
+    recorded: str,
+    kind: str,
+    *,
+    origin: str | None = None,
+    evidence: Evidence | None = None,
+    up_to_rounding: bool = False,
+):
     """Decorator registering ``check`` under ``id``; ``kind`` is "statement" or "experiment",
     ``origin`` one of ORIGINS, ``evidence`` a verified statement's class, ``up_to_rounding`` a
     recorded refutation's rounding word.  A claim left without origin or class still registers

@@ -5,20 +5,30 @@ from __future__ import annotations
 import time
 import traceback
 
-from theory.files import atomic_write_json
-from theory.inputs import InputError
-from theory.provenance import provenance
+from proofs_check.evidence import binding
+from proofs_check.evidence.classes import describe, run_steps
+from theory.io.files import atomic_write_json
+from theory.io.inputs import InputError
+from theory.io.provenance import provenance
 
-from . import binding
-from .evidence import describe, run_steps
 from .registry import REGISTRY, Options
 
 
 def _row(claim, status: str, verdict: str, summary: str, evidence: dict) -> dict:
-    return {"id": claim.id, "kind": claim.kind, "origin": claim.origin, "statement": claim.statement,
-            "source": claim.source, "recorded": claim.recorded, "status": status, "verdict": verdict,
-            "recorded_verdict": claim.recorded_verdict(), "summary": summary, "evidence": evidence,
-            "evidence_class": describe(claim.evidence)}
+    return {
+        "id": claim.id,
+        "kind": claim.kind,
+        "origin": claim.origin,
+        "statement": claim.statement,
+        "source": claim.source,
+        "recorded": claim.recorded,
+        "status": status,
+        "verdict": verdict,
+        "recorded_verdict": claim.recorded_verdict(),
+        "summary": summary,
+        "evidence": evidence,
+        "evidence_class": describe(claim.evidence),
+    }
 
 
 def _checked_proof(claim, row: dict) -> dict:
@@ -29,11 +39,16 @@ def _checked_proof(claim, row: dict) -> dict:
     failed = [s for s in steps if not s["passed"]]
     if failed:
         first = failed[0]
-        row.update(status="error", verdict="error",
-                   summary=f"proof step {first['step']} of {len(steps)} fails ({first['checked_by']}): "
-                           f"{first['failure']}; the check itself said: {row['summary']}")
-        row["evidence"] = {**row["evidence"], "traceback": "\n".join(
-            s.get("traceback", f"step {s['step']}: {s['failure']}\n") for s in failed)}
+        row.update(
+            status="error",
+            verdict="error",
+            summary=f"proof step {first['step']} of {len(steps)} fails ({first['checked_by']}): "
+            f"{first['failure']}; the check itself said: {row['summary']}",
+        )
+        row["evidence"] = {
+            **row["evidence"],
+            "traceback": "\n".join(s.get("traceback", f"step {s['step']}: {s['failure']}\n") for s in failed),
+        }
     return row
 
 
@@ -42,8 +57,11 @@ def _bound_text(claim, row: dict) -> dict:
     undecided, whatever the check found: the statement shown is not the one checked."""
     found = binding.problems(claim)
     if found:
-        row.update(status="undecided", verdict=claim.verdict("undecided"),
-                   summary=f"{'; '.join(found)}; the check itself said: {row['summary']}")
+        row.update(
+            status="undecided",
+            verdict=claim.verdict("undecided"),
+            summary=f"{'; '.join(found)}; the check itself said: {row['summary']}",
+        )
         row["evidence"] = {**row["evidence"], "statement_binding": found}
     return row
 
@@ -64,8 +82,13 @@ def run_claims(ids, options: Options) -> list[dict]:
         start = time.perf_counter()
         try:
             outcome = claim.check(options)
-            row = _row(claim, outcome.status, claim.verdict(outcome.status, outcome.up_to_rounding), outcome.summary,
-                       outcome.evidence)
+            row = _row(
+                claim,
+                outcome.status,
+                claim.verdict(outcome.status, outcome.up_to_rounding),
+                outcome.summary,
+                outcome.evidence,
+            )
             if outcome.counterexample is not None:
                 row["counterexample"] = outcome.counterexample
             if outcome.corrected is not None:
@@ -76,8 +99,13 @@ def run_claims(ids, options: Options) -> list[dict]:
         except InputError as error:  # a damaged shipped file: the loader's line names it and the field
             row = _row(claim, "error", "error", str(error), {"input_error": str(error)})
         except Exception as error:  # a broken check is reported, never hidden
-            row = _row(claim, "error", "error", f"{type(error).__name__}: {error}",
-                       {"traceback": traceback.format_exc()})
+            row = _row(
+                claim,
+                "error",
+                "error",
+                f"{type(error).__name__}: {error}",
+                {"traceback": traceback.format_exc()},
+            )
         row["changed"] = changed(row)
         row["seconds"] = round(time.perf_counter() - start, 3)
         results.append(row)
@@ -95,7 +123,10 @@ def format_table(results: list[dict], width: int = 100) -> str:
 
 
 def write_json(results: list[dict], path: str, options: Options) -> None:
-    """Write atomically (``theory.files``), creating missing parent folders."""
-    payload = {"options": {"thorough": options.thorough, "weights": list(options.weights)},
-               "provenance": provenance(options.weights), "claims": results}
+    """Write atomically (``theory.io.files``), creating missing parent folders."""
+    payload = {
+        "options": {"thorough": options.thorough, "weights": list(options.weights)},
+        "provenance": provenance(options.weights),
+        "claims": results,
+    }
     atomic_write_json(path, payload, indent=2, default=str)

@@ -20,18 +20,30 @@ false nor true as printed: it ``holds up to rounding``.  The check says so
 
 from __future__ import annotations
 
-from .evidence import EXHAUSTIVE, FINITE_CASES, PROVED
+from proofs_check.evidence.classes import EXHAUSTIVE, FINITE_CASES, PROVED
 
 KINDS = ("statement", "experiment")
 UP_TO_ROUNDING = "holds up to rounding"
 # a verified statement's word by its evidence class (evidence.CLASSES)
-BY_CLASS = {PROVED: "verified (proved)", EXHAUSTIVE: "verified (exhaustive)", FINITE_CASES: "holds in every case checked"}
+BY_CLASS = {
+    PROVED: "verified (proved)",
+    EXHAUSTIVE: "verified (exhaustive)",
+    FINITE_CASES: "holds in every case checked",
+}
 WORDS = {
     "statement": {"refuted": "false", "undecided": "undecided"},  # verified: by class (BY_CLASS)
     "experiment": {"verified": "reproduced", "refuted": "not reproduced", "undecided": "undecided"},
 }
 # every word a reader may see, in the order a summary counts them ("error": a check that crashed)
-ALL_WORDS = (*BY_CLASS.values(), "false", UP_TO_ROUNDING, "reproduced", "not reproduced", "undecided", "error")
+ALL_WORDS = (
+    *BY_CLASS.values(),
+    "false",
+    UP_TO_ROUNDING,
+    "reproduced",
+    "not reproduced",
+    "undecided",
+    "error",
+)
 
 
 def verdict(kind: str, status: str, up_to_rounding: bool = False, evidence_class: str | None = None) -> str:

@@ -9,7 +9,7 @@
 #     against K = 1, target 10x), eager, and K = 1 compiled with its cold and warm compile times
 #     (the batched model's per-member dropout draws split a compiled graph: not compiled here),
 #     saved as OUT_DIR/k_table_cuda_paper.json: copied to training/reference/bench/, it decides
-#     whether train compiles by default on CUDA (training.model.compiled.compile_by_default);
+#     whether train compiles by default on CUDA (training.run.compile.compile_by_default);
 #  3. the paper preset on CUDA (bf16 autocast), both tasks side by side on the one GPU, then
 #     the accuracy on the 45,600-sequence test split (OUT_DIR/test_<task>.json).
 # Wall times and exit statuses go to OUT_DIR/summary.txt, each step's output to OUT_DIR/<step>.log

@@ -61,11 +61,14 @@ def model_cache(tmp_path_factory):
 @pytest.fixture
 def determinism_restored():
     """torch's deterministic-algorithm switches put back after the test: ``compile_module`` turns
-    them on for the whole process (training.model.compiled.reproducible_kernels)."""
+    them on for the whole process (training.run.compile.reproducible_kernels)."""
     import torch
 
-    saved = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
-             torch.utils.deterministic.fill_uninitialized_memory)
+    saved = (
+        torch.are_deterministic_algorithms_enabled(),
+        torch.is_deterministic_algorithms_warn_only_enabled(),
+        torch.utils.deterministic.fill_uninitialized_memory,
+    )
     yield
     torch.use_deterministic_algorithms(saved[0], warn_only=saved[1])
     torch.utils.deterministic.fill_uninitialized_memory = saved[2]
@@ -78,12 +81,14 @@ def no_cache_env(monkeypatch, determinism_restored):
     import torch._functorch.config as functorch_config
     import torch._inductor.config as inductor_config
 
-    from training.model import compiled
+    from training.run import compile as compiled
 
     for name in ("ROPE_HEADS_CACHE", "XDG_CACHE_HOME", compiled.CACHE_ENV, compiled.BACKEND_ENV):
         monkeypatch.setenv(name, "")  # recorded, so teardown restores the variable (or its absence)
         monkeypatch.delenv(name)
     # torch's own patch() puts back exactly what was set before (a config attribute must not be deleted)
-    with inductor_config.patch(fx_graph_cache=True, fallback_random=False), \
-            functorch_config.patch(enable_autograd_cache=True):
+    with (
+        inductor_config.patch(fx_graph_cache=True, fallback_random=False),
+        functorch_config.patch(enable_autograd_cache=True),
+    ):
         yield monkeypatch

@@ -15,8 +15,14 @@ projections are scaled up: attention then peaks and the scores move away from 1.
 import numpy as np
 import pytest
 import torch
-from transformers import (GPTJConfig, GPTJForCausalLM, GPTNeoXConfig, GPTNeoXForCausalLM, LlamaConfig,
-                          LlamaForCausalLM)
+from transformers import (
+    GPTJConfig,
+    GPTJForCausalLM,
+    GPTNeoXConfig,
+    GPTNeoXForCausalLM,
+    LlamaConfig,
+    LlamaForCausalLM,
+)
 
 from training.analysis.adapters import adapter_for
 from training.analysis.scores import model_scores
@@ -46,14 +52,31 @@ def hf_models():
     torch.manual_seed(0)
     quiet = dict(bos_token_id=None, eos_token_id=None, pad_token_id=None, attn_implementation="eager")
     return {
-        "gptj": GPTJForCausalLM(GPTJConfig(vocab_size=VOCAB, n_embd=32, n_head=2, n_layer=2, rotary_dim=8,
-                                           n_inner=48, **quiet)),
-        "gpt-neox": GPTNeoXForCausalLM(GPTNeoXConfig(vocab_size=VOCAB, hidden_size=32, num_attention_heads=2,
-                                                     num_hidden_layers=2, intermediate_size=48, rotary_pct=0.5,
-                                                     **quiet)),
-        "llama": LlamaForCausalLM(LlamaConfig(vocab_size=VOCAB, hidden_size=32, num_attention_heads=4,
-                                              num_key_value_heads=2, num_hidden_layers=2, intermediate_size=48,
-                                              **quiet)),
+        "gptj": GPTJForCausalLM(
+            GPTJConfig(vocab_size=VOCAB, n_embd=32, n_head=2, n_layer=2, rotary_dim=8, n_inner=48, **quiet)
+        ),
+        "gpt-neox": GPTNeoXForCausalLM(
+            GPTNeoXConfig(
+                vocab_size=VOCAB,
+                hidden_size=32,
+                num_attention_heads=2,
+                num_hidden_layers=2,
+                intermediate_size=48,
+                rotary_pct=0.5,
+                **quiet,
+            )
+        ),
+        "llama": LlamaForCausalLM(
+            LlamaConfig(
+                vocab_size=VOCAB,
+                hidden_size=32,
+                num_attention_heads=4,
+                num_key_value_heads=2,
+                num_hidden_layers=2,
+                intermediate_size=48,
+                **quiet,
+            )
+        ),
     }
 
 
@@ -88,9 +111,17 @@ def test_our_gptj_forward_queries_and_keys_are_the_recomputed_ones():
     assert len(recorded) == len(recomputed) == adapter.n_layers
     for layer, ((q, k), (q2, k2)) in enumerate(zip(recorded, recomputed)):
         assert torch.equal(hidden[layer], hidden_again[layer])
-        assert q.shape == (INPUTS, OURS.n_head, OURS.head_dim) and k.shape == (INPUTS, OURS.n_head, LENGTH, OURS.head_dim)
+        assert q.shape == (INPUTS, OURS.n_head, OURS.head_dim) and k.shape == (
+            INPUTS,
+            OURS.n_head,
+            LENGTH,
+            OURS.head_dim,
+        )
         assert np.max(np.abs(q - q2)) < 1e-12 and np.max(np.abs(k - k2)) < 1e-12
-        assert np.max(np.abs(adapter.cross(layer, hidden[layer], (q, k)) - adapter.cross(layer, hidden[layer]))) < 1e-12
+        assert (
+            np.max(np.abs(adapter.cross(layer, hidden[layer], (q, k)) - adapter.cross(layer, hidden[layer])))
+            < 1e-12
+        )
 
 
 @pytest.mark.parametrize("family", ["gptj", "gpt-neox", "llama"])

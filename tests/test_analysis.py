@@ -22,10 +22,9 @@ from training.analysis.geometry import circular_correlation, key_collapse
 from training.analysis.measured_discrepancy import classify, decay_exponent, theory_curve
 from training.analysis.purity import purity
 from training.analysis.scores import model_scores, score_inputs
-from training.model.checkpoints import load_model
-from training.model.train import train
+from training.run.checkpoints import load_model
+from training.run.loop import train
 from training.tasks.definitions import get_task
-
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -83,10 +82,16 @@ def test_fast_equals_rerun_on_the_reference_weights(task):
 def test_purity_rule_on_crafted_series():
     steps = [0, 500, 1000, 1500, 2000]
     series = {  # layer: (s_POS over steps, s_SYM over steps)
-        0: ([1.0, 0.6, 0.95, 0.97, 0.96], [1.0, 0.5, 0.04, 0.02, 0.03]),     # positional from 1000
-        1: ([1.0, 0.05, 0.3, 0.08, 0.02], [1.0, 0.99, 0.5, 0.93, 0.97]),     # symbolic, lapses, symbolic from 1500
-        2: ([0.2, 0.95, 0.5, 0.6, 0.5], [0.9, 0.03, 0.5, 0.5, 0.5]),         # pure at 500 only: never "becomes pure"
-        3: ([0.97, 0.99, 0.96, 0.02, 0.01], [0.03, 0.02, 0.03, 0.99, 0.995]),  # positional, then symbolic from 1500
+        0: ([1.0, 0.6, 0.95, 0.97, 0.96], [1.0, 0.5, 0.04, 0.02, 0.03]),  # positional from 1000
+        1: (
+            [1.0, 0.05, 0.3, 0.08, 0.02],
+            [1.0, 0.99, 0.5, 0.93, 0.97],
+        ),  # symbolic, lapses, symbolic from 1500
+        2: ([0.2, 0.95, 0.5, 0.6, 0.5], [0.9, 0.03, 0.5, 0.5, 0.5]),  # pure at 500 only: never "becomes pure"
+        3: (
+            [0.97, 0.99, 0.96, 0.02, 0.01],
+            [0.03, 0.02, 0.03, 0.99, 0.995],
+        ),  # positional, then symbolic from 1500
     }
     positional = np.array([series[layer][0] for layer in range(4)]).T  # (steps, layers)
     symbolic = np.array([series[layer][1] for layer in range(4)]).T
@@ -120,7 +125,9 @@ def test_geometry_numbers_on_known_configurations():
     angles = np.linspace(0, 2 * np.pi, 50, endpoint=False)
     collapsed = np.stack([np.cos(0.3 + 0 * angles), np.sin(0.3 + 0 * angles)], -1) * 2.0
     spread = np.stack([np.cos(angles), np.sin(angles)], -1)
-    assert key_collapse(collapsed)[0] == pytest.approx(1.0) and key_collapse(collapsed)[1] == pytest.approx(0.3)
+    assert key_collapse(collapsed)[0] == pytest.approx(1.0) and key_collapse(collapsed)[1] == pytest.approx(
+        0.3
+    )
     assert key_collapse(spread)[0] < 1e-9
     offsets = np.arange(1, 17)
     assert circular_correlation(1.0 - 0.866 * offsets, -0.866 * offsets) == pytest.approx(1.0)
@@ -137,7 +144,13 @@ def test_geometry_of_t_index_is_figure_4a():
     ids = np.array([construction.ids(row) for row in task.decode(batch.inputs)])
     adapter = adapter_for(OneLayerModel(construction))
     geometry = index_geometry(adapter, 0, adapter.hidden_states(ids)[0], batch.inputs, task, plane_id=1)
-    for key in ("key_collapse", "query_alignment", "query_spread", "pointing_fraction", "attends_target_fraction"):
+    for key in (
+        "key_collapse",
+        "query_alignment",
+        "query_spread",
+        "pointing_fraction",
+        "attends_target_fraction",
+    ):
         assert geometry[key] == pytest.approx(1.0, abs=1e-9), key
     assert len(geometry["queries"]) == len(geometry["offsets"]) == 20 * 9 and min(geometry["offsets"]) >= 1
 
@@ -145,7 +158,11 @@ def test_geometry_of_t_index_is_figure_4a():
 def test_discrepancy_helpers():
     assert decay_exponent([10, 100, 1000], [1.0, 0.01, 1e-4]) == pytest.approx(-2.0)
     assert decay_exponent([10, 100], [0.0, 1.0]) is None
-    assert classify(0.97, 0.1) == "index" and classify(0.2, 0.99) == "retrieval" and classify(0.9, 0.9) == "other"
+    assert (
+        classify(0.97, 0.1) == "index"
+        and classify(0.2, 0.99) == "retrieval"
+        and classify(0.9, 0.9) == "other"
+    )
     index = theory_curve("index", 0.8660254037844386, [17, 100, 1000], 120)
     assert index["reading"] == "min" and index["values"][0] > index["values"][-1] > 0
     retrieval = theory_curve("retrieval", 0.0027, [17, 50], 8)
@@ -156,18 +173,26 @@ def test_length_generalisation_in_chunks_matches_one_batch(smoke_run):
     """At a long length the batch shrinks (1 sequence per chunk) and the accuracy is unchanged."""
     model = load_model(smoke_run)
     chunked = length_generalisation(model, "number", [17, 600], count=8, batch_tokens=700, progress=False)
-    whole = length_generalisation(model, "number", [17, 600], count=8, batch_tokens=10 ** 6, progress=False)
+    whole = length_generalisation(model, "number", [17, 600], count=8, batch_tokens=10**6, progress=False)
     assert chunked["lengths"] == [17, 600] and chunked["n_per_length"] == [8, 8]
     assert chunked["accuracy"] == pytest.approx(whole["accuracy"])
     assert set(chunked["per_hop"]) == {"1", "2", "3", "4"}
-    capped = length_generalisation(model, "number", [17, 600], count=8, max_tokens=600 * 3, min_count=2,
-                                   progress=False)
+    capped = length_generalisation(
+        model, "number", [17, 600], count=8, max_tokens=600 * 3, min_count=2, progress=False
+    )
     assert capped["n_per_length"] == [8, 3]
 
 
 def test_analyse_run_schema_and_routes_agree(smoke_run):
-    fast = analyse_run(smoke_run, "number", "fast", n_inputs=12, discrepancy_lengths=[17, 60], discrepancy_count=3,
-                       progress=False)
+    fast = analyse_run(
+        smoke_run,
+        "number",
+        "fast",
+        n_inputs=12,
+        discrepancy_lengths=[17, 60],
+        discrepancy_count=3,
+        progress=False,
+    )
     rerun = analyse_run(smoke_run, "number", "rerun", n_inputs=12, discrepancy=False, progress=False)
     assert fast["steps"] == [0, 20] and fast["layers"] == 2
     for key in ("positional", "symbolic", "entropy"):
@@ -188,19 +213,49 @@ def test_analyse_run_schema_and_routes_agree(smoke_run):
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "training", *args], capture_output=True, text=True,
-                          env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [sys.executable, "-m", "training", *args],
+        capture_output=True,
+        text=True,
+        env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
+    )
 
 
 def test_cli_analyze_and_evaluate_end_to_end(smoke_run, tmp_path):
     out = tmp_path / "analysis.json"
-    done = cli("analyze", "--run", str(smoke_run), "--task", "number", "--json", str(out), "--n-inputs", "6",
-               "--discrepancy-lengths", "17,40", "--discrepancy-count", "2", "--no-progress")
+    done = cli(
+        "analyze",
+        "--run",
+        str(smoke_run),
+        "--task",
+        "number",
+        "--json",
+        str(out),
+        "--n-inputs",
+        "6",
+        "--discrepancy-lengths",
+        "17,40",
+        "--discrepancy-count",
+        "2",
+        "--no-progress",
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(out.read_text())["n_inputs"] == 6
     out = tmp_path / "length.json"
-    done = cli("evaluate", "--run", str(smoke_run), "--task", "number", "--lengths", "17,300", "--json", str(out),
-               "--count", "4", "--no-progress")
+    done = cli(
+        "evaluate",
+        "--run",
+        str(smoke_run),
+        "--task",
+        "number",
+        "--lengths",
+        "17,300",
+        "--json",
+        str(out),
+        "--count",
+        "4",
+        "--no-progress",
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(out.read_text())
     assert result["lengths"] == [17, 300] and result["n_per_length"] == [4, 4] and set(result["per_hop"])
@@ -210,13 +265,30 @@ def test_cli_evaluate_on_a_paper_split(smoke_run, tmp_path):
     """--split: accuracy on the paper's fixed split, equal to a direct argmax over the split."""
     import os
 
-    from training.model.checkpoints import load_model
+    from training.run.checkpoints import load_model
     from training.tasks.datasets import paper_splits
 
     out = tmp_path / "validation.json"
-    done = subprocess.run([sys.executable, "-m", "training", "evaluate", "--run", str(smoke_run), "--task", "number",
-                           "--split", "validation", "--json", str(out), "--no-progress"], capture_output=True, text=True,
-                          env={**os.environ, "OMP_NUM_THREADS": "1", "ROPE_HEADS_CACHE": str(tmp_path / "cache")})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "training",
+            "evaluate",
+            "--run",
+            str(smoke_run),
+            "--task",
+            "number",
+            "--split",
+            "validation",
+            "--json",
+            str(out),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1", "ROPE_HEADS_CACHE": str(tmp_path / "cache")},
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(out.read_text())
     split = paper_splits("number", cache_dir=tmp_path / "cache")["validation"]
@@ -230,16 +302,54 @@ def test_cli_evaluate_on_a_paper_split(smoke_run, tmp_path):
         assert accuracy == pytest.approx((predicted[chosen] == split.answers[chosen]).mean(), abs=1e-9)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["evaluate", "--run", "RUN", "--task", "number", "--split", "test", "--lengths", "17", "--json", "/tmp/x.json"],
-     "not allowed with"),
-    (["analyze", "--run", "/nonexistent/run", "--task", "number", "--json", "/tmp/x.json"], "does not exist"),
-    (["analyze", "--run", "RUN", "--task", "letter", "--json", "/tmp/x.json"], "does not match"),
-    (["evaluate", "--run", "RUN", "--task", "letter", "--lengths", "17", "--json", "/tmp/x.json"], "does not match"),
-    (["evaluate", "--run", "RUN", "--task", "number", "--lengths", "10,20", "--json", "/tmp/x.json"], "17..1000017"),
-    (["evaluate", "--run", "RUN", "--task", "number", "--lengths", "17", "--json", "/nonexistent/x.json"],
-     "does not exist"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            [
+                "evaluate",
+                "--run",
+                "RUN",
+                "--task",
+                "number",
+                "--split",
+                "test",
+                "--lengths",
+                "17",
+                "--json",
+                "/tmp/x.json",
+            ],
+            "not allowed with",
+        ),
+        (
+            ["analyze", "--run", "/nonexistent/run", "--task", "number", "--json", "/tmp/x.json"],
+            "does not exist",
+        ),
+        (["analyze", "--run", "RUN", "--task", "letter", "--json", "/tmp/x.json"], "does not match"),
+        (
+            ["evaluate", "--run", "RUN", "--task", "letter", "--lengths", "17", "--json", "/tmp/x.json"],
+            "does not match",
+        ),
+        (
+            ["evaluate", "--run", "RUN", "--task", "number", "--lengths", "10,20", "--json", "/tmp/x.json"],
+            "17..1000017",
+        ),
+        (
+            [
+                "evaluate",
+                "--run",
+                "RUN",
+                "--task",
+                "number",
+                "--lengths",
+                "17",
+                "--json",
+                "/nonexistent/x.json",
+            ],
+            "does not exist",
+        ),
+    ],
+)
 def test_cli_errors_are_one_line_exit_2(smoke_run, args, message):
     done = cli(*[str(smoke_run) if a == "RUN" else a for a in args])
     assert done.returncode == 2
@@ -255,9 +365,8 @@ REFERENCE = Path(__file__).resolve().parents[1] / "training" / "reference" / "nu
 def nothing_heavy(monkeypatch):
     """Loading a model or running an analysis fails the test; the memory limit is fixed at
     8 GiB so that the outcome does not depend on this machine."""
-    from training.analysis import limits
-    from training.analysis import dynamics
-    from training.model import checkpoints
+    from training.analysis import dynamics, limits
+    from training.run import checkpoints
 
     def heavy(*args, **kwargs):
         raise AssertionError("loaded a model before checking the request")
@@ -267,17 +376,26 @@ def nothing_heavy(monkeypatch):
     monkeypatch.setattr(limits, "memory_limit", lambda: 8 * 2**30)
 
 
-@pytest.mark.parametrize("args, names", [
-    (["evaluate", "--lengths", "2000000"], "17..1000017"),
-    (["evaluate", "--lengths", "1000017", "--count", "400"], "GiB of memory; the limit is 8.0 GiB"),
-    (["evaluate", "--lengths", "200000", "--count", "10"], "multiply-adds (~9 h on one CPU core); the limit is 5e+14"),
-    (["evaluate", "--lengths", "17", "--count", "0"], "--count must be >= 1, got 0"),
-    (["analyze", "--discrepancy-lengths", "3000000"], "--discrepancy-lengths: lengths must be integers in 17..1000017"),
-    (["analyze", "--discrepancy-lengths", "1000000"], "or pass --no-discrepancy"),
-    (["analyze", "--n-inputs", "100000000"], "scoring 100,000,000 inputs per checkpoint needs about"),
-    (["analyze", "--n-inputs", "0"], "got 0 and 32"),
-    (["analyze", "--seed", "-1"], "--seed must be a non-negative integer, got -1"),
-])
+@pytest.mark.parametrize(
+    "args, names",
+    [
+        (["evaluate", "--lengths", "2000000"], "17..1000017"),
+        (["evaluate", "--lengths", "1000017", "--count", "400"], "GiB of memory; the limit is 8.0 GiB"),
+        (
+            ["evaluate", "--lengths", "200000", "--count", "10"],
+            "multiply-adds (~9 h on one CPU core); the limit is 5e+14",
+        ),
+        (["evaluate", "--lengths", "17", "--count", "0"], "--count must be >= 1, got 0"),
+        (
+            ["analyze", "--discrepancy-lengths", "3000000"],
+            "--discrepancy-lengths: lengths must be integers in 17..1000017",
+        ),
+        (["analyze", "--discrepancy-lengths", "1000000"], "or pass --no-discrepancy"),
+        (["analyze", "--n-inputs", "100000000"], "scoring 100,000,000 inputs per checkpoint needs about"),
+        (["analyze", "--n-inputs", "0"], "got 0 and 32"),
+        (["analyze", "--seed", "-1"], "--seed must be a non-negative integer, got -1"),
+    ],
+)
 def test_oversized_requests_are_refused_before_any_model_loads(nothing_heavy, tmp_path, capsys, args, names):
     from training.__main__ import main
 
@@ -290,20 +408,32 @@ def test_oversized_requests_are_refused_before_any_model_loads(nothing_heavy, tm
 def test_the_reference_grids_are_within_the_limits(nothing_heavy):
     from training.analysis.cli_checks import check_analysis_size, check_evaluation_size
     from training.analysis.evaluate import DEFAULT_LENGTHS
-    from training.model.checkpoints import read_config
+    from training.run.checkpoints import read_config
 
     config = read_config(REFERENCE)
     check_evaluation_size(config, DEFAULT_LENGTHS, 400, None)  # scripts/analyze_reference.sh caps it further
     check_analysis_size(config, 100, DEFAULT_LENGTHS, 32, True)
 
 
-def test_evaluate_split_with_a_cache_path_that_is_a_file_exits_2(nothing_heavy, tmp_path, monkeypatch, capsys):
+def test_evaluate_split_with_a_cache_path_that_is_a_file_exits_2(
+    nothing_heavy, tmp_path, monkeypatch, capsys
+):
     from training.__main__ import main
 
     cache = tmp_path / "cache"
     cache.write_text("not a folder")
     monkeypatch.setenv("ROPE_HEADS_CACHE", str(cache))
-    argv = ["evaluate", "--run", str(REFERENCE), "--task", "number", "--split", "test", "--json", str(tmp_path / "t")]
+    argv = [
+        "evaluate",
+        "--run",
+        str(REFERENCE),
+        "--task",
+        "number",
+        "--split",
+        "test",
+        "--json",
+        str(tmp_path / "t"),
+    ]
     assert main(argv) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and str(cache) in lines[0] and "ROPE_HEADS_CACHE" in lines[0]

@@ -36,8 +36,23 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "score_heads.py"
-SAME = ("model", "family", "dtype", "task", "n_inputs", "seed", "tau", "inputs", "swap_rule", "model_tokens", "layers",
-        "heads", "swaps", "per_head", "frequency")  # every key but the timing
+SAME = (
+    "model",
+    "family",
+    "dtype",
+    "task",
+    "n_inputs",
+    "seed",
+    "tau",
+    "inputs",
+    "swap_rule",
+    "model_tokens",
+    "layers",
+    "heads",
+    "swaps",
+    "per_head",
+    "frequency",
+)  # every key but the timing
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +66,22 @@ def folder(tmp_path_factory):
 @pytest.fixture(scope="module")
 def command_json(folder, tmp_path_factory):
     out = tmp_path_factory.mktemp("command") / "heads.json"
-    assert run_cli("--model", str(folder), "--task", "letter", "--json", str(out), "--n-inputs", "5",
-                   "--batch-size", "2", "--no-progress") == 0
+    assert (
+        run_cli(
+            "--model",
+            str(folder),
+            "--task",
+            "letter",
+            "--json",
+            str(out),
+            "--n-inputs",
+            "5",
+            "--batch-size",
+            "2",
+            "--no-progress",
+        )
+        == 0
+    )
     return json.loads(out.read_text())
 
 
@@ -66,15 +95,23 @@ def same(a, b) -> bool:
 def test_analyze_heads_gives_the_commands_numbers(folder, command_json):
     heads = analyze_heads(load_model(folder), task="letter", n_inputs=5, batch_size=2)
     assert {k: heads.analysis[k] for k in SAME} == {k: command_json[k] for k in SAME}
-    per_head, frequency, classes = command_json["per_head"], command_json["frequency"], classify_heads(command_json)
+    per_head, frequency, classes = (
+        command_json["per_head"],
+        command_json["frequency"],
+        classify_heads(command_json),
+    )
     assert len(heads) == 2 * 4 and all(isinstance(r, HeadRecord) for r in heads)
     assert [(r.layer, r.head) for r in heads] == [(layer, h) for layer in range(2) for h in range(4)]
     angles = rope_angles(8, command_json["frequency"]["base"])
     for r in heads:
-        for field, value in (("positional", per_head["positional"]), ("symbolic", per_head["symbolic"]),
-                             ("entropy", per_head["entropy"]), ("sink", per_head["sink"]),
-                             ("weighted_plane", frequency["weighted_id"]),
-                             ("dominant_plane", frequency["dominant_id"])):
+        for field, value in (
+            ("positional", per_head["positional"]),
+            ("symbolic", per_head["symbolic"]),
+            ("entropy", per_head["entropy"]),
+            ("sink", per_head["sink"]),
+            ("weighted_plane", frequency["weighted_id"]),
+            ("dominant_plane", frequency["dominant_id"]),
+        ):
             assert same(getattr(r, field), value[r.layer][r.head]), field
         assert r.head_class == classes[r.layer][r.head] and r.layer_kind == "full"
         assert r.angle_per_token == float(angles[r.dominant_plane - 1])
@@ -95,7 +132,11 @@ def test_a_model_in_memory_gives_the_same_numbers(folder, command_json):
 
 
 def test_the_example_runs_and_prints_every_head(folder, monkeypatch, capsys):
-    code = [line for line in EXAMPLE.read_text().splitlines() if line.strip() and not line.startswith(('"""', " "))]
+    code = [
+        line
+        for line in EXAMPLE.read_text().splitlines()
+        if line.strip() and not line.startswith(('"""', " "))
+    ]
     assert len(code) < 10, code
     monkeypatch.setattr(sys, "argv", [str(EXAMPLE), str(folder), "letter"])
     runpy.run_path(str(EXAMPLE), run_name="__main__")
@@ -106,9 +147,9 @@ def test_the_example_runs_and_prints_every_head(folder, monkeypatch, capsys):
 def test_the_readmes_snippet_runs(folder, capsys):
     """The README's "Use it from Python" block, on the tiny model (5 inputs, not 100)."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## Use it from Python"):]
+    section = text[text.index("## Use it from Python") :]
     start = section.index("```python") + len("```python")
-    block = section[start:section.index("```\n", start)]
+    block = section[start : section.index("```\n", start)]
     block = block.replace('"path/to/hf-folder"', repr(str(folder))).replace("n_inputs=100", "n_inputs=5")
     if importlib.util.find_spec("pandas") is None:
         block = "\n".join(line for line in block.splitlines() if "to_dataframe" not in line)
@@ -145,8 +186,12 @@ def test_a_config_without_model_type_is_one_line(tmp_path, capsys):
 
 
 @pytest.mark.llm
-@pytest.mark.skipif(importlib.util.find_spec("gguf") is None, reason="needs gguf: pip install 'rope-heads[llm]'")
-@pytest.mark.parametrize("architecture, model_type", [("phi3", None), ("gemma3", "gemma3_text"), ("qwen3", "qwen3")])
+@pytest.mark.skipif(
+    importlib.util.find_spec("gguf") is None, reason="needs gguf: pip install 'rope-heads[llm]'"
+)
+@pytest.mark.parametrize(
+    "architecture, model_type", [("phi3", None), ("gemma3", "gemma3_text"), ("qwen3", "qwen3")]
+)
 def test_a_gguf_family_is_read_from_its_header(architecture, model_type, tmp_path, monkeypatch, capsys):
     import gguf
 
@@ -172,13 +217,24 @@ def test_a_gguf_family_is_read_from_its_header(architecture, model_type, tmp_pat
 def test_an_unsupported_model_in_memory_and_bad_values_are_refused():
     from transformers import Phi3Config, Phi3ForCausalLM
 
-    phi3 = Phi3ForCausalLM(Phi3Config(vocab_size=40, hidden_size=32, num_attention_heads=4, num_hidden_layers=1,
-                                      intermediate_size=48, pad_token_id=None))
+    phi3 = Phi3ForCausalLM(
+        Phi3Config(
+            vocab_size=40,
+            hidden_size=32,
+            num_attention_heads=4,
+            num_hidden_layers=1,
+            intermediate_size=48,
+            pad_token_id=None,
+        )
+    )
     with pytest.raises(ValueError, match=r"model_type 'phi3'.*supported: .*Mistral \(mistral\)"):
         load_model(phi3, tokenizer=char_tokenizer())
     model = load_model(tiny_llama(), tokenizer=char_tokenizer())
-    for bad, message in (({"n_inputs": 0}, "n_inputs must be an int >= 1"), ({"batch_size": 0}, "batch_size must"),
-                         ({"seed": -1}, "seed")):
+    for bad, message in (
+        ({"n_inputs": 0}, "n_inputs must be an int >= 1"),
+        ({"batch_size": 0}, "batch_size must"),
+        ({"seed": -1}, "seed"),
+    ):
         with pytest.raises(ValueError, match=message):
             analyze_heads(model, **bad)
     with pytest.raises(ValueError, match="dtype must be one of float32, float64"):

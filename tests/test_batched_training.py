@@ -13,17 +13,16 @@ import time
 
 import pytest
 import torch
-
-from training.__main__ import main
-from training.model import memory
-from training.model.batched import BatchedGPTJ
-from training.model.checkpoints import list_checkpoints
-from training.model.gptj import GPTJ
-from training.model.train_batched import parse_seeds, train_seeds
-
 from test_resume_guards import cli_error
 from test_run_safety import metrics_without_timing, on_one_thread, same_tensors, smoke, smoke_on_one_thread
 from test_train import ENV, REPO
+
+from training.__main__ import main
+from training.model.batched import BatchedGPTJ
+from training.model.gptj import GPTJ
+from training.run import memory
+from training.run.batched_loop import parse_seeds, train_seeds
+from training.run.checkpoints import list_checkpoints
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -70,8 +69,8 @@ def test_members_start_from_the_single_runs_weights_bit_for_bit(pair):
 
 
 def _smoke_config():
-    from training.model.presets import get_preset
-    from training.model.resume import model_config
+    from training.run.presets import get_preset
+    from training.run.resume import model_config
 
     return model_config("letter", get_preset("smoke"), "test")
 
@@ -110,8 +109,9 @@ def test_members_train_like_their_single_runs(pair):
             assert math.isclose(a["loss"], b["loss"], rel_tol=1e-4, abs_tol=0), (seed, a, b)
             assert a["lr"] == b["lr"]
         ours, theirs = lines(member, "validation"), lines(single, "validation")
-        assert [(r["step"], r["accuracy"], r["accuracy_by_hop"], r["is_best"]) for r in ours] == \
-               [(r["step"], r["accuracy"], r["accuracy_by_hop"], r["is_best"]) for r in theirs], seed
+        assert [(r["step"], r["accuracy"], r["accuracy_by_hop"], r["is_best"]) for r in ours] == [
+            (r["step"], r["accuracy"], r["accuracy_by_hop"], r["is_best"]) for r in theirs
+        ], seed
         assert ours[-1]["accuracy"] > ours[0]["accuracy"]  # the run learned something: not a vacuous match
 
 
@@ -121,18 +121,61 @@ def test_a_member_folder_is_a_run_every_command_reads(pair):
     settings = metrics_without_timing(member)[0]
     assert settings["seed"] == 1 and settings["batched_seeds"] == SEEDS
     out = pair / "evaluated.json"
-    result = subprocess.run([sys.executable, "-m", "training", "evaluate", "--run", str(member), "--task", "letter",
-                             "--lengths", "17", "--count", "20", "--json", str(out), "--no-progress"],
-                            cwd=REPO, env=ENV, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "training",
+            "evaluate",
+            "--run",
+            str(member),
+            "--task",
+            "letter",
+            "--lengths",
+            "17",
+            "--count",
+            "20",
+            "--json",
+            str(out),
+            "--no-progress",
+        ],
+        cwd=REPO,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(out.read_text())
 
 
 def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_batched_run(tmp_path):
     killed = tmp_path / "killed"
-    proc = subprocess.Popen([sys.executable, "-m", "training", "train", "--task", "letter", "--preset", "smoke",
-                             "--steps", "200", "--seeds", "0,1", "--out", str(killed), "--device", "cpu",
-                             "--no-progress"], cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "training",
+            "train",
+            "--task",
+            "letter",
+            "--preset",
+            "smoke",
+            "--steps",
+            "200",
+            "--seeds",
+            "0,1",
+            "--out",
+            str(killed),
+            "--device",
+            "cpu",
+            "--no-progress",
+        ],
+        cwd=REPO,
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 120
     while not (killed / "seed-0" / "checkpoints" / "step-000100").is_dir() and time.time() < deadline:
         time.sleep(0.02)
@@ -171,17 +214,20 @@ def test_a_member_resumes_alone_as_a_single_run(tmp_path):
     assert [s for s, _ in list_checkpoints(run / "seed-1" / "checkpoints")] == [0, 10, 20]
 
 
-@pytest.mark.parametrize("seeds, fragment", [
-    ("", "--seeds must be a comma-separated list"),
-    ("1,,2", "--seeds must be a comma-separated list"),
-    ("1,2,1", "--seeds must be distinct, got 1"),
-    ("-1", "--seeds must be an integer in 0.."),
-    ("0,x", "--seeds must be an integer in 0.."),
-    (str(2**64), "--seeds must be an integer in 0.."),
-    ("1_0", "written with the digits 0-9, got '1_0'"),  # int() reads 10
-    ("0,\u0663", "written with the digits 0-9, got '\u0663'"),  # ARABIC-INDIC DIGIT THREE: int() reads 3
-    (",".join(map(str, range(65))), "--seeds lists 65 seeds; one batch trains 1..64"),
-])
+@pytest.mark.parametrize(
+    "seeds, fragment",
+    [
+        ("", "--seeds must be a comma-separated list"),
+        ("1,,2", "--seeds must be a comma-separated list"),
+        ("1,2,1", "--seeds must be distinct, got 1"),
+        ("-1", "--seeds must be an integer in 0.."),
+        ("0,x", "--seeds must be an integer in 0.."),
+        (str(2**64), "--seeds must be an integer in 0.."),
+        ("1_0", "written with the digits 0-9, got '1_0'"),  # int() reads 10
+        ("0,\u0663", "written with the digits 0-9, got '\u0663'"),  # ARABIC-INDIC DIGIT THREE: int() reads 3
+        (",".join(map(str, range(65))), "--seeds lists 65 seeds; one batch trains 1..64"),
+    ],
+)
 def test_bad_seeds_are_one_line_before_any_work(tmp_path, capsys, seeds, fragment):
     run = tmp_path / "run"
     line = cli_error(capsys, "train", "--task", "letter", "--preset", "smoke", "--out", run, "--seeds", seeds)
@@ -194,7 +240,9 @@ def test_seed_takes_only_ascii_digits_as_seeds_does(tmp_path, capsys, seed):
     """``--seed 1_0`` trained seed 10 and ``--seed \u0663`` seed 3 (Python's int reads both)."""
     run = tmp_path / "run"
     line = cli_error(capsys, "train", "--task", "letter", "--preset", "smoke", "--out", run, "--seed", seed)
-    assert line.endswith(f"--seed must be an integer in 0..{2**64 - 1} written with the digits 0-9, got {seed!r}"), line
+    assert line.endswith(
+        f"--seed must be an integer in 0..{2**64 - 1} written with the digits 0-9, got {seed!r}"
+    ), line
     assert not run.exists()
 
 
@@ -207,28 +255,64 @@ def test_too_many_seeds_for_memory_are_refused_before_any_work(tmp_path, capsys,
     one_member = memory.step_memory(_smoke_config(), 512, 17)  # above the evaluation's estimate
     monkeypatch.setattr(memory, "available_memory", lambda device: (int(2.5 * one_member), "in this test"))
     run = tmp_path / "run"
-    line = cli_error(capsys, "train", "--task", "letter", "--preset", "smoke", "--out", run, "--seeds", "0,1,2",
-                     "--set", "batch_size=512")
+    line = cli_error(
+        capsys,
+        "train",
+        "--task",
+        "letter",
+        "--preset",
+        "smoke",
+        "--out",
+        run,
+        "--seeds",
+        "0,1,2",
+        "--set",
+        "batch_size=512",
+    )
     assert "--seeds with 3 members (batch_size 512 each)" in line and "in this test" in line, line
     assert not run.exists()
     batched(tmp_path / "two", steps=1, seeds=[0, 1], overrides=["batch_size=512"])  # two fit
 
 
-@pytest.mark.parametrize("flags, fragment", [
-    (["--seed", "3"], "--seed and --seeds exclude each other"),
-    (["--set", "model.query_scale=learned"], "not batched"),
-    (["--set", "data.extra_target_max=4"], "not batched"),
-])
+@pytest.mark.parametrize(
+    "flags, fragment",
+    [
+        (["--seed", "3"], "--seed and --seeds exclude each other"),
+        (["--set", "model.query_scale=learned"], "not batched"),
+        (["--set", "data.extra_target_max=4"], "not batched"),
+    ],
+)
 def test_what_cannot_be_batched_is_one_line(tmp_path, capsys, flags, fragment):
     run = tmp_path / "run"
-    line = cli_error(capsys, "train", "--task", "letter", "--preset", "smoke", "--out", run, "--seeds", "0,1", *flags)
+    line = cli_error(
+        capsys, "train", "--task", "letter", "--preset", "smoke", "--out", run, "--seeds", "0,1", *flags
+    )
     assert fragment in line, line
     assert not run.exists()
 
 
 def test_main_prints_one_summary_per_member(tmp_path, capsys):
-    assert main(["train", "--task", "letter", "--preset", "smoke", "--steps", "2", "--no-progress", "--device", "cpu",
-                 "--out", str(tmp_path / "m-{seed}" / "run"), "--seeds", "5,6"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--task",
+                "letter",
+                "--preset",
+                "smoke",
+                "--steps",
+                "2",
+                "--no-progress",
+                "--device",
+                "cpu",
+                "--out",
+                str(tmp_path / "m-{seed}" / "run"),
+                "--seeds",
+                "5,6",
+            ]
+        )
+        == 0
+    )
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert [m["run"] for m in summary["members"]] == [str(tmp_path / f"m-{s}" / "run") for s in (5, 6)]
     assert all((tmp_path / f"m-{s}" / "run" / "model.safetensors").is_file() for s in (5, 6))
@@ -256,6 +340,11 @@ def test_a_study_with_batch_seeds_writes_the_members_an_unbatched_study_writes(t
         for a, b in zip(metrics_without_timing(ours / "run"), metrics_without_timing(theirs / "run")):
             assert a["split"] == b["split"] and a["step"] == b["step"]
             if a["split"] != "settings":
-                assert math.isclose(a["loss"], b["loss"], rel_tol=1e-4) and a["accuracy"] == b["accuracy"], (a, b)
-        lengths = [json.loads((folder / "length_generalisation.json").read_text()) for folder in (ours, theirs)]
+                assert math.isclose(a["loss"], b["loss"], rel_tol=1e-4) and a["accuracy"] == b["accuracy"], (
+                    a,
+                    b,
+                )
+        lengths = [
+            json.loads((folder / "length_generalisation.json").read_text()) for folder in (ours, theirs)
+        ]
         assert lengths[0]["accuracy"] == lengths[1]["accuracy"]

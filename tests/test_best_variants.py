@@ -34,10 +34,33 @@ def test_best_weights_are_the_named_member_and_still_answer(tmp_path, task, leng
     assert chosen["accuracy"] == cell[seed.removeprefix("seed-")]
 
     out = tmp_path / "eval.json"
-    done = subprocess.run([sys.executable, "-m", "training", "evaluate", "--run", str(folder), "--task", task,
-                           "--lengths", ",".join(map(str, lengths)), "--count", "32", "--json", str(out),
-                           "--threads", "1", "--no-progress", "--device", "cpu"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "training",
+            "evaluate",
+            "--run",
+            str(folder),
+            "--task",
+            task,
+            "--lengths",
+            ",".join(map(str, lengths)),
+            "--count",
+            "32",
+            "--json",
+            str(out),
+            "--threads",
+            "1",
+            "--no-progress",
+            "--device",
+            "cpu",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     accuracy = json.loads(out.read_text())["accuracy"]
     # trained models: the summary has them at 0.99 or more at these lengths (400 inputs each);

@@ -25,12 +25,18 @@ def test_certificate_forces_an_error_for_every_readout(n, ratio):
     rng = random.Random(n)
     weights = bp.extremal_weights(n, ratio)  # ratio <= n - 3: W >= w_n
     for _ in range(30):
-        V = {t: {x: Fraction(rng.randint(-20, 20), rng.randint(1, 5)) for x in ("a1", "b1", "ca", "cb")}
-             for t in ("a1", "b1")}
-        c = {t: Fraction(rng.randint(-40, 40), rng.randint(1, 5)) for t in ("a1", "b1")}  # a bias, not cancelling
+        V = {
+            t: {x: Fraction(rng.randint(-20, 20), rng.randint(1, 5)) for x in ("a1", "b1", "ca", "cb")}
+            for t in ("a1", "b1")
+        }
+        c = {
+            t: Fraction(rng.randint(-40, 40), rng.randint(1, 5)) for t in ("a1", "b1")
+        }  # a bias, not cancelling
         cert = bp.certificate(weights, V, c)
         assert cert["combination"] == 0 and cert["forces_error"] and min(cert["margins"]) <= 0
-        assert cert["margins"] != bp.certificate(weights, V)["margins"] or c["a1"] == c["b1"]  # the bias is read
+        assert (
+            cert["margins"] != bp.certificate(weights, V)["margins"] or c["a1"] == c["b1"]
+        )  # the bias is read
 
 
 def test_a_bias_alone_can_fix_two_margins_but_not_three():
@@ -65,9 +71,13 @@ MUTANTS = {  # each a real mutant of the claim's formula or argument; the CLAIM 
     "threshold off by one": ("threshold", lambda real: lambda B, prec=128: real(B, prec) - 1),
     "e^B for e^(2B)": ("threshold", lambda real: lambda B, prec=128: real(Fraction(B) / 2, prec)),
     "certificate without the third input": (
-        "witness_inputs", lambda real: lambda n: real(n)[:2] + [real(n)[1]]),
-    "residual bonus too small": ("residual_head_errors",
-                                 lambda real: lambda *a, **k: real(*a, **{**k, "bonus": Fraction(1, 2)})),
+        "witness_inputs",
+        lambda real: lambda n: real(n)[:2] + [real(n)[1]],
+    ),
+    "residual bonus too small": (
+        "residual_head_errors",
+        lambda real: lambda *a, **k: real(*a, **{**k, "bonus": Fraction(1, 2)}),
+    ),
 }
 
 

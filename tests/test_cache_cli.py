@@ -73,8 +73,13 @@ def test_list_shows_every_entry_with_its_state(cache, capsys):
     status, out, _ = run(["list"], capsys)
     assert status == 0
     lines = out.splitlines()
-    by_sha = {folder.name[:12]: line for key, folder in cache.items() if key in ("new", "old", "format", "damaged")
-              for line in lines if line.startswith(folder.name[:12])}
+    by_sha = {
+        folder.name[:12]: line
+        for key, folder in cache.items()
+        if key in ("new", "old", "format", "damaged")
+        for line in lines
+        if line.startswith(folder.name[:12])
+    }
     assert by_sha[cache["new"].name[:12]].endswith(" ok") and "new.gguf" in by_sha[cache["new"].name[:12]]
     assert by_sha[cache["format"].name[:12]].endswith("old format")
     assert "damaged: model.safetensors is missing or not" in by_sha[cache["damaged"].name[:12]]
@@ -102,16 +107,19 @@ def test_clean_all_spares_a_running_conversion_and_what_is_not_the_caches(cache,
     assert (cache["outside"] / "precious").read_text() == "keep me"  # the link went, never its target
 
 
-@pytest.mark.parametrize("argv, word", [
-    (["clean", "abc"], "hex digits"),
-    (["clean", "0" * 12], "no entry"),
-    (["clean", "xyzxyzxyz"], "hex digits"),
-    (["clean", "--older-than", "-1"], "days"),
-    (["clean", "--older-than", "nan"], "days"),
-    (["clean", "--older-than", "٣"], "days"),
-    (["clean"], "required"),
-    (["clean", "--all", "abcdef"], "not allowed"),
-])
+@pytest.mark.parametrize(
+    "argv, word",
+    [
+        (["clean", "abc"], "hex digits"),
+        (["clean", "0" * 12], "no entry"),
+        (["clean", "xyzxyzxyz"], "hex digits"),
+        (["clean", "--older-than", "-1"], "days"),
+        (["clean", "--older-than", "nan"], "days"),
+        (["clean", "--older-than", "٣"], "days"),
+        (["clean"], "required"),
+        (["clean", "--all", "abcdef"], "not allowed"),
+    ],
+)
 def test_bad_input_is_one_line_and_removes_nothing(cache, capsys, argv, word):
     before = sorted(p.name for p in cache["new"].parent.iterdir())
     status, _, err = run(argv, capsys)

@@ -10,7 +10,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from test_readme import hand_typed_numbers
 
 tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11's tomllib")
@@ -48,7 +47,7 @@ def test_the_changelog_starts_with_this_version_and_types_no_number():
     entries = [i for i, line in enumerate(lines) if line.startswith("## ")]
     assert entries and lines[entries[0]] == f"## {PROJECT['version']}"
     end = entries[1] if len(entries) > 1 else len(lines)
-    assert hand_typed_numbers("\n".join(lines[entries[0] + 1:end])) == []
+    assert hand_typed_numbers("\n".join(lines[entries[0] + 1 : end])) == []
 
 
 def test_the_platform_and_python_are_stated():

@@ -1,5 +1,5 @@
 """Issue 29, class 5 in proofs_check: every shipped results file a claim reads goes through
-``theory.inputs`` (proofs_check.claims.shipped).  A damaged copy of each, pointed at through
+``theory.io.inputs`` (proofs_check.evidence.shipped).  A damaged copy of each, pointed at through
 the module's path constant, makes THAT claim report an error naming the file and the field
 (no traceback, one line), and the next claim of the same run is checked as usual.
 """
@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from proofs_check.claims import llm_heads, llm_local, premise, rescale, seeds, trained_sources, variants, window
+from proofs_check.claims import llm_heads, llm_local, premise, rescale, variants, window
+from proofs_check.evidence import seeds, trained_sources
 from proofs_check.registry import REGISTRY, Options
 from proofs_check.runner import run_claims
 
@@ -29,20 +30,48 @@ def _set(data: dict, field: str, value) -> None:
 # (claim, shipped file, where the copy goes: (module, constant, how the copy is pointed at),
 #  a field the claim reads, and how the loader names it)
 CASES = {
-    "variants summary": ("V-scale", REFERENCE / "variants" / "summary.json", (variants, "SUMMARY", "file"),
-                         "results.log-scale-3k.letter.length.lengths.0",
-                         "field results.log-scale-3k.letter.length.lengths[0]: expected an integer"),
-    "rescale summary": ("V-rescale", REFERENCE / "variants" / "summary.json", (rescale, "SUMMARY", "file"),
-                        "results.paper-3k.letter.rescaled.accuracy.0.values.0",
-                        "field results.paper-3k.letter.rescaled.accuracy[0].values.0: expected a number or null"),
-    "window baseline": ("V-window", REFERENCE / "seeds" / "summary.json", (window, "SEEDS", "file"),
-                        "results.paper.letter.breaks", "field results.paper.letter.breaks: expected an object"),
-    "llm results": ("C12-local", REFERENCE / "llm" / "smollm2_letter.json", (llm_local, "REFERENCE", "folder"),
-                    "per_length.0.per_seed", "field per_length[0].per_seed: expected a list"),
-    "llm heads": ("C11-llm", REFERENCE / "llm" / "smollm2" / "analysis_number.json", (llm_heads, "SHIPPED", "folder"),
-                  "per_head.sink", "field per_head.sink: expected a list"),
-    "dilution": ("P-break", REFERENCE / "seeds" / "paper" / "number" / "seed-0" / "dilution.json",
-                 (premise, "STUDIES", "study"), "breaks.measured", "field breaks.measured: expected a number or null"),
+    "variants summary": (
+        "V-scale",
+        REFERENCE / "variants" / "summary.json",
+        (variants, "SUMMARY", "file"),
+        "results.log-scale-3k.letter.length.lengths.0",
+        "field results.log-scale-3k.letter.length.lengths[0]: expected an integer",
+    ),
+    "rescale summary": (
+        "V-rescale",
+        REFERENCE / "variants" / "summary.json",
+        (rescale, "SUMMARY", "file"),
+        "results.paper-3k.letter.rescaled.accuracy.0.values.0",
+        "field results.paper-3k.letter.rescaled.accuracy[0].values.0: expected a number or null",
+    ),
+    "window baseline": (
+        "V-window",
+        REFERENCE / "seeds" / "summary.json",
+        (window, "SEEDS", "file"),
+        "results.paper.letter.breaks",
+        "field results.paper.letter.breaks: expected an object",
+    ),
+    "llm results": (
+        "C12-local",
+        REFERENCE / "llm" / "smollm2_letter.json",
+        (llm_local, "REFERENCE", "folder"),
+        "per_length.0.per_seed",
+        "field per_length[0].per_seed: expected a list",
+    ),
+    "llm heads": (
+        "C11-llm",
+        REFERENCE / "llm" / "smollm2" / "analysis_number.json",
+        (llm_heads, "SHIPPED", "folder"),
+        "per_head.sink",
+        "field per_head.sink: expected a list",
+    ),
+    "dilution": (
+        "P-break",
+        REFERENCE / "seeds" / "paper" / "number" / "seed-0" / "dilution.json",
+        (premise, "STUDIES", "study"),
+        "breaks.measured",
+        "field breaks.measured: expected a number or null",
+    ),
 }
 
 HOSTILE = ("deep", "truncated", "wrong type", "latin1")
@@ -84,15 +113,21 @@ def _point_at_copy(monkeypatch, tmp_path: Path, source: Path, how, data: bytes) 
 
 @pytest.mark.parametrize("hostile", HOSTILE)
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_a_damaged_shipped_file_is_that_claims_error_naming_file_and_field(monkeypatch, tmp_path, case, hostile):
+def test_a_damaged_shipped_file_is_that_claims_error_naming_file_and_field(
+    monkeypatch, tmp_path, case, hostile
+):
     claim_id, source, how, field, named = CASES[case]
     copy = _point_at_copy(monkeypatch, tmp_path, source, how, _damaged(source, hostile, field))
     before = copy.read_bytes()
     damaged, bystander = run_claims([claim_id, BYSTANDER], Options())
     assert damaged["status"] == "error" and str(copy) in damaged["summary"], damaged["summary"]
     assert len(damaged["summary"].splitlines()) == 1 and "traceback" not in damaged["evidence"]
-    expected = {"deep": "JSON nested deeper than 64 levels", "truncated": "not valid JSON", "latin1": "not UTF-8",
-                "wrong type": named}[hostile]
+    expected = {
+        "deep": "JSON nested deeper than 64 levels",
+        "truncated": "not valid JSON",
+        "latin1": "not UTF-8",
+        "wrong type": named,
+    }[hostile]
     assert expected in damaged["summary"], damaged["summary"]
     assert bystander["status"] == REGISTRY[BYSTANDER].recorded  # the run goes on
     assert copy.read_bytes() == before
@@ -105,7 +140,9 @@ def test_the_shipped_files_pass_their_shapes(monkeypatch):
 
 
 @pytest.mark.parametrize("hostile", HOSTILE)
-def test_a_damaged_seed_summary_leaves_the_trained_claims_undecided_naming_the_field(monkeypatch, tmp_path, hostile):
+def test_a_damaged_seed_summary_leaves_the_trained_claims_undecided_naming_the_field(
+    monkeypatch, tmp_path, hostile
+):
     """The seed study's members are left out one by one (test_proofs_check covers a member's
     file); a damaged summary.json leaves every trained claim undecided, naming what is wrong."""
     source = REFERENCE / "seeds" / "summary.json"
@@ -115,7 +152,11 @@ def test_a_damaged_seed_summary_leaves_the_trained_claims_undecided_naming_the_f
     monkeypatch.setattr(seeds, "SHIPPED", study)
     monkeypatch.setattr(trained_sources, "_CACHE", {})
     outcome = REGISTRY["C10"].check(Options())
-    expected = {"deep": "JSON nested deeper than 64 levels", "truncated": "not valid JSON", "latin1": "not UTF-8",
-                "wrong type": "field members: expected an object, got a string"}[hostile]
+    expected = {
+        "deep": "JSON nested deeper than 64 levels",
+        "truncated": "not valid JSON",
+        "latin1": "not UTF-8",
+        "wrong type": "field members: expected an object, got a string",
+    }[hostile]
     assert outcome.status == "undecided" and "summary.json unreadable (" in outcome.summary
     assert expected in outcome.summary, outcome.summary

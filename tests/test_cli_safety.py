@@ -64,18 +64,25 @@ def bad_file(kind: str, tmp_path: Path, monkeypatch) -> tuple[str, str]:
     if kind == "read-only":
         monkeypatch.setattr(tempfile, "mkstemp", read_only)
         return str(tmp_path / "out.json"), "Read-only"
-    return {"directory": (str(tmp_path), str(tmp_path)), "empty": ("", "empty"),
-            "device": ("/dev/null", "/dev/null"),
-            "missing folder": (str(tmp_path / "absent" / "out.json"), "absent")}[kind]
+    return {
+        "directory": (str(tmp_path), str(tmp_path)),
+        "empty": ("", "empty"),
+        "device": ("/dev/null", "/dev/null"),
+        "missing folder": (str(tmp_path / "absent" / "out.json"), "absent"),
+    }[kind]
 
 
 # -- class 2: outputs checked before any work ------------------------------------------------------
 
+
 @pytest.mark.parametrize("kind", FILE_KINDS)
-@pytest.mark.parametrize("command", [
-    ["evaluate", "--task", "number", "--lengths", "17"],
-    ["analyze", "--task", "number"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["evaluate", "--task", "number", "--lengths", "17"],
+        ["analyze", "--task", "number"],
+    ],
+)
 def test_training_json_is_checked_before_the_run_is_read(command, kind, tmp_path, monkeypatch, capsys):
     # the run does not exist: had the run been read (and a model loaded) first, the error would name it
     path, word = bad_file(kind, tmp_path, monkeypatch)
@@ -106,7 +113,9 @@ def test_a_destination_that_turns_bad_during_the_work_is_one_line(tmp_path, monk
     assert out.is_dir() and not list(tmp_path.glob(".*.tmp"))
 
 
-@pytest.mark.parametrize("kind", [kind for kind in FILE_KINDS if kind != "missing folder"])  # figure5a makes it
+@pytest.mark.parametrize(
+    "kind", [kind for kind in FILE_KINDS if kind != "missing folder"]
+)  # figure5a makes it
 def test_figure5a_out_is_checked_before_computing(kind, tmp_path, monkeypatch, capsys):
     path, word = bad_file(kind, tmp_path, monkeypatch)
     monkeypatch.setattr(figure5a, "build", never)
@@ -116,26 +125,42 @@ def test_figure5a_out_is_checked_before_computing(kind, tmp_path, monkeypatch, c
 @pytest.mark.parametrize("kind", ["file", "empty", "device", "read-only"])
 def test_figures_out_is_checked_before_drawing(kind, tmp_path, monkeypatch, capsys):
     (tmp_path / "file").write_text("not a folder")
-    path, word = {"file": (str(tmp_path / "file"), "file"), "empty": ("", "empty"),
-                  "device": ("/dev/null", "/dev/null"), "read-only": (str(tmp_path / "out"), "Read-only")}[kind]
+    path, word = {
+        "file": (str(tmp_path / "file"), "file"),
+        "empty": ("", "empty"),
+        "device": ("/dev/null", "/dev/null"),
+        "read-only": (str(tmp_path / "out"), "Read-only"),
+    }[kind]
     if kind == "read-only":
         monkeypatch.setattr(tempfile, "mkstemp", read_only)
     monkeypatch.setitem(figures_main.FIGURES, "fig4a", (never, ""))
     assert_refused(*outcome(figures_main.main, ["fig4a", "--out", path], capsys), "--out", word)
 
 
-def test_figures_output_that_turns_unwritable_while_drawing_is_a_failure_not_a_traceback(tmp_path, monkeypatch,
-                                                                                         capsys):
+def test_figures_output_that_turns_unwritable_while_drawing_is_a_failure_not_a_traceback(
+    tmp_path, monkeypatch, capsys
+):
     monkeypatch.setitem(figures_main.FIGURES, "fig4a", (read_only, ""))
     status, lines = outcome(figures_main.main, ["fig4a", "--out", str(tmp_path)], capsys)
     assert status == 1 and len(lines) == 1 and "fig4a" in lines[0] and "Read-only" in lines[0], lines
 
 
-@pytest.mark.parametrize("flag,wrong_kind", [("--runs", "file"), ("--llm", "file"), ("--figure5a", "folder"),
-                                              ("--figure4a", "folder"), ("--figure5a", "device"), ("--runs", "")])
+@pytest.mark.parametrize(
+    "flag,wrong_kind",
+    [
+        ("--runs", "file"),
+        ("--llm", "file"),
+        ("--figure5a", "folder"),
+        ("--figure4a", "folder"),
+        ("--figure5a", "device"),
+        ("--runs", ""),
+    ],
+)
 def test_figures_input_of_the_wrong_kind_is_one_line(flag, wrong_kind, tmp_path, monkeypatch, capsys):
     (tmp_path / "file").write_text("{}")
-    path = {"file": str(tmp_path / "file"), "folder": str(tmp_path), "device": "/dev/null", "": ""}[wrong_kind]
+    path = {"file": str(tmp_path / "file"), "folder": str(tmp_path), "device": "/dev/null", "": ""}[
+        wrong_kind
+    ]
     monkeypatch.setitem(figures_main.FIGURES, "fig4a", (never, ""))
     status, lines = outcome(figures_main.main, ["fig4a", flag, path, "--out", str(tmp_path / "out")], capsys)
     assert_refused(status, lines, flag)
@@ -146,29 +171,53 @@ def test_figures_metrics_line_of_the_wrong_shape_is_a_failure_not_a_traceback(tm
     for task in ("number", "letter"):
         (runs / task).mkdir(parents=True)
         shutil.copy(ROOT / "training" / "reference" / task / "analysis.json", runs / task)
-        (runs / task / "metrics.jsonl").write_text('[1, 2]\n')
-    status, lines = outcome(figures_main.main, ["fig2", "--runs", str(runs), "--out", str(tmp_path / "out")], capsys)
+        (runs / task / "metrics.jsonl").write_text("[1, 2]\n")
+    status, lines = outcome(
+        figures_main.main, ["fig2", "--runs", str(runs), "--out", str(tmp_path / "out")], capsys
+    )
     assert status == 1 and any("metrics.jsonl line 1" in line for line in lines), lines
 
 
 def test_bad_destinations_as_real_processes(tmp_path):
     """The same refusals through `python -m`: exit status 2, one line, nothing written."""
     (tmp_path / "file").write_text("keep me")
-    commands = [["proofs_check.figure5a", "--out", str(tmp_path)],
-                ["figures", "fig4a", "--out", str(tmp_path / "file")],
-                ["training", "evaluate", "--run", "training/reference/number", "--task", "number",
-                 "--lengths", "17", "--json", str(tmp_path)]]
+    commands = [
+        ["proofs_check.figure5a", "--out", str(tmp_path)],
+        ["figures", "fig4a", "--out", str(tmp_path / "file")],
+        [
+            "training",
+            "evaluate",
+            "--run",
+            "training/reference/number",
+            "--task",
+            "number",
+            "--lengths",
+            "17",
+            "--json",
+            str(tmp_path),
+        ],
+    ]
     for command in commands:
-        done = subprocess.run([sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, timeout=120
+        )
         lines = done.stderr.strip().splitlines()
-        assert done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr, (command, done.stderr)
-    assert (tmp_path / "file").read_text() == "keep me" and sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+        assert done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr, (
+            command,
+            done.stderr,
+        )
+    assert (tmp_path / "file").read_text() == "keep me" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "file"
+    ]
 
 
 # -- class 10: figure5a's n-max is bounded by what it can compute ---------------------------------
 
-@pytest.mark.parametrize("n_max", ["1e25", "1e13", str(10 ** 25), str(figure5a.N_MAX_LIMIT + 1), "nan", "inf",
-                                   "-3", "1", "2.5", "abc", ""])
+
+@pytest.mark.parametrize(
+    "n_max",
+    ["1e25", "1e13", str(10**25), str(figure5a.N_MAX_LIMIT + 1), "nan", "inf", "-3", "1", "2.5", "abc", ""],
+)
 def test_figure5a_n_max_outside_what_it_can_compute_is_refused(n_max, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(figure5a, "build", never)
     status, lines = outcome(figure5a.main, ["--out", str(tmp_path / "f.json"), "--n-max", n_max], capsys)
@@ -176,10 +225,11 @@ def test_figure5a_n_max_outside_what_it_can_compute_is_refused(n_max, tmp_path, 
 
 
 def test_figure5a_n_max_accepts_an_integer_written_as_a_power_of_ten():
-    assert figure5a._n_max("1e6") == 10 ** 6 and figure5a._n_max("300") == 300
+    assert figure5a._n_max("1e6") == 10**6 and figure5a._n_max("300") == 300
 
 
 # -- class 13: Ctrl-C is one line and exit status 130 ----------------------------------------------
+
 
 @pytest.mark.parametrize("command", ["figures", "figure5a", "training"])
 def test_interrupt_is_one_line_and_status_130(command, tmp_path, monkeypatch, capsys):
@@ -208,9 +258,14 @@ LONG_DATA = ["--task", "number", "--count", "2000", "--seed", "0", "--extra-targ
 def start_data(out: Path, args: list[str]) -> subprocess.Popen:
     # SIGINT back to its default in the child: a shell starts background jobs with it ignored,
     # and Python installs its KeyboardInterrupt handler only when it is not ignored
-    return subprocess.Popen([sys.executable, "-m", "training", "data", *args, "--out", str(out)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return subprocess.Popen(
+        [sys.executable, "-m", "training", "data", *args, "--out", str(out)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def temporaries(folder: Path) -> list[Path]:
@@ -242,6 +297,7 @@ def test_ctrl_c_during_data_is_one_line_130_and_leaves_nothing(tmp_path):
 
 # -- class 15: a SIGKILLed writer's temporary file is removed by the next write --------------------
 
+
 def test_next_write_removes_the_temporary_of_a_killed_data(tmp_path):
     out = tmp_path / "rows.tsv"
     process = start_data(out, LONG_DATA)
@@ -249,8 +305,26 @@ def test_next_write_removes_the_temporary_of_a_killed_data(tmp_path):
     process.kill()
     process.wait()  # reaped: a zombie still counts as alive
     assert temporaries(tmp_path) and not out.exists()  # what SIGKILL leaves behind
-    done = subprocess.run([sys.executable, "-m", "training", "data", "--task", "number", "--count", "4",
-                           "--seed", "0", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "training",
+            "data",
+            "--task",
+            "number",
+            "--count",
+            "4",
+            "--seed",
+            "0",
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     rows = out.read_text().splitlines()
     assert len(rows) == 4 and all(len(row.split("\t")) == 3 for row in rows)

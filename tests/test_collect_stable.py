@@ -16,9 +16,9 @@ import os
 from fractions import Fraction
 
 import pytest
-
 import test_study_safety
 from test_study_safety import SHIPPED, cli
+
 from training.analysis.break_prediction import RULES, compare_breaks, hop_exponent
 from training.studies.ship import same_up_to_float_noise
 
@@ -28,7 +28,9 @@ mini = test_study_safety.mini  # the fixture: two letter members with every stag
 def _exact_slope(points) -> float:
     x, y = [Fraction(p) for p, _ in points], [Fraction(q) for _, q in points]
     n = len(points)
-    return float((n * sum(a * b for a, b in zip(x, y)) - sum(x) * sum(y)) / (n * sum(a * a for a in x) - sum(x) ** 2))
+    return float(
+        (n * sum(a * b for a, b in zip(x, y)) - sum(x) * sum(y)) / (n * sum(a * a for a in x) - sum(x) ** 2)
+    )
 
 
 def test_hop_exponent_is_the_correctly_rounded_least_squares_slope_in_any_order():
@@ -44,8 +46,14 @@ def test_hop_exponent_is_the_correctly_rounded_least_squares_slope_in_any_order(
 
 
 def test_the_rank_correlation_is_exact():
-    members = {f"m{i}": {"predicted": {rule: {"break": float(p)} for rule in RULES}, "measured": float(m),
-                         "last_length": 5000} for i, (p, m) in enumerate(zip([3, 5, 1, 4, 3], [4, 1, 3, 1, 6]))}
+    members = {
+        f"m{i}": {
+            "predicted": {rule: {"break": float(p)} for rule in RULES},
+            "measured": float(m),
+            "last_length": 5000,
+        }
+        for i, (p, m) in enumerate(zip([3, 5, 1, 4, 3], [4, 1, 3, 1, 6]))
+    }
     # ranks (2.5, 5, 1, 4, 2.5) and (4, 1.5, 3, 1.5, 5): rho = -6 / (19 / 2) = -12/19 exactly
     # (np.corrcoef: -0.6315789473684211, one unit in the last place off)
     assert compare_breaks(members, "lemma")["spearman_rho"] == float(Fraction(-12, 19))
@@ -59,7 +67,7 @@ def _summary_after_collect(capsys, plan, path):
 
 def _age(path):
     """Date the file back a minute, so a rewrite shows in its mtime whatever the clock's grain."""
-    stamp = path.stat().st_mtime_ns - 60 * 10 ** 9
+    stamp = path.stat().st_mtime_ns - 60 * 10**9
     os.utime(path, ns=(stamp, stamp))
     return stamp
 
@@ -79,12 +87,16 @@ def _nudged(data: bytes, change) -> bytes:
     return json.dumps(document, indent=1).encode()
 
 
-@pytest.mark.parametrize("change, rewritten", [
-    (lambda v: math.nextafter(v, math.inf), False),            # float noise: the shipped bytes stay
-    (lambda v: v * (1 + 1e-13), False),
-    (lambda v: v * (1 + 1e-9), True),                          # a real change is written
-    (lambda v: str(v), True),                                  # so is a change of type
-], ids=["one-ulp", "1e-13", "1e-9", "a-string"])
+@pytest.mark.parametrize(
+    "change, rewritten",
+    [
+        (lambda v: math.nextafter(v, math.inf), False),  # float noise: the shipped bytes stay
+        (lambda v: v * (1 + 1e-13), False),
+        (lambda v: v * (1 + 1e-9), True),  # a real change is written
+        (lambda v: str(v), True),  # so is a change of type
+    ],
+    ids=["one-ulp", "1e-13", "1e-9", "a-string"],
+)
 def test_a_summary_differing_only_by_float_noise_is_not_rewritten(capsys, tmp_path, mini, change, rewritten):
     path = tmp_path / "ship" / "summary.json"
     fresh, _ = _summary_after_collect(capsys, mini, path)
@@ -98,7 +110,7 @@ def test_a_summary_differing_only_by_float_noise_is_not_rewritten(capsys, tmp_pa
 def test_float_noise_is_only_float_noise():
     assert same_up_to_float_noise({"a": [1.0, None, "x"]}, {"a": [1.0 + 1e-15, None, "x"]})
     assert not same_up_to_float_noise({"a": 1, "b": 2}, {"b": 2, "a": 1})  # key order is in the bytes
-    assert not same_up_to_float_noise({"n": 2}, {"n": 2.0})                 # an int is not a float
-    assert not same_up_to_float_noise({"ok": True}, {"ok": 1})              # a bool is not an int
-    assert not same_up_to_float_noise([0.0], [1e-300])                      # relative, so 0 is exact
+    assert not same_up_to_float_noise({"n": 2}, {"n": 2.0})  # an int is not a float
+    assert not same_up_to_float_noise({"ok": True}, {"ok": 1})  # a bool is not an int
+    assert not same_up_to_float_noise([0.0], [1e-300])  # relative, so 0 is exact
     assert not same_up_to_float_noise([1.0], [1.0, 2.0])

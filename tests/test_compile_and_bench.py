@@ -1,4 +1,4 @@
-"""The compile cache (training.model.compiled) and ``bench --k-table`` (training.model.bench_k).
+"""The compile cache (training.run.compile) and ``bench --k-table`` (training.run.bench.k_table).
 
 The compiled model is checked against the eager one and HF's GPT-J on the smoke config with
 inductor itself (a cold compile of a two-layer forward: about a minute on a busy 2-core
@@ -14,11 +14,10 @@ import pytest
 import torch
 
 from training.__main__ import main
-from training.model import compiled
-from training.model.bench_k import COLUMNS, parse_ks
 from training.model.gptj import GPTJ, ModelConfig
-from training.model.presets import get_preset
-
+from training.run import compile as compiled
+from training.run.bench.k_table import COLUMNS, parse_ks
+from training.run.presets import get_preset
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread", "determinism_restored")
 
@@ -45,7 +44,11 @@ def test_use_compile_cache_points_inductor_there_with_both_caches_on(no_cache_en
     folder = compiled.use_compile_cache()
     assert folder == tmp_path / "mine" / "inductor" and folder.is_dir()
     assert Path(cache_dir()) == folder  # what inductor itself will use
-    assert inductor_config.fx_graph_cache and functorch_config.enable_autograd_cache and inductor_config.fallback_random
+    assert (
+        inductor_config.fx_graph_cache
+        and functorch_config.enable_autograd_cache
+        and inductor_config.fallback_random
+    )
 
 
 def test_compiled_forward_equals_eager_and_hf(no_cache_env, tmp_path):
@@ -99,8 +102,9 @@ def test_k_table_runs_on_the_smoke_preset_and_prints_every_column(no_cache_env, 
     assert all(len(line.split()) == len(COLUMNS) for line in lines[2:])
     k1, k2 = (dict(zip(COLUMNS, line.split())) for line in lines[2:])
     # a K = 2 step advances two runs: per member against K = 1 is the runs' step rate over K = 1's
-    assert float(k2["per_member_vs_k1"]) == pytest.approx(float(k2["member_steps_per_s"])
-                                                          / float(k1["member_steps_per_s"]), abs=2e-3)
+    assert float(k2["per_member_vs_k1"]) == pytest.approx(
+        float(k2["member_steps_per_s"]) / float(k1["member_steps_per_s"]), abs=2e-3
+    )
     assert float(k2["member_steps_per_s"]) == pytest.approx(2 * float(k2["steps_per_s"]), abs=2e-3)
 
 
@@ -118,7 +122,9 @@ def test_parse_ks_keeps_order():
 
 def _train_losses(run: Path) -> list:
     lines = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-    return [(r["step"], r["loss"], r.get("accuracy")) for r in lines if r.get("split") in ("train", "validation")]
+    return [
+        (r["step"], r["loss"], r.get("accuracy")) for r in lines if r.get("split") in ("train", "validation")
+    ]
 
 
 def test_train_compile_trains_like_the_eager_run(no_cache_env, tmp_path, capsys):

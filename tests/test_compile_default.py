@@ -1,4 +1,4 @@
-"""When ``train`` compiles without being asked (training.model.compiled.compile_by_default), and that
+"""When ``train`` compiles without being asked (training.run.compile.compile_by_default), and that
 a run keeps its choice across ``--resume``.
 
 The rule reads saved ``bench --k-table --json`` tables; the tests write their own into a temporary
@@ -13,13 +13,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from test_resume_guards import cli_error
 
 from training.__main__ import main
-from training.model import compiled
 from training.model.gptj import ModelConfig
-from training.model.presets import get_preset
-
-from test_resume_guards import cli_error
+from training.run import compile as compiled
+from training.run.presets import get_preset
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread", "determinism_restored")
 
@@ -30,10 +29,13 @@ SMOKE = ModelConfig(vocab_size=40, **get_preset("smoke").model)
 def write_table(folder: Path, preset="paper", device="cpu", eager=1.0, fast=1.25, warm=10.0) -> Path:
     """A K table as ``bench --k-table --json`` writes it, reduced to the fields the rule reads."""
     folder.mkdir(parents=True, exist_ok=True)
-    rows = [{"k": 1, "mode": "eager", "steps_per_s": eager, "warm_compile_s": None},
-            {"k": 1, "mode": "compiled", "steps_per_s": fast, "warm_compile_s": warm}]
-    (folder / f"k_table_{device}_{preset}.json").write_text(json.dumps({"preset": preset, "device": device,
-                                                                        "rows": rows}))
+    rows = [
+        {"k": 1, "mode": "eager", "steps_per_s": eager, "warm_compile_s": None},
+        {"k": 1, "mode": "compiled", "steps_per_s": fast, "warm_compile_s": warm},
+    ]
+    (folder / f"k_table_{device}_{preset}.json").write_text(
+        json.dumps({"preset": preset, "device": device, "rows": rows})
+    )
     return folder
 
 
@@ -50,8 +52,10 @@ def test_compiles_where_measured_faster_and_the_warm_compile_is_under_a_tenth(tm
     assert not on and "10%" in why
 
 
-@pytest.mark.parametrize("case", ["slower", "equal", "other preset", "other device", "shape changed",
-                                  "no compiled row", "no compiler"])
+@pytest.mark.parametrize(
+    "case",
+    ["slower", "equal", "other preset", "other device", "shape changed", "no compiled row", "no compiler"],
+)
 def test_stays_eager_without_a_measurement_that_says_it_pays(tmp_path, monkeypatch, case):
     folder = tmp_path / "tables"
     write_table(folder, eager=1.0, fast={"slower": 0.9, "equal": 1.0}.get(case, 1.25))
@@ -78,7 +82,9 @@ def test_the_shipped_measurement_compiles_the_paper_run_on_cpu_and_not_the_smoke
     on, why = compiled.compile_by_default("cpu", "paper", PAPER, get_preset("paper").steps)
     assert on, why
     assert not compiled.compile_by_default("cpu", "smoke", SMOKE, get_preset("smoke").steps)[0]
-    assert not compiled.compile_by_default("cpu", "paper", PAPER, 10)[0]  # a 10-step paper run: compiling costs more
+    assert not compiled.compile_by_default("cpu", "paper", PAPER, 10)[
+        0
+    ]  # a 10-step paper run: compiling costs more
 
 
 def settings_of(run: Path) -> dict:
@@ -95,7 +101,9 @@ def smoke_measured(no_cache_env, tmp_path, has_compiler):
     returns the list torch.compile's keyword arguments are appended to."""
     no_cache_env.setenv(compiled.BACKEND_ENV, "aot_eager")
     no_cache_env.setenv("ROPE_HEADS_CACHE", str(tmp_path / "cache"))
-    no_cache_env.setattr(compiled, "MEASURED_DIR", write_table(tmp_path / "tables", preset="smoke", warm=0.01))
+    no_cache_env.setattr(
+        compiled, "MEASURED_DIR", write_table(tmp_path / "tables", preset="smoke", warm=0.01)
+    )
     calls, real = [], torch.compile
     no_cache_env.setattr(torch, "compile", lambda *a, **k: calls.append(k) or real(*a, **k))
     return calls
@@ -138,12 +146,28 @@ def test_a_run_from_before_the_choice_was_recorded_resumes_eager(smoke_measured,
     assert smoke_measured == []
 
 
-def test_bench_saves_the_table_the_rule_reads_and_never_overwrites(no_cache_env, tmp_path, capsys, has_compiler):
+def test_bench_saves_the_table_the_rule_reads_and_never_overwrites(
+    no_cache_env, tmp_path, capsys, has_compiler
+):
     """``bench --k-table --save`` writes what ``compile_by_default`` reads (a real, tiny table: the
     smoke preset, eager rows only), and refuses a file that exists."""
     save = tmp_path / "k_table_cpu_smoke.json"
-    argv = ["bench", "--k-table", "--preset", "smoke", "--k", "1", "--compiled-k", "none", "--rounds", "1",
-            "--steps", "1", "--save", str(save)]
+    argv = [
+        "bench",
+        "--k-table",
+        "--preset",
+        "smoke",
+        "--k",
+        "1",
+        "--compiled-k",
+        "none",
+        "--rounds",
+        "1",
+        "--steps",
+        "1",
+        "--save",
+        str(save),
+    ]
     assert main(argv) == 0
     table = json.loads(save.read_text())
     assert table["preset"] == "smoke" and [row["mode"] for row in table["rows"]] == ["eager"]
@@ -163,7 +187,9 @@ def test_bench_saves_the_table_the_rule_reads_and_never_overwrites(no_cache_env,
 def test_a_damaged_saved_table_is_one_line_and_exit_2(no_cache_env, tmp_path, capsys):
     folder = tmp_path / "tables"
     folder.mkdir()
-    (folder / "k_table_cpu_smoke.json").write_text('{"preset": "smoke", "device": "cpu", "rows": [{"k": "one"}]}')
+    (folder / "k_table_cpu_smoke.json").write_text(
+        '{"preset": "smoke", "device": "cpu", "rows": [{"k": "one"}]}'
+    )
     no_cache_env.setattr(compiled, "MEASURED_DIR", folder)
     assert main(COMMON + ["--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -171,15 +197,19 @@ def test_a_damaged_saved_table_is_one_line_and_exit_2(no_cache_env, tmp_path, ca
     assert not (tmp_path / "run").exists()  # nothing half-made
 
 
-@pytest.mark.parametrize("row, field, value, fragment", [
-    (1, "warm_compile_s", None, "null is not allowed in a compiled row; expected a finite number >= 0"),
-    (1, "warm_compile_s", -1.0, "-1.0 is not allowed; expected a finite number >= 0"),
-    (0, "steps_per_s", 0, "0 is not allowed; expected a finite number > 0"),
-    (1, "steps_per_s", float("nan"), "nan is not allowed; expected a finite number > 0"),
-    (0, "steps_per_s", "fast", "expected a number"),
-])
+@pytest.mark.parametrize(
+    "row, field, value, fragment",
+    [
+        (1, "warm_compile_s", None, "null is not allowed in a compiled row; expected a finite number >= 0"),
+        (1, "warm_compile_s", -1.0, "-1.0 is not allowed; expected a finite number >= 0"),
+        (0, "steps_per_s", 0, "0 is not allowed; expected a finite number > 0"),
+        (1, "steps_per_s", float("nan"), "nan is not allowed; expected a finite number > 0"),
+        (0, "steps_per_s", "fast", "expected a number"),
+    ],
+)
 def test_a_table_with_numbers_the_rule_cannot_use_is_one_line_naming_file_and_field(
-        no_cache_env, tmp_path, capsys, has_compiler, row, field, value, fragment):
+    no_cache_env, tmp_path, capsys, has_compiler, row, field, value, fragment
+):
     """Before: a null warm compile was a TypeError, a zero rate a ZeroDivisionError, at every train.
     A bad table stops the run rather than leaving it eager: a damaged file must not change silently
     how a run trains.  An explicit --compile/--no-compile does not read it."""
@@ -195,8 +225,13 @@ def test_a_table_with_numbers_the_rule_cannot_use_is_one_line_naming_file_and_fi
 
 
 def member(tmp_path, seed, flag, stop_at="10"):
-    assert main(COMMON + ["--out", str(tmp_path / f"seed-{seed}"), "--seed", str(seed), "--stop-at", stop_at,
-                          flag]) == 0
+    assert (
+        main(
+            COMMON
+            + ["--out", str(tmp_path / f"seed-{seed}"), "--seed", str(seed), "--stop-at", stop_at, flag]
+        )
+        == 0
+    )
 
 
 def test_a_batched_resume_keeps_each_members_compile_choice_or_refuses(smoke_measured, tmp_path, capsys):
@@ -217,4 +252,6 @@ def test_a_batched_resume_keeps_each_members_compile_choice_or_refuses(smoke_mea
     assert main(COMMON + ["--out", str(both), "--seeds", "0,1", "--resume"]) == 0
     assert len(smoke_measured) == calls + 1  # the batch's forward, compiled
     for seed in (0, 1):
-        assert json.loads(state_settings(both / f"seed-{seed}", 20).read_text())["settings"]["compiled"] is True
+        assert (
+            json.loads(state_settings(both / f"seed-{seed}", 20).read_text())["settings"]["compiled"] is True
+        )

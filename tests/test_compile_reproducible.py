@@ -1,4 +1,4 @@
-"""A compiled CPU run is bit-reproducible from process to process (training.model.compiled, module
+"""A compiled CPU run is bit-reproducible from process to process (training.run.compile, module
 doc): the same weight bytes when run again, and when stopped and resumed.
 
 Every run is its own process -- a comparison inside one process would share the compiled code
@@ -13,19 +13,40 @@ import sys
 
 import pytest
 from safetensors.torch import load_file
-
 from test_train import ENV, REPO
 
-ARGS = ["train", "--task", "letter", "--preset", "smoke", "--steps", "8", "--set", "model.n_layer=1", "--device", "cpu",
-        "--compile", "--no-progress"]
-WEIGHTS = ("model.safetensors", "checkpoints/step-000008/model.safetensors",
-           "checkpoints/step-000008/training_state.safetensors")
+ARGS = [
+    "train",
+    "--task",
+    "letter",
+    "--preset",
+    "smoke",
+    "--steps",
+    "8",
+    "--set",
+    "model.n_layer=1",
+    "--device",
+    "cpu",
+    "--compile",
+    "--no-progress",
+]
+WEIGHTS = (
+    "model.safetensors",
+    "checkpoints/step-000008/model.safetensors",
+    "checkpoints/step-000008/training_state.safetensors",
+)
 
 
 def train_process(cache, *args) -> None:
     env = {**ENV, "OMP_NUM_THREADS": "2", "ROPE_HEADS_CACHE": str(cache)}
-    done = subprocess.run([sys.executable, "-m", "training", *ARGS, *map(str, args)], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", "training", *ARGS, *map(str, args)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
 
 

@@ -12,7 +12,7 @@ from theory.concordance import (
     pooled,
 )
 
-BIG = 10 ** 9
+BIG = 10**9
 
 
 def _completions(x):
@@ -21,7 +21,9 @@ def _completions(x):
     value, limit = x
     if value is not None:
         return [value]
-    return [limit + 0.5, limit + 1e-3, BIG] + [v + d for v in range(0, 400, 5) for d in (-0.25, 0.25) if v > limit]
+    return [limit + 0.5, limit + 1e-3, BIG] + [
+        v + d for v in range(0, 400, 5) for d in (-0.25, 0.25) if v > limit
+    ]
 
 
 def _brute_order(a, b):
@@ -69,7 +71,9 @@ def test_order_matches_brute_force(i, j):
 
 def test_c_matches_brute_force_pair_count():
     n = len(PRED)
-    got = harrell_c((1.0, (PRED[i], PRED[j]), (MEAS[i], MEAS[j])) for i, j in itertools.combinations(range(n), 2))
+    got = harrell_c(
+        (1.0, (PRED[i], PRED[j]), (MEAS[i], MEAS[j])) for i, j in itertools.combinations(range(n), 2)
+    )
     assert got["c"] == pytest.approx(_brute_c(PRED, MEAS))
 
 
@@ -109,8 +113,10 @@ def test_bootstrap_is_seeded_and_brackets():
 
 def _members(pairs):
     """Synthetic member_breaks blocks, one recipe per member."""
-    return {f"r{k}/letter/seed-0": {"predicted": {"relative": {"break": p}}, "measured": m, "last_length": 5000}
-            for k, (p, m) in enumerate(pairs)}
+    return {
+        f"r{k}/letter/seed-0": {"predicted": {"relative": {"break": p}}, "measured": m, "last_length": 5000}
+        for k, (p, m) in enumerate(pairs)
+    }
 
 
 def test_rule_statuses():
@@ -119,4 +125,6 @@ def test_rule_statuses():
     grid = [20.0 * k for k in range(1, 9)]
     assert decide_concordance(_members(zip(grid, grid)), draws=300).status == "verified"
     assert decide_concordance(_members(zip(grid, grid[::-1])), draws=300).status == "refuted"
-    assert decide_concordance(_members(zip(grid[:4], grid[:4])), draws=300).status == "undecided"  # < 6 recipes
+    assert (
+        decide_concordance(_members(zip(grid[:4], grid[:4])), draws=300).status == "undecided"
+    )  # < 6 recipes

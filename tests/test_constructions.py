@@ -21,8 +21,12 @@ from constructions.export import OneLayerModel
 from constructions.geometry import figure4a_geometry, write_figure4a
 from constructions.index import IndexConstruction, number_task
 from constructions.retrieval import RetrievalConstruction, letter_task
-from constructions.temperature import (margin_lower_bound, observed_critical_beta, temperature_report,
-                                       value_spread)
+from constructions.temperature import (
+    margin_lower_bound,
+    observed_critical_beta,
+    temperature_report,
+    value_spread,
+)
 from theory import paper_data
 from theory.functions import index
 from theory.numbers import FLOAT64, SYMBOLIC, MultiPrecision
@@ -94,7 +98,10 @@ def test_certified_ranks_find_exact_ties_and_the_order():
 
 # ---- the closed form, proved ------------------------------------------------------------------
 def test_closed_forms_are_proved_equal_to_the_matrix_route():
-    for model in (IndexConstruction(["A", "B"], 2, "0.8", 4), RetrievalConstruction(["a", "b"], 1, "pi/64", 4)):
+    for model in (
+        IndexConstruction(["A", "B"], 2, "0.8", 4),
+        RetrievalConstruction(["a", "b"], 1, "pi/64", 4),
+    ):
         proof = prove_closed_form(model)
         assert proof["failed"] == [] and proof["general_identity_proved"]
         assert proof["pairs_proved"] == len(model.vocab) ** 2
@@ -122,7 +129,7 @@ def test_weights_rotate_by_matrix_powers_of_rho():
 def test_index_is_exact_on_every_valid_input(theta):
     model = IndexConstruction(["A", "B"], 2, theta, 6)
     ids = model.all_valid_ids(6)
-    assert len(ids) == 2 * 3 * 4 ** 4
+    assert len(ids) == 2 * 3 * 4**4
     expected = reference(model, ids)
     beta = temperature_report(model)["beta_value_aware"]
     for attention, b in (("exact", None), ("hard", None), ("softmax", beta)):
@@ -158,13 +165,15 @@ def test_proper_enumeration_matches_the_definition():
 
 # ---- randomised inputs of the task vocabularies -----------------------------------------------------
 @settings(max_examples=12, deadline=None)
-@given(seed=st.integers(0, 2 ** 32 - 1), n0=st.sampled_from([17, 40, 100]), data=st.data())
+@given(seed=st.integers(0, 2**32 - 1), n0=st.sampled_from([17, 40, 100]), data=st.data())
 def test_task_vocabularies_random_inputs(seed, n0, data):
     rng = np.random.default_rng(seed)
     n = data.draw(st.integers(2, n0))
     numbers, letters = number_task(n0), letter_task(n0)
-    for model, ids in ((numbers, numbers.sample_valid_ids(rng, n, 2)),
-                       (letters, np.stack([letters.sample_proper_ids(rng, n) for _ in range(2)]))):
+    for model, ids in (
+        (numbers, numbers.sample_valid_ids(rng, n, 2)),
+        (letters, np.stack([letters.sample_proper_ids(rng, n) for _ in range(2)])),
+    ):
         expected = reference(model, ids)
         beta = temperature_report(model)["beta_value_aware"]
         for attention, b in (("exact", None), ("hard", None), ("softmax", beta)):
@@ -172,12 +181,15 @@ def test_task_vocabularies_random_inputs(seed, n0, data):
 
 
 @settings(max_examples=2, deadline=None)
-@given(seed=st.integers(0, 2 ** 32 - 1))
+@given(seed=st.integers(0, 2**32 - 1))
 def test_task_vocabularies_at_length_850(seed):
     rng = np.random.default_rng(seed)
     for model in (number_task(850), letter_task(850)):
-        sample = model.sample_valid_ids(rng, 850) if isinstance(model, IndexConstruction) else \
-            model.sample_proper_ids(rng, 850)[None]
+        sample = (
+            model.sample_valid_ids(rng, 850)
+            if isinstance(model, IndexConstruction)
+            else model.sample_proper_ids(rng, 850)[None]
+        )
         ids = np.vstack([sample, model.adversarial_ids(850)])
         expected = reference(model, ids)
         for attention in ("exact", "hard"):
@@ -236,8 +248,12 @@ def test_an_irrational_angle_can_tie_counterexample():
 
 @pytest.mark.parametrize("m,n0", [(2, 7), (5, 6), (1, 5)])
 def test_index_tie_condition_matches_every_input(m, n0):
-    angles = [Angle(pi_multiple=Fraction(2 * k, p)) for p in range(2, n0 + 2) for k in range(1, p // 2 + 1)
-              if math.gcd(k, p) == 1]
+    angles = [
+        Angle(pi_multiple=Fraction(2 * k, p))
+        for p in range(2, n0 + 2)
+        for k in range(1, p // 2 + 1)
+        if math.gcd(k, p) == 1
+    ]
     base = IndexConstruction(["A", "B"], m, angles[0], n0)
     ids = base.all_valid_ids(n0)
     expected = reference(base, ids)
@@ -268,14 +284,16 @@ def brute_force_gaps(model, ids):
     (top - best lower logit), from the float64 matrix route."""
     hidden = model.hidden(ids)
     logits = model.logits_from_hidden(hidden)
-    values = (hidden @ model.weights().value.T)
+    values = hidden @ model.weights().value.T
     value_aware, lemma = np.inf, np.inf
     for b in range(len(ids)):
         for i in range(ids.shape[1]):
             row = logits[b, i, : i + 1]
             top = row.max()
             tied = row >= top - 1e-12
-            other = np.array([not np.array_equal(values[b, j], values[b, np.argmax(row)]) for j in range(i + 1)])
+            other = np.array(
+                [not np.array_equal(values[b, j], values[b, np.argmax(row)]) for j in range(i + 1)]
+            )
             if other.any():
                 value_aware = min(value_aware, top - row[other].max())
             if (~tied).any():
@@ -283,8 +301,9 @@ def brute_force_gaps(model, ids):
     return value_aware, lemma
 
 
-@pytest.mark.parametrize("model", [IndexConstruction(["A", "B"], 2, "0.8", 6),
-                                   RetrievalConstruction(["a", "b"], 2, "pi/40", 5)])
+@pytest.mark.parametrize(
+    "model", [IndexConstruction(["A", "B"], 2, "0.8", 6), RetrievalConstruction(["a", "b"], 2, "pi/40", 5)]
+)
 def test_closed_form_gaps_equal_the_brute_force_minimum(model):
     enumerate_ = model.all_valid_ids if isinstance(model, IndexConstruction) else model.all_proper_ids
     value_aware, lemma = brute_force_gaps(model, enumerate_(model.n0))
@@ -316,15 +335,20 @@ def test_softmax_margins_respect_the_proven_bound_and_smaller_beta_fails(make):
         assert compare_outputs(model, ids, expected, "softmax", b)["wrong"] == 0
     critical = observed_critical_beta(model, ids[-1:], steps=30)
     assert critical < beta  # the proven beta suffices ...
-    assert compare_outputs(model, ids[-1:], expected[-1:], "softmax", critical / 2)["wrong"] > 0  # ... a small one not
+    assert (
+        compare_outputs(model, ids[-1:], expected[-1:], "softmax", critical / 2)["wrong"] > 0
+    )  # ... a small one not
 
 
 # ---- export and geometry ----------------------------------------------------------------------------
 def test_export_positional_index_and_content_following_retrieval():
     rng = np.random.default_rng(7)
     for model in (number_task(17), letter_task(17)):
-        sample = model.sample_valid_ids(rng, 17)[0] if isinstance(model, IndexConstruction) \
+        sample = (
+            model.sample_valid_ids(rng, 17)[0]
+            if isinstance(model, IndexConstruction)
             else model.sample_proper_ids(rng, 17)
+        )
         exported = OneLayerModel(model)
         trace = exported.run(model.tokens(sample))
         hidden, logits = trace.hidden_states[0], trace.last_token_logits[0]
@@ -378,5 +402,7 @@ def test_the_fast_claims_reproduce_their_recorded_outcomes():
         outcome = REGISTRY[claim_id].check(Options())
         assert outcome.status == REGISTRY[claim_id].recorded, (claim_id, outcome.summary)
     refuted = REGISTRY["C4-index-irrational-angle"].check(Options())
-    assert refuted.counterexample["input"] == ["B", "A", "A", "A", "1"] and refuted.counterexample["got"] is None
+    assert (
+        refuted.counterexample["input"] == ["B", "A", "A", "A", "1"] and refuted.counterexample["got"] is None
+    )
     assert refuted.corrected == "C4-index-corrected"

@@ -9,37 +9,76 @@ import mpmath
 import numpy as np
 import pytest
 
-from theory.diophantine import PiRational, best_denominators, continued_fraction, min_distance, min_distance_brute
+from theory.diophantine import (
+    PiRational,
+    best_denominators,
+    continued_fraction,
+    min_distance,
+    min_distance_brute,
+)
 from theory.discrepancy import logit_gap
-from theory.discrepancy_index import (index_blocks, index_discrepancy, index_discrepancy_brute, index_first_tie,
-                                      index_gap, index_L, index_queries, index_rows)
-from theory.discrepancy_retrieval import (in_regime, inf_lower_bound, logits_from_tokens, n0_max,
-                                          realizable_vectors, retrieval_brute, retrieval_closed_form,
-                                          retrieval_general)
+from theory.discrepancy_index import (
+    index_blocks,
+    index_discrepancy,
+    index_discrepancy_brute,
+    index_first_tie,
+    index_gap,
+    index_L,
+    index_queries,
+    index_rows,
+)
+from theory.discrepancy_retrieval import (
+    in_regime,
+    inf_lower_bound,
+    logits_from_tokens,
+    n0_max,
+    realizable_vectors,
+    retrieval_brute,
+    retrieval_closed_form,
+    retrieval_general,
+)
 from theory.functions import retrieval, split_pair
 from theory.numbers import FLOAT64, Interval, MultiPrecision
 from theory.phases import Angle, AngleFormError
 
 # ~20 angles: the paper's, Table 1's, and angles within 1e-6 .. 1e-9 of 2 pi p/q
-ANGLES = ["0.8", "0.866", "0.2738", "0.0027", "1", "2.5", "3.1", "0.123456789",
-          "2*pi/3 + 1/10**6", "2*pi/5 - 1/10**6", "2*pi/7 + 1/10**9", "2*pi*3/7 - 1/10**8",
-          "2*pi/17 + 1/10**6", "2*pi/100 - 1/10**7", "2*pi/1000 + 1/10**9", "pi - 1/10**6",
-          "2*pi*13/31 + 1/10**7", "1/10**3", "2*pi/5", "2*pi*3/7"]
+ANGLES = [
+    "0.8",
+    "0.866",
+    "0.2738",
+    "0.0027",
+    "1",
+    "2.5",
+    "3.1",
+    "0.123456789",
+    "2*pi/3 + 1/10**6",
+    "2*pi/5 - 1/10**6",
+    "2*pi/7 + 1/10**9",
+    "2*pi*3/7 - 1/10**8",
+    "2*pi/17 + 1/10**6",
+    "2*pi/100 - 1/10**7",
+    "2*pi/1000 + 1/10**9",
+    "pi - 1/10**6",
+    "2*pi*13/31 + 1/10**7",
+    "1/10**3",
+    "2*pi/5",
+    "2*pi*3/7",
+]
 
 
 # ---- continued fractions and the O(log L) minimum ----------------------------------------------
 def test_continued_fraction_of_rationals_and_of_known_irrationals():
     assert continued_fraction("0.3", 100) == [0, 3, 3]
-    assert continued_fraction(Fraction(355, 113), 10 ** 6) == [3, 7, 16]
+    assert continued_fraction(Fraction(355, 113), 10**6) == [3, 7, 16]
     pi_over_1 = PiRational(Fraction(0), Fraction(1))  # 1/pi = [0; 3, 7, 15, 1, 292, ...]
-    assert continued_fraction(pi_over_1, 10 ** 5)[:6] == [0, 3, 7, 15, 1, 292]
+    assert continued_fraction(pi_over_1, 10**5)[:6] == [0, 3, 7, 15, 1, 292]
     assert continued_fraction(mpmath.mpf(0.5), 10) == [0, 2]  # an mpf is read as its exact binary value
 
 
 @pytest.mark.parametrize("angle", ANGLES)
 def test_min_distance_equals_brute_force_for_every_L_up_to_1e5(angle):
     """Lagrange's theorem, tested: the convergent route equals the cumulative minimum at every L."""
-    L_max = 10 ** 5
+    L_max = 10**5
     alpha = Angle.of(angle).turns()
     running, _ = min_distance_brute(float(alpha), L_max)
     steps = [(p, q) for p, q in best_denominators(alpha, L_max) if q <= L_max]
@@ -47,7 +86,7 @@ def test_min_distance_equals_brute_force_for_every_L_up_to_1e5(angle):
     for (p, q), nxt in zip(steps, [q for _, q in steps[1:]] + [L_max + 1]):
         value = Fraction(0) if alpha.exact is not None and alpha.exact * q == p else None
         dist = float(value) if value is not None else float(abs(q * alpha.ball(Interval(128)) - p).mid())
-        fast[q - 1:nxt - 1] = dist
+        fast[q - 1 : nxt - 1] = dist
     assert np.max(np.abs(fast - running)) < 1e-9
 
 
@@ -55,14 +94,14 @@ def test_min_distance_is_certified_and_rational_ties_are_exact():
     near = min_distance(Angle.of("2*pi/5").turns(), 4)
     assert near.q == 1 and not near.is_zero and near.exact() == Fraction(1, 5)
     assert min_distance(Angle.of("2*pi/5").turns(), 5).is_zero
-    far = min_distance(Angle.of("0.8").turns(), 10 ** 12)
+    far = min_distance(Angle.of("0.8").turns(), 10**12)
     ball = far.ball(Interval(256))
     assert ball.rad() < 1e-60 and 0 < float(ball.mid()) < 1e-12
 
 
 # ---- the per-row gap -----------------------------------------------------------------------------
 def test_angles_are_read_exactly_and_anything_else_is_a_value_error():
-    assert Angle.of("2*pi/9 + 1/10**6") == Angle(Fraction(1, 10 ** 6), Fraction(2, 9))
+    assert Angle.of("2*pi/9 + 1/10**6") == Angle(Fraction(1, 10**6), Fraction(2, 9))
     assert Angle.of("0.8") == Angle(Fraction(4, 5)) and Angle.of(np.int64(3)) == Angle(Fraction(3))
     with pytest.raises(AngleFormError, match="a \\+ b\\*pi"):
         Angle.of("sqrt(2)")
@@ -114,13 +153,15 @@ def test_rational_angle_ties_exactly_from_n_6():
 def test_known_closed_form_gap():
     # theta = 2 pi / 7: for L <= 6 the nearest offset is u = 1 (or 6), gap 1 - cos(2 pi/7) exactly
     for L in range(1, 7):
-        assert index_gap("2*pi/7", L).ball(Interval(128)).overlaps(1 - flint.arb.cos_pi_fmpq(flint.fmpq(2, 7)))
+        assert (
+            index_gap("2*pi/7", L).ball(Interval(128)).overlaps(1 - flint.arb.cos_pi_fmpq(flint.fmpq(2, 7)))
+        )
     assert index_gap("2*pi/7", 7).is_zero
 
 
 def test_index_blocks_cover_every_n_once():
-    blocks = index_blocks("0.8", "sup", 10 ** 6)
-    assert blocks[0]["n_lo"] == 2 and blocks[-1]["n_hi"] == 10 ** 6
+    blocks = index_blocks("0.8", "sup", 10**6)
+    assert blocks[0]["n_lo"] == 2 and blocks[-1]["n_hi"] == 10**6
     assert all(a["n_hi"] + 1 == b["n_lo"] for a, b in zip(blocks, blocks[1:]))
     for block in blocks[:6]:  # inside a block the gap really is constant
         for n in (block["n_lo"], block["n_hi"]):
@@ -142,6 +183,7 @@ def test_index_L_matches_the_query_enumeration(m):
 def _d_vector(tokens, letters):
     """(d_0, .., d_{n-1}) of an input: d_t = phi(left of key at offset t) - phi(query letter) mod A."""
     from theory.discrepancy_retrieval import query_letter
+
     phi = {x: i for i, x in enumerate(letters)}
     c = phi[query_letter(tokens[-1])]
     return tuple((phi[split_pair(tok)[0]] - c) % len(letters) for tok in reversed(tokens))
@@ -152,6 +194,7 @@ def test_realizable_rows_are_exactly_those_of_proper_inputs(n):
     letters = "abc"
     tokens = [a + b for a in letters for b in list(letters) + ["1"]]
     import itertools
+
     seen = set()
     for seq in itertools.product(tokens, repeat=n):
         try:
@@ -162,8 +205,10 @@ def test_realizable_rows_are_exactly_those_of_proper_inputs(n):
     assert seen == set(realizable_vectors(3, n))
 
 
-@pytest.mark.parametrize("theta,A,n_top", [("0.0027", 8, 4), ("0.1", 3, 5), ("0.05", 4, 4),
-                                           ("0.01", 2, 7), ("0.02", 5, 4), ("1/7", 3, 3)])
+@pytest.mark.parametrize(
+    "theta,A,n_top",
+    [("0.0027", 8, 4), ("0.1", 3, 5), ("0.05", 4, 4), ("0.01", 2, 7), ("0.02", 5, 4), ("1/7", 3, 3)],
+)
 def test_retrieval_closed_forms_equal_brute_force(theta, A, n_top):
     for n in range(2, n_top + 1):
         assert in_regime(theta, A, n)
@@ -203,6 +248,7 @@ def test_n0_max_and_the_paper_angle():
 def _claim(cid):
     import proofs_check.claims  # noqa: F401
     from proofs_check.registry import REGISTRY, Options
+
     return REGISTRY[cid].check(Options())
 
 
@@ -223,7 +269,7 @@ def test_index_counterexamples_recheck_in_mpmath(cid):
     else:
         second = row[1]
     gap = row[0] - second
-    bound = min(1 - ctx.cos(theta), 2 * ctx.pi ** 2 / n ** 2)
+    bound = min(1 - ctx.cos(theta), 2 * ctx.pi**2 / n**2)
     assert gap - bound > tol
     assert abs(gap - ctx.mpf(ce["discrepancy"].strip("[").split(" ")[0])) < 1e-15
 
@@ -268,6 +314,7 @@ def test_formulas_match_the_constructions_matrix_route():
 
 def test_retrieval_discrepancy_names_reading_and_route():
     from theory.discrepancy_retrieval import retrieval_discrepancy
+
     inside = retrieval_discrepancy("0.0027", 8, 50, "inf")
     assert inside["reading"] == "inf" and inside["route"] == "closed form"
     outside = retrieval_discrepancy("1.3", 3, 4, "sup")
@@ -278,7 +325,9 @@ def test_retrieval_discrepancy_names_reading_and_route():
 
 def test_figure5a_data_is_written_atomically(tmp_path):
     import json
+
     from proofs_check import figure5a
+
     out = tmp_path / "sub" / "fig5a.json"
     assert figure5a.main(["--out", str(out), "--n-max", "300"]) == 0
     data = json.loads(out.read_text())

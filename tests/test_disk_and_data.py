@@ -38,6 +38,7 @@ def _limit_file_size(size: int):
     def apply():
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (size, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
     return apply
 
 
@@ -60,8 +61,10 @@ class Blocked(BaseException):
 @contextlib.contextmanager
 def no_hang(seconds: int = 20):
     """Fail the test, rather than hang the suite, if a FIFO blocks a read."""
+
     def expire(signum, frame):
         raise Blocked("blocked: a FIFO was opened for reading")
+
     previous = signal.signal(signal.SIGALRM, expire)
     signal.alarm(seconds)
     try:
@@ -86,11 +89,19 @@ def environment(unbuffered: bool) -> dict:
 
 
 def run_data(args, unbuffered: bool, **kwargs):
-    return subprocess.run([sys.executable, "-m", "training", *args], cwd=ROOT, stderr=subprocess.PIPE, text=True,
-                          timeout=120, env=environment(unbuffered), **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "training", *args],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        env=environment(unbuffered),
+        **kwargs,
+    )
 
 
 # -- stdout: a failed write is one line; a closed pipe is status 1 --------------------------------
+
 
 @pytest.mark.parametrize("where", ["/dev/full", "file past RLIMIT_FSIZE"])
 def test_data_to_stdout_that_cannot_be_written_is_one_line(tmp_path, where):
@@ -112,9 +123,26 @@ def test_data_to_stdout_that_cannot_be_written_is_one_line(tmp_path, where):
 
 def test_data_into_a_pipe_closed_early_exits_1_silently():
     # 200 rows of 2,017 tokens: megabytes, far past what a pipe buffers, so the reader leaves first
-    process = subprocess.Popen([sys.executable, "-m", "training", "data", "--task", "number", "--count", "200",
-                                "--seed", "0", "--extra-target", "2000"], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, env=environment(unbuffered=True))
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "training",
+            "data",
+            "--task",
+            "number",
+            "--count",
+            "200",
+            "--seed",
+            "0",
+            "--extra-target",
+            "2000",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment(unbuffered=True),
+    )
     assert process.stdout.readline().endswith(b"\n")
     process.stdout.close()
     stderr = process.stderr.read().decode()
@@ -123,6 +151,7 @@ def test_data_into_a_pipe_closed_early_exits_1_silently():
 
 
 # -- files: a full disk leaves the old file; a bad --out is one line, exit 2 ----------------------
+
 
 def test_data_out_on_a_full_disk_keeps_the_old_file(tmp_path, capsys):
     out = tmp_path / "rows.tsv"
@@ -138,8 +167,10 @@ def test_data_out_on_a_full_disk_keeps_the_old_file(tmp_path, capsys):
 
 @pytest.mark.parametrize("name", ["fig4a", "table1"])
 def test_a_figure_on_a_full_disk_keeps_the_old_file(tmp_path, capsys, name):
-    old = {tmp_path / f"{name}{suffix}": f"old {suffix}".encode()
-           for suffix in ((".md",) if name == "table1" else (".png", ".pdf"))}
+    old = {
+        tmp_path / f"{name}{suffix}": f"old {suffix}".encode()
+        for suffix in ((".md",) if name == "table1" else (".png", ".pdf"))
+    }
     for path, data in old.items():
         path.write_bytes(data)
     with disk_full_after(200):  # every figure and table is larger
@@ -154,9 +185,11 @@ def test_a_figure_on_a_full_disk_keeps_the_old_file(tmp_path, capsys, name):
 def _bad_outputs(tmp_path: Path) -> dict:
     a_file = tmp_path / "a_file"
     a_file.write_text("x")
-    return {"parent is a file": (str(a_file / "x.txt"), "not a directory"),
-            "name too long": (str(tmp_path / ("n" * 300)), "at most"),
-            "NUL byte": (str(tmp_path / "a\0b"), "NUL")}
+    return {
+        "parent is a file": (str(a_file / "x.txt"), "not a directory"),
+        "name too long": (str(tmp_path / ("n" * 300)), "at most"),
+        "NUL byte": (str(tmp_path / "a\0b"), "NUL"),
+    }
 
 
 @pytest.mark.parametrize("case", ["parent is a file", "name too long", "NUL byte"])
@@ -175,11 +208,12 @@ def test_a_bad_out_path_is_one_line_and_status_2(tmp_path, capsys, command, case
 
 # -- figures are byte-identical from run to run --------------------------------------------------
 
+
 def _png_chunks(data: bytes) -> list[str]:
     chunks, at = [], 8
     while at < len(data):
-        length = int.from_bytes(data[at:at + 4], "big")
-        chunks.append(data[at + 4:at + 8].decode("ascii"))
+        length = int.from_bytes(data[at : at + 4], "big")
+        chunks.append(data[at + 4 : at + 8].decode("ascii"))
         at += 12 + length
     return chunks
 
@@ -202,6 +236,7 @@ def test_saved_figures_are_byte_identical_across_runs(tmp_path, monkeypatch):
 
 # -- the dataset cache on a full disk: one line, nothing lost, the next run recovers -------------
 
+
 def test_a_full_disk_while_writing_the_cache_is_one_line_and_the_next_run_recovers(tmp_path, capsys):
     other = datasets.cached_splits("number", SMALL, seed=2, cache_dir=tmp_path)  # a cache already there
     before = {p: p.read_bytes() for p in tmp_path.iterdir()}
@@ -212,22 +247,28 @@ def test_a_full_disk_while_writing_the_cache_is_one_line_and_the_next_run_recove
     capsys.readouterr()
     built = datasets.cached_splits("number", SMALL, seed=1, cache_dir=tmp_path)
     assert np.array_equal(built["test"].inputs, datasets.build_splits("number", SMALL, 1)[0]["test"].inputs)
-    assert np.array_equal(datasets.cached_splits("number", SMALL, seed=2, cache_dir=tmp_path)["train"].inputs,
-                          other["train"].inputs)
+    assert np.array_equal(
+        datasets.cached_splits("number", SMALL, seed=2, cache_dir=tmp_path)["train"].inputs,
+        other["train"].inputs,
+    )
     assert capsys.readouterr().err == ""
 
 
 def test_a_failed_manifest_write_leaves_a_cache_the_next_run_rebuilds(tmp_path, capsys, monkeypatch):
-    from theory.files import OutputError
+    from theory.io.files import OutputError
 
     def full(path, *args, **kwargs):
-        raise OutputError(f"cannot write {path}: No space left on device; the previous file, if any, is unchanged")
+        raise OutputError(
+            f"cannot write {path}: No space left on device; the previous file, if any, is unchanged"
+        )
 
     with monkeypatch.context() as patch:
         patch.setattr(datasets, "atomic_write_json", full)
         with pytest.raises(datasets.CacheError, match="No space left on device"):
             datasets.cached_splits("number", SMALL, seed=1, cache_dir=tmp_path)
-    assert len(list(tmp_path.glob("*.npz"))) == 1 and not list(tmp_path.glob("*.json"))  # no manifest vouches for it
+    assert len(list(tmp_path.glob("*.npz"))) == 1 and not list(
+        tmp_path.glob("*.json")
+    )  # no manifest vouches for it
     capsys.readouterr()
     datasets.cached_splits("number", SMALL, seed=1, cache_dir=tmp_path)
     line = one_line(capsys.readouterr().err)

@@ -1,4 +1,4 @@
-"""training.model.distributed: torchrun trains ONE model with DistributedDataParallel.
+"""training.run.distributed: torchrun trains ONE model with DistributedDataParallel.
 
 Two gloo processes on the CPU (``python -m torch.distributed.run``, so no ``torchrun`` script
 is needed on PATH) train 20 smoke steps; the weights must be the single-process weights up
@@ -21,18 +21,31 @@ import torch
 from safetensors.torch import load_file
 
 from training.__main__ import main
-from training.model.distributed import SINGLE, Ranks, ranks_from_env
-from training.model.train import train
+from training.run.distributed import SINGLE, Ranks, ranks_from_env
+from training.run.loop import train
 
 REPO = Path(__file__).resolve().parents[1]
 # without torchrun's variables, whatever the shell running the tests has set
-ENV = {**{k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE", "RANK", "LOCAL_RANK")},
-       "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+ENV = {
+    **{k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE", "RANK", "LOCAL_RANK")},
+    "PYTHONPATH": str(REPO),
+    "OMP_NUM_THREADS": "1",
+}
 DROPOUT_OFF = ("model.embd_pdrop=0", "model.attn_pdrop=0", "model.resid_pdrop=0")
-RECIPE = ("--task", "letter", "--preset", "smoke", "--no-progress", *(a for s in DROPOUT_OFF for a in ("--set", s)))
+RECIPE = (
+    "--task",
+    "letter",
+    "--preset",
+    "smoke",
+    "--no-progress",
+    *(a for s in DROPOUT_OFF for a in ("--set", s)),
+)
 STEPS = 20
-TENSOR_FILES = ("model.safetensors", "checkpoints/step-000020/model.safetensors",
-                "checkpoints/step-000020/training_state.safetensors")
+TENSOR_FILES = (
+    "model.safetensors",
+    "checkpoints/step-000020/model.safetensors",
+    "checkpoints/step-000020/training_state.safetensors",
+)
 
 # Tolerance, relative to each tensor's largest entry: 1e-5.  With dropout off, two ranks compute the
 # single process's global-batch gradient but add it up in another order (each rank sums its 16 rows,
@@ -43,7 +56,7 @@ TENSOR_FILES = ("model.safetensors", "checkpoints/step-000020/model.safetensors"
 # weights max |dW| = 1.1e-8 (3.4e-7 of the tensor's largest entry), AdamW moments 6.6e-7 of theirs.
 # 1e-5 leaves 15x room for other CPUs' kernels, and a real fault is far above it: both ranks training
 # on the same half (or no DDP) -> 0.72 of lm_head.bias's scale; --resume without rank 0's AdamW
-# moments on rank 1 -> 0.04 (measured by breaking training.model.distributed on purpose).
+# moments on rank 1 -> 0.04 (measured by breaking training.run.distributed on purpose).
 RELATIVE_TOLERANCE = 1e-5
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -51,8 +64,17 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 def torchrun(*args, timeout=180):
     # --standalone: a rendezvous on a free local port chosen by torchrun itself (no port to guess)
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-               "-m", "training", "train", *map(str, args)]
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node=2",
+        "-m",
+        "training",
+        "train",
+        *map(str, args),
+    ]
     return subprocess.run(command, cwd=REPO, env=ENV, capture_output=True, text=True, timeout=timeout)
 
 
@@ -63,8 +85,10 @@ def tensors(run: Path, name: str) -> dict:
 
 def worst_relative_difference(a: dict, b: dict) -> tuple[float, str]:
     assert a.keys() == b.keys()  # same names: no "module." prefix from the DDP wrapper
-    return max(((x.double() - b[k].double()).abs().max().item() / max(b[k].abs().max().item(), 1e-30), k)
-               for k, x in a.items())
+    return max(
+        ((x.double() - b[k].double()).abs().max().item() / max(b[k].abs().max().item(), 1e-30), k)
+        for k, x in a.items()
+    )
 
 
 def records(run: Path) -> list[dict]:
@@ -132,15 +156,18 @@ def test_a_rank_0_error_stops_every_rank(two_processes):
     before = {p: p.read_bytes() for p in two_processes.rglob("*") if p.is_file()}
     result = torchrun(*RECIPE, "--steps", STEPS, "--out", two_processes, timeout=120)
     assert result.returncode != 0
-    ours = [line for line in result.stderr.splitlines() if line.startswith("python -m training train: error:")]
+    ours = [
+        line for line in result.stderr.splitlines() if line.startswith("python -m training train: error:")
+    ]
     assert len(ours) == 1 and "already holds a run" in ours[0], result.stderr[-3000:]
     assert "exitcode  : 2" in result.stderr  # torchrun's report on the workers
     assert {p: p.read_bytes() for p in two_processes.rglob("*") if p.is_file()} == before
 
 
 def torchrun_env(monkeypatch, rank: int) -> None:
-    for name, value in dict(WORLD_SIZE="2", RANK=str(rank), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",
-                            MASTER_PORT="29400").items():
+    for name, value in dict(
+        WORLD_SIZE="2", RANK=str(rank), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1", MASTER_PORT="29400"
+    ).items():
         monkeypatch.setenv(name, value)
 
 
@@ -165,11 +192,17 @@ def test_batch_not_divisible_by_processes_exits_2_before_any_work(rank, tmp_path
     assert not out.exists()
 
 
-@pytest.mark.parametrize("environment, named", [
-    (dict(WORLD_SIZE="2", LOCAL_RANK="0", MASTER_ADDR="h", MASTER_PORT="1"), "RANK"),
-    (dict(WORLD_SIZE="two", RANK="0", LOCAL_RANK="0", MASTER_ADDR="h", MASTER_PORT="1"), "WORLD_SIZE='two'"),
-    (dict(WORLD_SIZE="2", RANK="2", LOCAL_RANK="0", MASTER_ADDR="h", MASTER_PORT="1"), "RANK='2'"),
-])
+@pytest.mark.parametrize(
+    "environment, named",
+    [
+        (dict(WORLD_SIZE="2", LOCAL_RANK="0", MASTER_ADDR="h", MASTER_PORT="1"), "RANK"),
+        (
+            dict(WORLD_SIZE="two", RANK="0", LOCAL_RANK="0", MASTER_ADDR="h", MASTER_PORT="1"),
+            "WORLD_SIZE='two'",
+        ),
+        (dict(WORLD_SIZE="2", RANK="2", LOCAL_RANK="0", MASTER_ADDR="h", MASTER_PORT="1"), "RANK='2'"),
+    ],
+)
 def test_a_broken_torchrun_environment_exits_2(environment, named, tmp_path, monkeypatch, capsys):
     for name in ("WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
         monkeypatch.delenv(name, raising=False)
@@ -183,6 +216,7 @@ def test_a_broken_torchrun_environment_exits_2(environment, named, tmp_path, mon
 
 def test_dropout_masks_are_a_function_of_seed_rank_and_step():
     """What makes a resumed multi-process run draw the masks of the uninterrupted one."""
+
     def draw(seed, rank, step):
         Ranks(world_size=2, rank=rank, local_rank=rank).seed_dropout(seed, step)
         return torch.rand(8)

@@ -9,7 +9,16 @@ import pytest
 
 from proofs_check import __main__ as cli
 from proofs_check import claims  # noqa: F401  (registers the checks)
-from proofs_check.evidence import CLASSES, EXHAUSTIVE, FINITE_CASES, PROVED, Evidence, Step, proved, run_steps
+from proofs_check.evidence.classes import (
+    CLASSES,
+    EXHAUSTIVE,
+    FINITE_CASES,
+    PROVED,
+    Evidence,
+    Step,
+    proved,
+    run_steps,
+)
 from proofs_check.registry import ORIGINS, REGISTRY, Options, Outcome, claim
 from proofs_check.runner import run_claims
 from proofs_check.verdicts import UP_TO_ROUNDING
@@ -17,8 +26,17 @@ from proofs_check.verdicts import UP_TO_ROUNDING
 VERIFIED_STATEMENTS = [c for c in REGISTRY.values() if (c.kind, c.recorded) == ("statement", "verified")]
 # every claim with a written argument, proved or with a step checked only on finitely many cases
 PROVED_CLAIMS = [c.id for c in VERIFIED_STATEMENTS if c.evidence is not None and c.evidence.steps]
-FAST = ["B1-formal", "B1-formal-corrected", "C12-summary", "C12-letter-higher", "T4-totals", "S36-53x", "C13",
-        "C13-sharp-constant", "C6-index"]  # a few seconds in all: the runner's words for a sample of every kind
+FAST = [
+    "B1-formal",
+    "B1-formal-corrected",
+    "C12-summary",
+    "C12-letter-higher",
+    "T4-totals",
+    "S36-53x",
+    "C13",
+    "C13-sharp-constant",
+    "C6-index",
+]  # a few seconds in all: the runner's words for a sample of every kind
 
 
 @pytest.fixture
@@ -39,7 +57,7 @@ def test_every_verified_statement_declares_its_evidence_class():
     assert not missing, f"verified statements without an evidence class: {missing}"
     assert all(c.evidence.cls in CLASSES for c in VERIFIED_STATEMENTS)
     for c in VERIFIED_STATEMENTS:  # a class says which cases, or gives the steps
-        assert (c.evidence.steps if c.evidence.cls == PROVED else c.evidence.cases.strip()), c.id
+        assert c.evidence.steps if c.evidence.cls == PROVED else c.evidence.cases.strip(), c.id
     assert {c.evidence.cls for c in VERIFIED_STATEMENTS} == set(CLASSES)  # each class is in use
 
 
@@ -48,7 +66,9 @@ def test_only_verified_statements_carry_a_class_and_every_claim_an_origin():
     assert [c.id for c in REGISTRY.values() if c.origin not in ORIGINS] == []
     assert REGISTRY["P-break"].origin == "package" and "Section 4" in REGISTRY["P-break"].source
     assert "not a claim of the paper" in REGISTRY["P-break"].source  # filed with the package's hypotheses
-    assert REGISTRY["C7-retrieval-margin-exact"].origin == "corrected" and REGISTRY["C4-index"].origin == "paper"
+    assert (
+        REGISTRY["C7-retrieval-margin-exact"].origin == "corrected" and REGISTRY["C4-index"].origin == "paper"
+    )
 
 
 def test_a_class_refuses_to_be_empty_or_mixed():
@@ -63,7 +83,10 @@ def test_a_class_refuses_to_be_empty_or_mixed():
 
 
 def test_an_argument_with_a_finitely_checked_step_is_classed_finite_cases_naming_it():
-    whole, partial = Step("a", lambda: True, "sympy identity"), Step("b", lambda: True, "enumerated", cases="n <= 4")
+    whole, partial = (
+        Step("a", lambda: True, "sympy identity"),
+        Step("b", lambda: True, "enumerated", cases="n <= 4"),
+    )
     assert proved(whole).cls == PROVED
     evidence = proved(whole, partial)
     assert evidence.cls == FINITE_CASES and "step 2 only for n <= 4" in evidence.cases
@@ -81,19 +104,24 @@ def test_every_step_of_a_proved_statement_passes(claim_id):
     assert [r["step"] for r in rows if not r["passed"]] == [], rows
 
 
-@pytest.mark.parametrize("claim_id, word", [("B1-formal-corrected", "verified (proved)"),
-                                            ("C13", "holds in every case checked")])
+@pytest.mark.parametrize(
+    "claim_id, word", [("B1-formal-corrected", "verified (proved)"), ("C13", "holds in every case checked")]
+)
 def test_a_claim_with_an_argument_runs_its_steps_when_checked(claim_id, word):
     row = run_claims([claim_id], Options())[0]
     steps = row["evidence_class"]["steps"]
     assert row["verdict"] == word and len(steps) == len(REGISTRY[claim_id].evidence.steps)
-    assert all(s["passed"] for s in steps) and all(s["checked_by"].startswith("proofs_check.proofs.") for s in steps)
+    assert all(s["passed"] for s in steps) and all(
+        s["checked_by"].startswith("proofs_check.proofs.") for s in steps
+    )
 
 
 @pytest.mark.parametrize("step", [lambda: False, lambda: 1 / 0, lambda: "yes"])
 def test_a_failing_step_makes_the_claim_an_error_and_exits_1(temporary_claims, capsys, step):
     evidence = proved(Step("a sound step", lambda: True, "test"), Step("a broken step", step, "test"))
-    temporary_claims("T-proof", "verified", lambda options: Outcome("verified", "the cases hold"), evidence=evidence)
+    temporary_claims(
+        "T-proof", "verified", lambda options: Outcome("verified", "the cases hold"), evidence=evidence
+    )
     assert cli.main(["--only", "=T-proof"]) == 1
     err = capsys.readouterr().err
     assert "ERROR in T-proof: proof step 2 of 2 fails" in err and "the cases hold" in err
@@ -110,7 +138,9 @@ def test_a_refuted_proof_still_shows_its_check(temporary_claims):
 def _listed_words(capsys) -> dict:
     assert cli.main(["--list"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    return {m.group(1): m.group(2) for m in (re.match(r"(\S+)\s+\[([^\]]+)\] <", line) for line in lines) if m}
+    return {
+        m.group(1): m.group(2) for m in (re.match(r"(\S+)\s+\[([^\]]+)\] <", line) for line in lines) if m
+    }
 
 
 def test_list_prints_the_runners_recorded_word_for_every_claim(capsys):
@@ -124,17 +154,26 @@ def test_list_prints_the_runners_recorded_word_for_every_claim(capsys):
 
 def test_losing_the_rounding_word_is_a_changed_outcome(monkeypatch, capsys):
     from proofs_check.claims import llm
-    monkeypatch.setattr(llm, "_may_hold_unrounded", lambda *args: False)  # every failing cell now beyond rounding
+
+    monkeypatch.setattr(
+        llm, "_may_hold_unrounded", lambda *args: False
+    )  # every failing cell now beyond rounding
     assert cli.main(["--only", "=C12-summary"]) == 1
     assert "CHANGED C12-summary: recorded holds up to rounding, now false" in capsys.readouterr().err
 
 
 def test_gaining_the_rounding_word_is_a_changed_outcome(temporary_claims, capsys):
-    temporary_claims("T-round", "refuted", lambda options: Outcome("refuted", "on a boundary", up_to_rounding=True))
+    temporary_claims(
+        "T-round", "refuted", lambda options: Outcome("refuted", "on a boundary", up_to_rounding=True)
+    )
     assert cli.main(["--only", "=T-round"]) == 1
     assert "CHANGED T-round: recorded false, now holds up to rounding" in capsys.readouterr().err
-    temporary_claims("T-round-kept", "refuted", lambda options: Outcome("refuted", "x", up_to_rounding=True),
-                     up_to_rounding=True)
+    temporary_claims(
+        "T-round-kept",
+        "refuted",
+        lambda options: Outcome("refuted", "x", up_to_rounding=True),
+        up_to_rounding=True,
+    )
     assert cli.main(["--only", "=T-round-kept"]) == 0
 
 
@@ -142,8 +181,11 @@ def test_json_rows_carry_origin_and_evidence_class(tmp_path):
     out = tmp_path / "rows.json"
     assert cli.main(["--only", "=T4-totals,=B1-formal-corrected,=B1-formal", "--json", str(out)]) == 0
     import json
+
     rows = {r["id"]: r for r in json.loads(out.read_text())["claims"]}
-    assert rows["T4-totals"]["origin"] == "paper" and rows["T4-totals"]["evidence_class"]["class"] == EXHAUSTIVE
+    assert (
+        rows["T4-totals"]["origin"] == "paper" and rows["T4-totals"]["evidence_class"]["class"] == EXHAUSTIVE
+    )
     assert rows["B1-formal-corrected"]["origin"] == "corrected"
     assert all(s["passed"] for s in rows["B1-formal-corrected"]["evidence_class"]["steps"])
     assert rows["B1-formal"]["evidence_class"] is None and rows["B1-formal"]["verdict"] == "false"
@@ -152,6 +194,7 @@ def test_json_rows_carry_origin_and_evidence_class(tmp_path):
 def test_the_report_shows_the_class_the_steps_and_the_origin():
     from proofs_check.report import markdown
     from proofs_check.report.build import evidence_blocks
+
     proof_row, cases_row = run_claims(["B1-formal-corrected", "T4-totals"], Options())
     text = "\n".join(markdown.block(b) for b in evidence_blocks(proof_row))
     for step in REGISTRY["B1-formal-corrected"].evidence.steps:
@@ -162,6 +205,7 @@ def test_the_report_shows_the_class_the_steps_and_the_origin():
     from proofs_check.report import ROOT
     from proofs_check.report.build import claim_section
     from proofs_check.report.paper_places import load_table
+
     section = claim_section(proof_row, load_table(), ROOT, {}, {}, {})
     body = "\n".join(markdown.block(b) for b in section.blocks)
     assert "Origin: **the package's correction of a false statement**." in body and text in body
@@ -169,10 +213,16 @@ def test_the_report_shows_the_class_the_steps_and_the_origin():
 
 def test_the_step_helpers_can_say_no():
     import sympy
+
     from proofs_check.proofs import is_zero, nonnegative, positive
+
     x, u = sympy.Symbol("x", real=True), sympy.Symbol("u", nonnegative=True)
-    assert is_zero(sympy.cos(2 * x) - (2 * sympy.cos(x) ** 2 - 1)) and not is_zero(sympy.cos(2 * x) - sympy.cos(x))
-    assert nonnegative(u) and not nonnegative(-u - 1) and not nonnegative(x)  # x's sign is unknown: not proved
+    assert is_zero(sympy.cos(2 * x) - (2 * sympy.cos(x) ** 2 - 1)) and not is_zero(
+        sympy.cos(2 * x) - sympy.cos(x)
+    )
+    assert (
+        nonnegative(u) and not nonnegative(-u - 1) and not nonnegative(x)
+    )  # x's sign is unknown: not proved
     assert positive(u + 1) and not positive(u)
 
 
@@ -184,6 +234,7 @@ def test_index_sup_corrected_is_proved_and_a_mutated_step_fails(monkeypatch):
     from proofs_check.proofs import index_discrepancy as P
     from theory import index_formulas as IF
     from theory.formula import Formula
+
     evidence = REGISTRY["C7-index-sup-corrected"].evidence
     assert evidence is P.SUP_CORRECTED and evidence.cls == PROVED
     assert all(r["passed"] for r in run_steps(evidence))
@@ -201,6 +252,7 @@ def test_index_sup_corrected_is_proved_and_a_mutated_step_fails(monkeypatch):
         patch.setattr(IF, "SUP_CAP", Formula("1 - cos(2 pi/(L+2))"))
         assert "cap" in failing()
     import sympy
+
     original = IndexConstruction.symbolic_identity
 
     def plus(self):
@@ -219,6 +271,7 @@ def test_index_inf_corrected_is_proved_and_a_mutated_step_fails(monkeypatch):
     from proofs_check.proofs import index_discrepancy as P
     from theory import index_formulas as IF
     from theory.formula import Formula
+
     evidence = REGISTRY["C7-index-inf-corrected"].evidence
     assert evidence is P.INF_CORRECTED and evidence.cls == PROVED
     assert all(r["passed"] for r in run_steps(evidence))
@@ -232,6 +285,7 @@ def test_index_inf_corrected_is_proved_and_a_mutated_step_fails(monkeypatch):
     with monkeypatch.context() as patch:
         patch.setattr(IF, "D_MAX", Formula("max(m, n0-3)"))
         assert failing() == ["parenthetical"]
+
     def no_query_score(top, query, answer):  # the mutant drops the k on the query token
         scores = {}
         for token in top.values():
@@ -250,6 +304,7 @@ def test_index_corrected_is_proved_and_a_mutated_step_fails(monkeypatch):
     from proofs_check.proofs import index_discrepancy as P
     from theory import index_formulas as IF
     from theory.formula import Formula
+
     evidence = REGISTRY["C4-index-corrected"].evidence
     assert evidence is P.C4_CORRECTED and evidence.cls == PROVED
     assert all(r["passed"] for r in run_steps(evidence))
@@ -278,22 +333,33 @@ def test_index_unique_top_is_proved_and_a_mutated_step_fails(monkeypatch):
     from proofs_check.proofs import index_discrepancy as P
     from theory import index_formulas as IF
     from theory.formula import Formula
+
     evidence = REGISTRY["C4-index-unique-top"].evidence
     assert evidence is P.UNIQUE_TOP and evidence.cls == PROVED
     assert all(r["passed"] for r in run_steps(evidence))
     monkeypatch.setattr(IF, "Q_MAX", Formula("n0"))
     assert [r["checked_by"].rsplit(".", 1)[-1] for r in run_steps(evidence) if not r["passed"]] == [
-        "offsets_below_n0", "paper_condition_examples"]
+        "offsets_below_n0",
+        "paper_condition_examples",
+    ]
 
 
 def test_index_theorem_is_proved_and_a_mutated_step_fails(monkeypatch):
     """C4-index: every step passes; an integer query that scored its token 2 (as much as a letter
     target) fails the decoding step."""
     from proofs_check.proofs import index_discrepancy as P
+
     evidence = REGISTRY["C4-index"].evidence
     assert evidence is P.C4_INDEX and evidence.cls == PROVED
     assert all(r["passed"] for r in run_steps(evidence))
     original = P._decoded_uniquely
-    monkeypatch.setattr(P, "_decoded_uniquely", lambda top, query, answer: original(
-        {**top, "extra": "integer"} if query == "s" else top, query, answer))  # k = 2 on the query token
-    assert [r["checked_by"].rsplit(".", 1)[-1] for r in run_steps(evidence) if not r["passed"]] == ["unique_tops_decode"]
+    monkeypatch.setattr(
+        P,
+        "_decoded_uniquely",
+        lambda top, query, answer: original(
+            {**top, "extra": "integer"} if query == "s" else top, query, answer
+        ),
+    )  # k = 2 on the query token
+    assert [r["checked_by"].rsplit(".", 1)[-1] for r in run_steps(evidence) if not r["passed"]] == [
+        "unique_tops_decode"
+    ]

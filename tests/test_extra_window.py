@@ -9,19 +9,25 @@ import json
 
 import numpy as np
 import pytest
-
-from training.model import train as train_module
-from training.model.checkpoints import RunError
-from training.model.presets import EXTRA_TARGET_MAX_LIMIT, get_preset
-from training.model.runchecks import check_recipe
-from training.model.step_parts import batch_indices, extra_window, training_batch
-from training.studies.plan import PlanError, load_plan
-from training.tasks.definitions import get_task
-
-from test_distributed import (DROPOUT_OFF, RECIPE, RELATIVE_TOLERANCE, STEPS, tensors, torchrun,
-                              worst_relative_difference)
+from test_distributed import (
+    DROPOUT_OFF,
+    RECIPE,
+    RELATIVE_TOLERANCE,
+    STEPS,
+    tensors,
+    torchrun,
+    worst_relative_difference,
+)
 from test_run_safety import assert_clean_error, metrics_without_timing, same_tensors, smoke_on_one_thread
 from test_train import REPO, cli
+
+from training.run import loop as train_module
+from training.run.checkpoints import RunError
+from training.run.checks import check_recipe
+from training.run.presets import EXTRA_TARGET_MAX_LIMIT, get_preset
+from training.run.step import batch_indices, extra_window, training_batch
+from training.studies.plan import PlanError, load_plan
+from training.tasks.definitions import get_task
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -34,6 +40,7 @@ def core():
 
 
 # --- the batches -----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", ["number", "letter"])
 def test_default_leaves_the_batches_unchanged(core, name):
@@ -50,8 +57,12 @@ def test_the_window_is_uniform_on_0_to_max_and_a_function_of_seed_and_step():
     ks = [extra_window(3, step, 48)[0] for step in range(2000)]
     assert set(ks) == set(range(49))  # every K in 0..48 and nothing else
     assert abs(np.mean(ks) - 24) < 1.0  # mean of uniform{0..48}; its standard error here is 0.3
-    assert [extra_window(3, step, 48) for step in range(50)] == [extra_window(3, step, 48) for step in range(50)]
-    assert [extra_window(4, step, 48) for step in range(50)] != [extra_window(3, step, 48) for step in range(50)]
+    assert [extra_window(3, step, 48) for step in range(50)] == [
+        extra_window(3, step, 48) for step in range(50)
+    ]
+    assert [extra_window(4, step, 48) for step in range(50)] != [
+        extra_window(3, step, 48) for step in range(50)
+    ]
 
 
 @pytest.mark.parametrize("name", ["number", "letter"])
@@ -74,17 +85,22 @@ def test_a_window_lengthens_every_row_by_one_k_and_keeps_the_answers(core, name)
 
 # --- training --------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
-    return smoke_on_one_thread(tmp_path_factory.mktemp("window") / "whole", task="letter", steps=20,
-                               overrides=[WINDOW])
+    return smoke_on_one_thread(
+        tmp_path_factory.mktemp("window") / "whole", task="letter", steps=20, overrides=[WINDOW]
+    )
 
 
 def test_resume_trains_on_the_same_batches(uninterrupted, tmp_path):
     out = smoke_on_one_thread(tmp_path / "split", task="letter", steps=20, stop_at=10, overrides=[WINDOW])
     smoke_on_one_thread(out, task="letter", resume=True)
-    for name in ("model.safetensors", "checkpoints/step-000020/model.safetensors",
-                 "checkpoints/step-000020/training_state.safetensors"):
+    for name in (
+        "model.safetensors",
+        "checkpoints/step-000020/model.safetensors",
+        "checkpoints/step-000020/training_state.safetensors",
+    ):
         assert same_tensors(uninterrupted / name, out / name), name
     assert metrics_without_timing(uninterrupted) == metrics_without_timing(out)
     recipe = json.loads((uninterrupted / "recipe.json").read_text())
@@ -120,8 +136,7 @@ def test_the_window_changes_training_and_validation_stays_17_tokens(uninterrupte
 def test_two_processes_draw_the_same_window_as_one(uninterrupted, tmp_path):
     """Dropout off, so two ranks equal one process up to float summation order only if every
     rank's half of the batch has the single process's K and tokens."""
-    one = smoke_on_one_thread(tmp_path / "one", task="letter", steps=STEPS,
-                              overrides=[*DROPOUT_OFF, WINDOW])
+    one = smoke_on_one_thread(tmp_path / "one", task="letter", steps=STEPS, overrides=[*DROPOUT_OFF, WINDOW])
     two = tmp_path / "two"
     result = torchrun(*RECIPE, "--set", WINDOW, "--steps", STEPS, "--out", two)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -132,10 +147,21 @@ def test_two_processes_draw_the_same_window_as_one(uninterrupted, tmp_path):
 
 # --- refusals --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("value", ["-1", str(EXTRA_TARGET_MAX_LIMIT + 1), "1.5", "many", "true"])
 def test_a_bad_value_exits_2_naming_the_key_and_range(tmp_path, value):
-    result = cli("train", "--task", "letter", "--preset", "smoke", "--no-progress", "--out", tmp_path / "run",
-                 "--set", f"data.extra_target_max={value}")
+    result = cli(
+        "train",
+        "--task",
+        "letter",
+        "--preset",
+        "smoke",
+        "--no-progress",
+        "--out",
+        tmp_path / "run",
+        "--set",
+        f"data.extra_target_max={value}",
+    )
     assert_clean_error(result, "data.extra_target_max", f"[0, {EXTRA_TARGET_MAX_LIMIT}]")
     assert not (tmp_path / "run").exists()
 
@@ -144,7 +170,9 @@ def test_a_bad_saved_value_is_refused_on_reading():
     saved = json.loads(json.dumps(get_preset("smoke").to_dict()))
     assert check_recipe({**saved, "extra_target_max": 48}, "recipe").extra_target_max == 48
     assert check_recipe(saved, "recipe").extra_target_max == 0  # a run saved before the option existed
-    with pytest.raises(RunError, match=rf"'extra_target_max': got -3, expected an integer in \[0, {EXTRA_TARGET_MAX_LIMIT}\]"):
+    with pytest.raises(
+        RunError, match=rf"'extra_target_max': got -3, expected an integer in \[0, {EXTRA_TARGET_MAX_LIMIT}\]"
+    ):
         check_recipe({**saved, "extra_target_max": -3}, "recipe")
     # the saved recipe is checked by the same table as --set: a rate of 0 is as bad there as here
     with pytest.raises(RunError, match=r"'lr': got 0.0, expected a number in \(0, 1\]"):
@@ -166,14 +194,22 @@ def test_the_shipped_plans_load_and_mark_the_data_variant():
     assert {seeds.group(v) for v in seeds.variants} == {"model"} and "group" not in seeds.variants["paper"]
 
 
-@pytest.mark.parametrize("variant, message", [
-    ({"preset": "smoke", "set": [WINDOW]}, 'mark it "group": "data"'),
-    ({"preset": "smoke", "set": [WINDOW], "group": "model"}, 'mark it "group": "data"'),
-    ({"preset": "smoke", "set": [], "group": "colour"}, "expected one of model, data, got 'colour'"),
-])
+@pytest.mark.parametrize(
+    "variant, message",
+    [
+        ({"preset": "smoke", "set": [WINDOW]}, 'mark it "group": "data"'),
+        ({"preset": "smoke", "set": [WINDOW], "group": "model"}, 'mark it "group": "data"'),
+        ({"preset": "smoke", "set": [], "group": "colour"}, "expected one of model, data, got 'colour'"),
+    ],
+)
 def test_a_data_variant_must_say_so(tmp_path, variant, message):
-    plan = {"name": "p", "root": str(tmp_path / "members"), "tasks": ["letter"], "seeds": [1],
-            "variants": {"v": variant}}
+    plan = {
+        "name": "p",
+        "root": str(tmp_path / "members"),
+        "tasks": ["letter"],
+        "seeds": [1],
+        "variants": {"v": variant},
+    }
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(plan))
     with pytest.raises(PlanError, match="variants.v.group") as error:

@@ -34,7 +34,6 @@ from figures.__main__ import main  # noqa: E402
 from figures.discrepancy_figure import build_discrepancy_trained  # noqa: E402
 from figures.loaders import Inputs  # noqa: E402
 
-
 # The shipped runs' classes: number, one other layer, four Index, seven Retrieval; letter, all Retrieval
 KINDS = {"number": ["other"] + ["index"] * 4 + ["retrieval"] * 7, "letter": ["retrieval"] * 12}
 
@@ -48,8 +47,13 @@ def twelve_layers(task: str) -> dict:
     layers = []
     for number, kind in enumerate(KINDS[task]):
         layer = copy.deepcopy(template)
-        layer.update(layer=number, kind=kind, decays=number % 2 == 0, theory_says_decays=kind == "index",
-                     agrees_with_theory=number % 2 == 0)
+        layer.update(
+            layer=number,
+            kind=kind,
+            decays=number % 2 == 0,
+            theory_says_decays=kind == "index",
+            agrees_with_theory=number % 2 == 0,
+        )
         layers.append(layer)
     layers[1]["theory"] = {"reading": "margin", "values": [0.2, 0.1, -0.5, -1.9]}
     block["layers"] = layers
@@ -117,14 +121,20 @@ def test_discrepancy_trained_titles_clear_of_panels_and_legends(discrepancy):
         for box, name in boxes:
             assert overlap(extent, box) == 0, f"title {title.get_text()!r} runs into {name!r}"
         if own is not None:  # and a panel title stays over its own panel, not beside it
-            assert own.get_window_extent(renderer).x0 - 1 <= extent.x0 < extent.x1 <= \
-                own.get_window_extent(renderer).x1 + 1, f"title {title.get_text()!r} wider than its panel"
+            assert (
+                own.get_window_extent(renderer).x0 - 1
+                <= extent.x0
+                < extent.x1
+                <= own.get_window_extent(renderer).x1 + 1
+            ), f"title {title.get_text()!r} wider than its panel"
 
 
 # --- colour ----------------------------------------------------------------------------------
 
 OKABE_ITO_RGB = np.array([to_rgba(c)[:3] for c in style.OKABE_ITO.values()])
-SAFE_MAPS = np.concatenate([plt.get_cmap(name)(np.linspace(0, 1, 256))[:, :3] for name in ("viridis", "cividis")])
+SAFE_MAPS = np.concatenate(
+    [plt.get_cmap(name)(np.linspace(0, 1, 256))[:, :3] for name in ("viridis", "cividis")]
+)
 
 
 def nearest(rgb, table) -> float:
@@ -180,15 +190,29 @@ def test_the_allowed_check_rejects_non_okabe_ito_colours():
 def test_every_figure_draws_only_colour_blind_safe_colours(tmp_path, kept):
     paths = write_inputs(tmp_path)
     assert main(options(paths, tmp_path / "out")) == 0
-    assert set(kept) >= {"fig2", "fig4a", "fig4bc", "fig5a", "fig5b", "fig5cd", "fig6", "fig7", "fig8",
-                         "discrepancy_trained"}
+    assert set(kept) >= {
+        "fig2",
+        "fig4a",
+        "fig4bc",
+        "fig5a",
+        "fig5b",
+        "fig5cd",
+        "fig6",
+        "fig7",
+        "fig8",
+        "discrepancy_trained",
+    }
     for name, fig in kept.items():
-        bad = {f"{what}: {matplotlib.colors.to_hex(colour)}" for what, colour in drawn_colours(fig)
-               if not allowed(colour)}
+        bad = {
+            f"{what}: {matplotlib.colors.to_hex(colour)}"
+            for what, colour in drawn_colours(fig)
+            if not allowed(colour)
+        }
         assert not bad, f"{name} draws colours outside Okabe-Ito, greys and viridis/cividis: {sorted(bad)}"
 
 
 # --- printed labels (Figures 4A and 4B) --------------------------------------------------------
+
 
 def test_group_numbers_never_print_on_each_other():
     """Keys collapsed onto one direction (Figure 4B): each printed number's box clears every
@@ -197,13 +221,15 @@ def test_group_numbers_never_print_on_each_other():
 
     rng = np.random.default_rng(0)
     groups = np.repeat(np.arange(17), 20)
-    points = np.column_stack([rng.normal(0, 0.2, groups.size), 10 - 0.3 * groups + rng.normal(0, 0.1, groups.size)])
+    points = np.column_stack(
+        [rng.normal(0, 0.2, groups.size), 10 - 0.3 * groups + rng.normal(0, 0.1, groups.size)]
+    )
     places = _label_places(points, groups)
     reach = np.abs(points).max()
     spots = list(places.values())
     assert len(spots) >= 2
     for i, (x, y) in enumerate(spots):
-        for u, v in spots[i + 1:]:
+        for u, v in spots[i + 1 :]:
             assert abs(x - u) >= LABEL_BOX[0] * reach - 1e-9 or abs(y - v) >= LABEL_BOX[1] * reach - 1e-9
 
 
@@ -221,6 +247,7 @@ def test_labels_of_neighbouring_arrows_are_staggered():
 # --- fig5a and fig_breaks, built from the shipped inputs: read at a glance ---------------------
 # (issue 31): one-line titles that say what the panel shows, no legend over data, no blank
 # between panels, the paper's dashed bounds visible over the exact curves, each series named.
+
 
 @pytest.fixture(scope="module")
 def shipped():
@@ -260,11 +287,19 @@ def pieces(fig, renderer) -> list:
     titles, texts (direct labels) and legends, and every (sub)figure's title and axis labels."""
     boxes = []
     for ax in panels(fig):
-        boxes += [ax.get_window_extent(renderer), ax.xaxis.get_tightbbox(renderer), ax.yaxis.get_tightbbox(renderer)]
-        boxes += [t.get_window_extent(renderer) for t in panel_titles(ax) + [t for t in ax.texts if t.get_text()]]
+        boxes += [
+            ax.get_window_extent(renderer),
+            ax.xaxis.get_tightbbox(renderer),
+            ax.yaxis.get_tightbbox(renderer),
+        ]
+        boxes += [
+            t.get_window_extent(renderer) for t in panel_titles(ax) + [t for t in ax.texts if t.get_text()]
+        ]
     boxes += [legend.get_window_extent(renderer) for legend in every_legend(fig)]
     for f in all_figures(fig)[1:]:  # the root's title and caption frame the panels, they are not between them
-        boxes += [t.get_window_extent(renderer) for t in (f._suptitle, f._supxlabel, f._supylabel) if t is not None]
+        boxes += [
+            t.get_window_extent(renderer) for t in (f._suptitle, f._supxlabel, f._supylabel) if t is not None
+        ]
     return [b for b in boxes if b is not None and b.width > 0 and b.height > 0]
 
 
@@ -274,8 +309,11 @@ def widest_blank(fig, horizontal: bool) -> float:
     renderer = fig.canvas.get_renderer()
     areas = [ax.get_window_extent(renderer) for ax in panels(fig)]
     low, high = min(a.y0 for a in areas), max(a.y1 for a in areas)
-    spans = sorted((b.x0, b.x1) if horizontal else (b.y0, b.y1) for b in pieces(fig, renderer)
-                   if not horizontal or (b.y1 > low and b.y0 < high))
+    spans = sorted(
+        (b.x0, b.x1) if horizontal else (b.y0, b.y1)
+        for b in pieces(fig, renderer)
+        if not horizontal or (b.y1 > low and b.y0 < high)
+    )
     start = min(a.x0 if horizontal else a.y0 for a in areas)
     end = max(a.x1 if horizontal else a.y1 for a in areas)
     widest, reach = 0.0, start
@@ -298,16 +336,18 @@ def test_no_legend_lies_over_a_panels_data(shipped, name):
     for legend in every_legend(fig):
         box = legend.get_window_extent(renderer)
         for ax in panels(fig):
-            assert overlap(box, ax.get_window_extent(renderer)) == 0, \
+            assert overlap(box, ax.get_window_extent(renderer)) == 0, (
                 f"{name}: a legend covers the data of {panel_titles(ax)[0].get_text()!r}"
+            )
 
 
 @pytest.mark.parametrize("name", GLANCE)
 def test_every_title_is_one_line(shipped, name):
     fig = shipped[name]
     renderer = fig.canvas.get_renderer()
-    titles = [t for ax in panels(fig) for t in panel_titles(ax)] + [f._suptitle for f in all_figures(fig)
-                                                                      if f._suptitle is not None]
+    titles = [t for ax in panels(fig) for t in panel_titles(ax)] + [
+        f._suptitle for f in all_figures(fig) if f._suptitle is not None
+    ]
     assert all(panel_titles(ax) for ax in panels(fig)), f"{name}: a panel without a title"
     for title in titles:
         height = title.get_window_extent(renderer).height
@@ -315,8 +355,10 @@ def test_every_title_is_one_line(shipped, name):
         assert "\n" not in title.get_text() and height < one_line, f"{name}: {title.get_text()!r} spans lines"
     boxes = [t.get_window_extent(renderer) for t in titles]
     for i, box in enumerate(boxes):  # and runs into no other title and no panel's data
-        assert not any(overlap(box, other) for other in boxes[i + 1:]), titles[i].get_text()
-        assert not any(overlap(box, ax.get_window_extent(renderer)) for ax in panels(fig)), titles[i].get_text()
+        assert not any(overlap(box, other) for other in boxes[i + 1 :]), titles[i].get_text()
+        assert not any(overlap(box, ax.get_window_extent(renderer)) for ax in panels(fig)), titles[
+            i
+        ].get_text()
 
 
 @pytest.mark.parametrize("name", GLANCE)
@@ -332,8 +374,9 @@ def test_the_blank_measure_finds_a_gap():
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     tick_start = right.yaxis.get_tightbbox(renderer).x0
-    assert widest_blank(fig, True) == pytest.approx((tick_start - left.get_window_extent(renderer).x1)
-                                                    / fig.bbox.width)
+    assert widest_blank(fig, True) == pytest.approx(
+        (tick_start - left.get_window_extent(renderer).x1) / fig.bbox.width
+    )
     assert widest_blank(fig, True) > 0.03
     plt.close(fig)
 
@@ -341,8 +384,10 @@ def test_the_blank_measure_finds_a_gap():
 def near(a: Line2D, b: Line2D, within: float = 0.05) -> bool:
     """Whether two curves come within ``within`` (relative) of each other at some shared n."""
     ours = {float(x): float(y) for x, y in zip(a.get_xdata(), a.get_ydata()) if np.isfinite(y)}
-    return any(float(x) in ours and np.isfinite(y) and abs(y - ours[float(x)]) <= within * max(abs(y), 1e-300)
-               for x, y in zip(b.get_xdata(), b.get_ydata()))
+    return any(
+        float(x) in ours and np.isfinite(y) and abs(y - ours[float(x)]) <= within * max(abs(y), 1e-300)
+        for x, y in zip(b.get_xdata(), b.get_ydata())
+    )
 
 
 def test_fig5a_paper_bounds_are_drawn_visibly_over_the_curves_they_meet(shipped):
@@ -353,14 +398,17 @@ def test_fig5a_paper_bounds_are_drawn_visibly_over_the_curves_they_meet(shipped)
         curves = [line for line in ax.get_lines() if line not in style.vertical_lines(ax)]
         for bound in [line for line in curves if line.get_label().startswith("paper:")]:
             assert bound.get_linestyle() == "--"
-            met[bound.get_label()] = [line for line in curves if not line.get_label().startswith("paper:")
-                                      and near(bound, line)]
+            met[bound.get_label()] = [
+                line for line in curves if not line.get_label().startswith("paper:") and near(bound, line)
+            ]
             for line in met[bound.get_label()]:
                 assert bound.get_zorder() > line.get_zorder(), f"{bound.get_label()} under {line.get_label()}"
                 if to_rgba(line.get_color())[:3] == to_rgba(bound.get_color())[:3]:
                     assert line.get_linewidth() >= bound.get_linewidth() + 1.5 and line.get_alpha() < 1
     retrieval = [label for label in met if "Retrieval" in label or "ω − nθ" in label]
-    assert len(retrieval) == 2 and all(met[label] for label in retrieval)  # both Retrieval bounds meet a curve
+    assert len(retrieval) == 2 and all(
+        met[label] for label in retrieval
+    )  # both Retrieval bounds meet a curve
 
 
 def test_fig5a_every_curve_and_mark_is_named_directly_in_its_colour(shipped):
@@ -377,10 +425,11 @@ def test_fig5a_every_curve_and_mark_is_named_directly_in_its_colour(shipped):
     assert labels
     boxes = [Text.get_window_extent(t, renderer) for t in labels]  # the words, not their leads
     for i, box in enumerate(boxes):  # no label prints on another, on a panel's data, axis or title
-        assert not any(overlap(box, other) > 0 for other in boxes[i + 1:]), labels[i].get_text()
+        assert not any(overlap(box, other) > 0 for other in boxes[i + 1 :]), labels[i].get_text()
         for ax in panels(fig):
             for part in [ax.get_window_extent(renderer), ax.yaxis.get_tightbbox(renderer)] + [
-                    t.get_window_extent(renderer) for t in panel_titles(ax)]:
+                t.get_window_extent(renderer) for t in panel_titles(ax)
+            ]:
                 assert overlap(box, part) == 0, f"{labels[i].get_text()!r} covers part of a panel"
 
 
@@ -390,16 +439,27 @@ def test_fig5a_titles_say_where_the_stated_bounds_fail(shipped):
     ns = data["n"]
 
     def first_above(values, bound, upto=float("inf")):
-        return next(n for n, v, b in zip(ns, values, bound) if n <= upto and v is not None and b is not None
-                    and v > b * (1 + 1e-12))
+        return next(
+            n
+            for n, v, b in zip(ns, values, bound)
+            if n <= upto and v is not None and b is not None and v > b * (1 + 1e-12)
+        )
 
     paper, index, retrieval = (panel_titles(ax)[0].get_text() for ax in panels(shipped["fig5a"]))
     index_sup, competitor = data["index"]["sup"], data["retrieval"]["competitor"]
     assert f"Index bound fails from n = {first_above(index_sup, data['index']['stated_bound'], 100)}" in paper
-    assert f"Retrieval bound fails from n = {first_above(competitor, data['retrieval']['stated_bound'], 100)}" in paper
-    assert f"stated bound fails from n = {first_above(data['index']['sup'], data['index']['stated_bound'])}" in index
+    assert (
+        f"Retrieval bound fails from n = {first_above(competitor, data['retrieval']['stated_bound'], 100)}"
+        in paper
+    )
+    assert (
+        f"stated bound fails from n = {first_above(data['index']['sup'], data['index']['stated_bound'])}"
+        in index
+    )
     negative = next(n for n, m in zip(ns, data["retrieval"]["margin"]) if m is not None and m <= 0)
-    assert f"margin ≤ 0 from n = {negative}" in retrieval and f"n0 = {data['retrieval']['n0_max']}" in retrieval
+    assert (
+        f"margin ≤ 0 from n = {negative}" in retrieval and f"n0 = {data['retrieval']['n0_max']}" in retrieval
+    )
 
 
 def test_fig_breaks_names_each_letter_variant_by_its_own_small_panel(shipped):
@@ -417,12 +477,15 @@ def test_fig_breaks_names_each_letter_variant_by_its_own_small_panel(shipped):
             if line is not own[0]:
                 rgb = to_rgba(line.get_color())[:3]
                 assert max(rgb) - min(rgb) < 0.02 and min(rgb) > 0.7, "the other variants: light grey"
-                assert line.get_zorder() < own[0].get_zorder() and line.get_linewidth() < own[0].get_linewidth()
+                assert (
+                    line.get_zorder() < own[0].get_zorder() and line.get_linewidth() < own[0].get_linewidth()
+                )
         assert {line.get_label() for line in curves} == everyone  # every variant drawn, once
     assert sorted(named) == sorted(everyone) and len(everyone) >= 2
 
 
 # --- legible in the report's page (issue 43): every text at least MIN_TEXT_PX tall at COLUMN_PX ---
+
 
 def shown_figures() -> list:
     """Every figure the report shows as an image (claims' figures; tables are linked, not shown)."""
@@ -471,8 +534,9 @@ def test_every_text_is_legible_at_the_reports_column_width(printed_sizes, name):
     points, words = min(sizes)
     pixels = points * plt.rcParams["savefig.dpi"] / 72  # at the saved dpi
     image_width = width * plt.rcParams["savefig.dpi"]
-    assert pixels * style.COLUMN_PX / image_width >= style.MIN_TEXT_PX - 1e-9, \
+    assert pixels * style.COLUMN_PX / image_width >= style.MIN_TEXT_PX - 1e-9, (
         f"{name}: {words!r} prints {pixels * style.COLUMN_PX / image_width:.1f} px tall at {style.COLUMN_PX} px"
+    )
 
 
 @pytest.mark.parametrize("name", shown_figures())

@@ -16,8 +16,8 @@ matplotlib.use("Agg")
 
 from figures import style  # noqa: E402
 from figures.__main__ import FIGURES, main  # noqa: E402
-from figures.llm_heads_figure import ANGLE, FULL_MARK, QUANTITIES, build_llm_heads  # noqa: E402
 from figures.input_files import ROOT, MissingInput  # noqa: E402
+from figures.llm_heads_figure import ANGLE, FULL_MARK, QUANTITIES, build_llm_heads  # noqa: E402
 from figures.loaders import Inputs  # noqa: E402
 
 LAYERS, HEADS, PLANES = 4, 3, 8
@@ -31,16 +31,32 @@ def fake_analysis(task: str, layers: int = LAYERS, heads: int = HEADS, kinds: li
     grid = np.arange(layers * heads).reshape(layers, heads) / (layers * heads)
     positional = grid.tolist()
     positional[2][1] = None
-    analysis = {"model": "tiny.gguf", "task": task, "n_inputs": 5, "layers": layers, "heads": heads,
-                "per_head": {"positional": positional, "symbolic": (1 - grid).tolist(), "sink": (grid / 2).tolist(),
-                             "entropy": grid.tolist()},
-                "frequency": {"base": 10000.0,
-                              "dominant_id": (1 + np.arange(layers * heads).reshape(layers, heads) % PLANES).tolist(),
-                              "weighted_id": grid.tolist(),
-                              "weights": np.ones((layers, heads, PLANES)).tolist()}}
+    analysis = {
+        "model": "tiny.gguf",
+        "task": task,
+        "n_inputs": 5,
+        "layers": layers,
+        "heads": heads,
+        "per_head": {
+            "positional": positional,
+            "symbolic": (1 - grid).tolist(),
+            "sink": (grid / 2).tolist(),
+            "entropy": grid.tolist(),
+        },
+        "frequency": {
+            "base": 10000.0,
+            "dominant_id": (1 + np.arange(layers * heads).reshape(layers, heads) % PLANES).tolist(),
+            "weighted_id": grid.tolist(),
+            "weights": np.ones((layers, heads, PLANES)).tolist(),
+        },
+    }
     if kinds is not None:
-        analysis["frequency"].update(base=None, layer_kind=kinds, dominant_angle=(10.0 ** -(1 + 5 * grid)).tolist(),
-                                     layer_base=[1e6 if kind == "full" else 1e4 for kind in kinds])
+        analysis["frequency"].update(
+            base=None,
+            layer_kind=kinds,
+            dominant_angle=(10.0 ** -(1 + 5 * grid)).tolist(),
+            layer_base=[1e6 if kind == "full" else 1e4 for kind in kinds],
+        )
     return analysis
 
 
@@ -51,7 +67,11 @@ def write(folder, tasks=style.TASKS, **shape):
     return folder
 
 
-GEMMA_LIKE = {"layers": 14, "heads": 2, "kinds": ["full" if layer in (3, 9, 13) else "sliding" for layer in range(14)]}
+GEMMA_LIKE = {
+    "layers": 14,
+    "heads": 2,
+    "kinds": ["full" if layer in (3, 9, 13) else "sliding" for layer in range(14)],
+}
 
 
 def two_models(root, **shape):
@@ -78,7 +98,11 @@ def bottom_axes(fig, model: str) -> list:
 
 
 def marked_layers(ax) -> list[int]:
-    return [round(tick) for tick, label in zip(ax.get_xticks(), ax.get_xticklabels()) if FULL_MARK in label.get_text()]
+    return [
+        round(tick)
+        for tick, label in zip(ax.get_xticks(), ax.get_xticklabels())
+        if FULL_MARK in label.get_text()
+    ]
 
 
 def test_each_map_is_the_analysis_with_layers_across_and_heads_up(tmp_path, kept):
@@ -88,7 +112,9 @@ def test_each_map_is_the_analysis_with_layers_across_and_heads_up(tmp_path, kept
     assert len(maps) == len(QUANTITIES) * len(style.TASKS)
     analysis = fake_analysis("number")
     for (keys, *_), ax in zip(QUANTITIES, maps[::2]):  # rows: quantities; first column: number task
-        expected = np.array([[np.nan if v is None else v for v in row] for row in analysis[keys[0]][keys[1]]]).T
+        expected = np.array(
+            [[np.nan if v is None else v for v in row] for row in analysis[keys[0]][keys[1]]]
+        ).T
         drawn = np.ma.filled(ax.images[0].get_array().astype(float), np.nan)
         assert drawn.shape == (HEADS, LAYERS)
         np.testing.assert_array_equal(drawn, expected)
@@ -141,13 +167,17 @@ def test_one_map_per_model_and_task_found_each_the_model_s_own_numbers(tmp_path,
     titles = [ax.get_title() for ax in head_maps(fig)]
     columns = [f"{model} {task}" for model in ("smollm2", "tiny") for task in style.TASKS]
     # four quantities for both models, the angle for the one whose files have it
-    assert sorted(titles) == sorted([f"{c}: {q[1]}" for c in columns for q in QUANTITIES]
-                                    + [f"tiny {task}: {ANGLE[1]}" for task in style.TASKS])
+    assert sorted(titles) == sorted(
+        [f"{c}: {q[1]}" for c in columns for q in QUANTITIES]
+        + [f"tiny {task}: {ANGLE[1]}" for task in style.TASKS]
+    )
     for ax in head_maps(fig):
         model, task = ax.get_title().split(":")[0].split()
         analysis = json.loads((root / model / f"analysis_{task}.json").read_text())
         keys = next(q[0] for q in QUANTITIES + (ANGLE,) if ax.get_title().endswith(q[1]))
-        expected = np.array([[np.nan if v is None else v for v in row] for row in analysis[keys[0]][keys[1]]]).T
+        expected = np.array(
+            [[np.nan if v is None else v for v in row] for row in analysis[keys[0]][keys[1]]]
+        ).T
         np.testing.assert_array_equal(np.ma.filled(ax.images[0].get_array().astype(float), np.nan), expected)
     assert "smollm2 = SmolLM2-135M-Instruct.Q4_1 (30 layers x 9 heads" in fig._suptitle.get_text()
     assert "tiny = tiny (14 layers x 2 heads" in fig._suptitle.get_text()
@@ -192,16 +222,21 @@ def test_titles_are_one_line_and_fit_their_panel(tmp_path, kept):
     for ax in head_maps(fig):
         title, box = ax.title, ax.get_window_extent(renderer)
         extent = title.get_window_extent(renderer)
-        assert "\n" not in title.get_text() and box.x0 - 1 <= extent.x0 and extent.x1 <= box.x1 + 1, title.get_text()
+        assert "\n" not in title.get_text() and box.x0 - 1 <= extent.x0 and extent.x1 <= box.x1 + 1, (
+            title.get_text()
+        )
     assert "\n" not in fig._suptitle.get_text()
 
 
-@pytest.mark.parametrize("damage, field", [
-    (lambda a: a["frequency"].update(layer_kind=a["frequency"]["layer_kind"][:-1]), "layer_kind"),
-    (lambda a: a["frequency"]["dominant_angle"][0].__setitem__(0, -1.0), "dominant_angle[0][0]"),
-    (lambda a: a["per_head"]["sink"].pop(), "per_head.sink"),
-    (lambda a: a["per_head"].pop("symbolic"), "per_head.symbolic"),
-])
+@pytest.mark.parametrize(
+    "damage, field",
+    [
+        (lambda a: a["frequency"].update(layer_kind=a["frequency"]["layer_kind"][:-1]), "layer_kind"),
+        (lambda a: a["frequency"]["dominant_angle"][0].__setitem__(0, -1.0), "dominant_angle[0][0]"),
+        (lambda a: a["per_head"]["sink"].pop(), "per_head.sink"),
+        (lambda a: a["per_head"].pop("symbolic"), "per_head.symbolic"),
+    ],
+)
 def test_a_damaged_analysis_file_is_an_error_naming_the_file_and_field(tmp_path, capsys, damage, field):
     root = two_models(tmp_path / "llm")
     path = root / "tiny" / "analysis_letter.json"

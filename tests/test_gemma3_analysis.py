@@ -15,11 +15,11 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from theory.rope import rope_angles  # noqa: E402
-from training.analysis.adapters import adapter_for  # noqa: E402
-
 from test_gemma3 import BASES, TYPES, tiny_gemma3  # noqa: E402
 from test_llm_models import char_tokenizer  # noqa: E402  (every character one token)
+
+from theory.rope import rope_angles  # noqa: E402
+from training.analysis.adapters import adapter_for  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -30,14 +30,21 @@ def test_a_padded_batch_gives_each_inputs_unpadded_results_under_the_window():
     from training.tasks.definitions import get_task
 
     tokenizer, task = char_tokenizer(), get_task("number")
-    mapped = map_inputs(task.decode(task.generate(4, 7).inputs), token_pieces(tokenizer, task.vocab),
-                        prefix_ids(tokenizer), pad_id_of(tokenizer))
+    mapped = map_inputs(
+        task.decode(task.generate(4, 7).inputs),
+        token_pieces(tokenizer, task.vocab),
+        prefix_ids(tokenizer),
+        pad_id_of(tokenizer),
+    )
     assert len(set(mapped.attention_mask.sum(1))) > 1  # rows of different lengths: padding happens
     # sdpa, the command's attention: transformers' eager path in float64 turns the all-masked
     # padding rows of a sliding layer into NaN (its float64 mask minimum overflows to -inf in
     # the float32 softmax), which then leaks into the real rows through 0 * NaN
     adapter = adapter_for(tiny_gemma3(seed=3, dtype=torch.float64, attn_implementation="sdpa"))
-    together, alone = analyse_mapped(adapter, mapped, batch_size=4), analyse_mapped(adapter, mapped, batch_size=1)
+    together, alone = (
+        analyse_mapped(adapter, mapped, batch_size=4),
+        analyse_mapped(adapter, mapped, batch_size=1),
+    )
     for key in ("positional", "symbolic", "entropy", "sink", "terms"):
         assert np.allclose(together[key], alone[key], rtol=0, atol=1e-9, equal_nan=True), key
     assert np.all(np.isfinite(together["entropy"]))
@@ -56,9 +63,11 @@ def test_the_analysis_reports_each_layer_in_its_own_base():
         angles = rope_angles(16, base)
         for head in range(4):
             plane = frequency["dominant_id"][layer][head]
-            assert frequency["dominant_angle"][layer][head] == pytest.approx(float(angles[plane - 1]), rel=1e-12)
+            assert frequency["dominant_angle"][layer][head] == pytest.approx(
+                float(angles[plane - 1]), rel=1e-12
+            )
             wid = frequency["weighted_id"][layer][head]
             if wid is not None:  # the angle per position at the weighted ID, in the layer's own base
                 assert frequency["frequency_interpolated"][layer][head] == pytest.approx(
-                    base ** (-2 * (wid - 1) / 16), rel=1e-12)
-
+                    base ** (-2 * (wid - 1) / 16), rel=1e-12
+                )

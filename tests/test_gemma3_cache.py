@@ -31,6 +31,7 @@ def fake_converter(calls, content=b"weights"):
         assert out.name.startswith(".tmp-") and not (out / hf_cache.MARKER).exists()
         (out / "model.safetensors").write_bytes(content)
         (out / "config.json").write_text("{}")
+
     return convert
 
 
@@ -76,18 +77,28 @@ def test_one_conversion_per_content_marked_last(gguf_file, tmp_path, capsys):
     assert cached_folder(moved, root=root, convert=fake_converter(calls)) == folder and len(calls) == 1
     moved.write_bytes(moved.read_bytes() + b"x")  # changed bytes: another folder
     assert cached_folder(moved, root=root, convert=fake_converter(calls)) != folder and len(calls) == 2
-    assert sorted(p.name for p in (root / "gguf").iterdir()) == sorted([sha, hashlib.sha256(moved.read_bytes())
-                                                                          .hexdigest()])  # no temporaries left
+    assert sorted(p.name for p in (root / "gguf").iterdir()) == sorted(
+        [sha, hashlib.sha256(moved.read_bytes()).hexdigest()]
+    )  # no temporaries left
 
 
-@pytest.mark.parametrize("damage, why", [
-    (lambda f: (f / "complete.json").unlink(), "no complete.json"),
-    (lambda f: (f / "model.safetensors").write_bytes(b"w"), "model.safetensors is missing or not 7 bytes"),
-    (lambda f: (f / "complete.json").write_text((f / "complete.json").read_text().replace('"sha256": "',
-                                                                                          '"sha256": "0')),
-     "complete.json names sha256"),
-    (lambda f: (f / "complete.json").write_text("{"), "cache marker"),
-])
+@pytest.mark.parametrize(
+    "damage, why",
+    [
+        (lambda f: (f / "complete.json").unlink(), "no complete.json"),
+        (
+            lambda f: (f / "model.safetensors").write_bytes(b"w"),
+            "model.safetensors is missing or not 7 bytes",
+        ),
+        (
+            lambda f: (f / "complete.json").write_text(
+                (f / "complete.json").read_text().replace('"sha256": "', '"sha256": "0')
+            ),
+            "complete.json names sha256",
+        ),
+        (lambda f: (f / "complete.json").write_text("{"), "cache marker"),
+    ],
+)
 def test_a_damaged_folder_is_reported_in_one_line_and_rebuilt(gguf_file, tmp_path, capsys, damage, why):
     from training.llm.hf_cache import cached_folder
 
@@ -126,7 +137,9 @@ def test_a_concurrent_finished_copy_wins_and_dead_temporaries_go(gguf_file, tmp_
     from training.llm.hf_cache import MARKER, cached_folder, file_sha256
 
     root, sha = tmp_path / "cache", file_sha256(gguf_file)
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     stale = root / "gguf" / f".tmp-{sha}-{socket.gethostname()}-{int(dead.stdout)}"
     stale.mkdir(parents=True)
 
@@ -204,4 +217,3 @@ def test_a_gguf_loads_through_its_cached_folder_as_it_loads_directly(tmp_path, m
     monkeypatch.setenv("ROPE_HEADS_CACHE", str(tmp_path / "unused"))
     load_local(path)
     assert not (tmp_path / "unused").exists()
-

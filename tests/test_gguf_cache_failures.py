@@ -18,14 +18,15 @@ import sys
 import types
 
 import pytest
-
 from test_llm import constant_model, tiny_tokenizer  # noqa: F401  (tiny_tokenizer is a fixture)
+
 from training.__main__ import main
 from training.llm import hf_cache
 
 TOKENIZERS_FULL = Exception("No space left on device (os error 28)")  # how tokenizers' save reports it
-SAFETENSORS_FULL = Exception('Error while serializing: IoError(Os { code: 28, kind: StorageFull, '
-                             'message: "No space left on device" })')
+SAFETENSORS_FULL = Exception(
+    'Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: "No space left on device" })'
+)
 
 
 @pytest.fixture
@@ -37,15 +38,24 @@ def gguf_file(tmp_path):
 
 def failing(error):
     """A converter that writes part of a folder, then fails with ``error``."""
+
     def convert(source, out):
         (out / "model.safetensors").write_bytes(b"half")
         raise error
+
     return convert
 
 
-@pytest.mark.parametrize("error", [OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), TOKENIZERS_FULL,
-                                   SAFETENSORS_FULL, OSError(errno.EDQUOT, os.strerror(errno.EDQUOT))],
-                         ids=["errno", "tokenizers", "safetensors", "quota"])
+@pytest.mark.parametrize(
+    "error",
+    [
+        OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)),
+        TOKENIZERS_FULL,
+        SAFETENSORS_FULL,
+        OSError(errno.EDQUOT, os.strerror(errno.EDQUOT)),
+    ],
+    ids=["errno", "tokenizers", "safetensors", "quota"],
+)
 def test_a_full_disk_while_converting_is_one_line_naming_the_cache_folder(gguf_file, tmp_path, error):
     root = tmp_path / "cache"
     with pytest.raises(hf_cache.CacheError) as caught:
@@ -56,9 +66,15 @@ def test_a_full_disk_while_converting_is_one_line_naming_the_cache_folder(gguf_f
     assert list((root / "gguf").iterdir()) == []  # the temporary folder is gone, nothing is trusted
 
 
-@pytest.mark.parametrize("error", [Exception("data did not match any variant of untagged enum ModelWrapper"),
-                                   OSError(errno.EACCES, os.strerror(errno.EACCES)), KeyError("merges")],
-                         ids=["plain", "permission", "bug"])
+@pytest.mark.parametrize(
+    "error",
+    [
+        Exception("data did not match any variant of untagged enum ModelWrapper"),
+        OSError(errno.EACCES, os.strerror(errno.EACCES)),
+        KeyError("merges"),
+    ],
+    ids=["plain", "permission", "bug"],
+)
 def test_other_conversion_failures_are_not_taken_for_a_full_disk(gguf_file, tmp_path, error):
     root = tmp_path / "cache"
     with pytest.raises(type(error)) as caught:
@@ -80,13 +96,35 @@ def cli_gguf(monkeypatch, tmp_path):
 
 
 def llm_hf(model, out):
-    return ["llm", "--backend", "hf", "--model", str(model), "--task", "number", "--lengths", "12", "--seeds", "0",
-            "--count", "3", "--max-new-tokens", "1", "--device", "cpu", "--json", str(out)]
+    return [
+        "llm",
+        "--backend",
+        "hf",
+        "--model",
+        str(model),
+        "--task",
+        "number",
+        "--lengths",
+        "12",
+        "--seeds",
+        "0",
+        "--count",
+        "3",
+        "--max-new-tokens",
+        "1",
+        "--device",
+        "cpu",
+        "--json",
+        str(out),
+    ]
 
 
-@pytest.mark.parametrize("error", [TOKENIZERS_FULL, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))],
-                         ids=["tokenizers", "errno"])
-def test_cli_full_disk_while_converting_is_one_line_and_exit_2(cli_gguf, tmp_path, monkeypatch, capsys, error):
+@pytest.mark.parametrize(
+    "error", [TOKENIZERS_FULL, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))], ids=["tokenizers", "errno"]
+)
+def test_cli_full_disk_while_converting_is_one_line_and_exit_2(
+    cli_gguf, tmp_path, monkeypatch, capsys, error
+):
     monkeypatch.setattr(hf_cache, "convert_gguf", failing(error))
     assert main(llm_hf(cli_gguf, tmp_path / "r.json")) == 2
     err, folder = capsys.readouterr().err, tmp_path / "cache" / "gguf" / hf_cache.file_sha256(cli_gguf)
@@ -95,8 +133,9 @@ def test_cli_full_disk_while_converting_is_one_line_and_exit_2(cli_gguf, tmp_pat
     assert list(folder.parent.iterdir()) == [] and not (tmp_path / "r.json").exists()
 
 
-def test_cli_rebuilds_a_cache_folder_damaged_consistently_with_its_marker(cli_gguf, tmp_path, monkeypatch,
-                                                                        capsys, tiny_tokenizer):  # noqa: F811
+def test_cli_rebuilds_a_cache_folder_damaged_consistently_with_its_marker(
+    cli_gguf, tmp_path, monkeypatch, capsys, tiny_tokenizer
+):  # noqa: F811
     saved, calls, out = tmp_path / "saved", [], tmp_path / "r.json"
     constant_model(tiny_tokenizer, "7").save_pretrained(saved)
     tiny_tokenizer.save_pretrained(saved)

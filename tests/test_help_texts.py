@@ -4,7 +4,7 @@ leaks into the terminal, and every argument says what it is for.
 
 The parsers are walked, not listed: every subcommand of ``python -m training`` (nested ones like
 ``cache list`` included), ``python -m proofs_check``, ``python -m figures``,
-``python -m proofs_check.figure5a`` and ``python -m training.model.hf_files``.
+``python -m proofs_check.figure5a`` and ``python -m training.run.hf_files``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import figures.__main__ as figures_main
 import proofs_check.__main__ as proofs_main
 import proofs_check.figure5a as figure5a
 import training.__main__ as training_main
-from training.model import hf_files
+from training.run import hf_files
 
 
 def text_problem(text, what: str) -> str | None:
@@ -51,9 +51,13 @@ def parser_problems(name: str, parser: argparse.ArgumentParser) -> list[str]:
 
 
 def all_parsers() -> dict:
-    return {"python -m training": training_main.build_parser(), "python -m proofs_check": proofs_main.build_parser(),
-            "python -m figures": figures_main.build_parser(), "python -m proofs_check.figure5a":
-            figure5a.build_parser(), "python -m training.model.hf_files": hf_files.build_parser()}
+    return {
+        "python -m training": training_main.build_parser(),
+        "python -m proofs_check": proofs_main.build_parser(),
+        "python -m figures": figures_main.build_parser(),
+        "python -m proofs_check.figure5a": figure5a.build_parser(),
+        "python -m training.run.hf_files": hf_files.build_parser(),
+    }
 
 
 def test_every_help_text_is_finished():
@@ -63,18 +67,31 @@ def test_every_help_text_is_finished():
 
 def test_the_walk_reaches_every_training_command_and_nested_ones():
     sub = next(a for a in training_main.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    assert set(sub.choices) >= {"data", "train", "bench", "llm", "evaluate", "analyze", "dilution", "study", "cache"}
+    assert set(sub.choices) >= {
+        "data",
+        "train",
+        "bench",
+        "llm",
+        "evaluate",
+        "analyze",
+        "dilution",
+        "study",
+        "cache",
+    }
     cache = next(a for a in sub.choices["cache"]._actions if isinstance(a, argparse._SubParsersAction))
     assert set(cache.choices) == {"list", "clean"}
 
 
-@pytest.mark.parametrize("description, help_text, word", [
-    ("Accuracy against total input length,", "fine", "mid-sentence"),
-    ("``python -m training x``: does things.", "fine", "backticks"),
-    ("Does things", "fine", "full stop"),
-    ("Does things.", None, "empty"),
-    ("Does things.", "the answer, then", None),
-])
+@pytest.mark.parametrize(
+    "description, help_text, word",
+    [
+        ("Accuracy against total input length,", "fine", "mid-sentence"),
+        ("``python -m training x``: does things.", "fine", "backticks"),
+        ("Does things", "fine", "full stop"),
+        ("Does things.", None, "empty"),
+        ("Does things.", "the answer, then", None),
+    ],
+)
 def test_the_check_catches_what_it_is_for(description, help_text, word):
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--task", help=help_text)

@@ -1,4 +1,4 @@
-"""Runs as standard Hugging Face artifacts (training.model.hf_files, training.model.model_card).
+"""Runs as standard Hugging Face artifacts (training.run.hf_files, training.run.model_card).
 
 The shipped reference runs load with ``AutoTokenizer`` and ``AutoModelForCausalLM`` as they
 stand and give the package's own logits; their tokenizer encodes generated task inputs exactly
@@ -17,17 +17,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from training.model import hf_files
-from training.model.model_card import CARD, CARD_MARKER, model_card
-from training.model.train import train
-from training.model.weights import load_model
+from training.run import hf_files
+from training.run.loop import train
+from training.run.model_card import CARD, CARD_MARKER, model_card
+from training.run.weights import load_model
 from training.tasks.definitions import get_task
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = {"number": REPO / "training/reference/number", "letter": REPO / "training/reference/letter"}
-REGENERATE = ("python -m training.model.hf_files training/reference/number training/reference/letter "
-              "--replace-shipped")
+REGENERATE = (
+    "python -m training.run.hf_files training/reference/number training/reference/letter --replace-shipped"
+)
 # float32 logits of one model computed by two implementations, at the task's 17 tokens (measured: at
 # most 2e-6 for number and 5e-6 for letter; the difference grows with the position, 1e-4 at 217 tokens)
 LOGIT_TOLERANCE = 1e-5
@@ -45,9 +46,12 @@ def test_the_shipped_files_are_the_generated_ones(task):
     run = SHIPPED[task]
     for name in hf_files.TOKENIZER_FILES + (CARD,):
         assert (run / name).is_file(), f"{run / name} is missing: run {REGENERATE}"
-    assert json.loads((run / "tokenizer.json").read_text()) == hf_files.tokenizer_json(get_task(task).vocab), REGENERATE
-    assert (run / CARD).read_text() == model_card(run.relative_to(REPO), task) or \
-        (run / CARD).read_text() == model_card(run, task), f"{run / CARD} is stale: run {REGENERATE}"
+    assert json.loads((run / "tokenizer.json").read_text()) == hf_files.tokenizer_json(
+        get_task(task).vocab
+    ), REGENERATE
+    assert (run / CARD).read_text() == model_card(run.relative_to(REPO), task) or (
+        run / CARD
+    ).read_text() == model_card(run, task), f"{run / CARD} is stale: run {REGENERATE}"
 
 
 @pytest.mark.parametrize("task", sorted(SHIPPED))
@@ -85,8 +89,9 @@ def test_a_shipped_run_loads_with_auto_classes_and_gives_the_package_logits(task
 @pytest.mark.llm
 def test_a_shipped_run_loads_in_transformer_lens():
     torch = pytest.importorskip("torch")
-    bridge = pytest.importorskip("transformer_lens.model_bridge",
-                                 reason="needs transformer-lens>=4: pip install -e '.[llm]'")
+    bridge = pytest.importorskip(
+        "transformer_lens.model_bridge", reason="needs transformer-lens>=4: pip install -e '.[llm]'"
+    )
     run = SHIPPED["letter"]
     lens = bridge.TransformerBridge.boot_transformers(str(run), device="cpu")
     texts, ids = task_texts("letter", 4)
@@ -97,7 +102,9 @@ def test_a_shipped_run_loads_in_transformer_lens():
 
 
 def digest(folder: Path) -> dict:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +117,10 @@ def smoke_run(tmp_path_factory):
 def test_train_writes_the_tokenizer_files(smoke_run):
     tokenizer = json.loads((smoke_run / "tokenizer.json").read_text())
     assert tokenizer == hf_files.tokenizer_json(get_task("letter").vocab)
-    assert json.loads((smoke_run / "tokenizer_config.json").read_text())["tokenizer_class"] == "PreTrainedTokenizerFast"
+    assert (
+        json.loads((smoke_run / "tokenizer_config.json").read_text())["tokenizer_class"]
+        == "PreTrainedTokenizerFast"
+    )
     assert not (smoke_run / CARD).exists()  # the card waits for measured accuracy: the command writes it
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_disk_and_data import ROOT, SMALL, no_hang, one_line
 
 from figures.__main__ import main as figures_main
 from figures.input_files import InputError as FigureInputError
@@ -20,20 +21,25 @@ from figures.input_files import read_validation
 from training.tasks import datasets
 from training.tasks.definitions import load_vocab
 
-from test_disk_and_data import ROOT, SMALL, no_hang, one_line
-
 
 def _deep(levels: int = 5000) -> str:
     return "[" * levels + "]" * levels
 
 
-@pytest.mark.parametrize("how,words,status", [
-    ("fifo", "not a regular file", 2),  # figures/__main__: an input path of the wrong kind (exit 2)
-    ("deep", "nested deeper", 1),  # figures/__main__: an input that breaks its schema is an error (exit 1)
-    ("wrong type", "field n[0]: expected an integer", 1),
-    ("missing field", "lacks the field(s) retrieval", 1),
-    ("latin-1", "not UTF-8", 1),
-])
+@pytest.mark.parametrize(
+    "how,words,status",
+    [
+        ("fifo", "not a regular file", 2),  # figures/__main__: an input path of the wrong kind (exit 2)
+        (
+            "deep",
+            "nested deeper",
+            1,
+        ),  # figures/__main__: an input that breaks its schema is an error (exit 1)
+        ("wrong type", "field n[0]: expected an integer", 1),
+        ("missing field", "lacks the field(s) retrieval", 1),
+        ("latin-1", "not UTF-8", 1),
+    ],
+)
 def test_a_hostile_figure5a_input_is_one_line_naming_file_and_field(tmp_path, capsys, how, words, status):
     source = json.loads((ROOT / "proofs_check" / "results" / "figure5a.json").read_text())
     path = tmp_path / "figure5a.json"
@@ -64,12 +70,15 @@ def test_a_fifo_inside_an_input_folder_is_one_line(tmp_path, capsys):
     assert "FIFO" in line and "analysis.json" in line
 
 
-@pytest.mark.parametrize("line,words", [
-    ('{"split": "validation", "step": 0, "accuracy": "high"}', "field accuracy: expected a number"),
-    ('{"split": ["validation"]}', "field split: expected a string"),
-    (_deep(), "nested deeper"),
-    ('{"split": "validation", "step": 0}', "lacks the field(s) accuracy"),
-])
+@pytest.mark.parametrize(
+    "line,words",
+    [
+        ('{"split": "validation", "step": 0, "accuracy": "high"}', "field accuracy: expected a number"),
+        ('{"split": ["validation"]}', "field split: expected a string"),
+        (_deep(), "nested deeper"),
+        ('{"split": "validation", "step": 0}', "lacks the field(s) accuracy"),
+    ],
+)
 def test_a_hostile_metrics_record_is_named(tmp_path, line, words):
     path = tmp_path / "metrics.jsonl"
     path.write_text(line + '\n{"split": "validation", "step": 5, "accuracy": 0.5}\n')
@@ -92,18 +101,23 @@ def test_a_fifo_in_the_dataset_cache_is_refused_without_hanging(tmp_path, capsys
     os.mkfifo(fifo)
     capsys.readouterr()
     with no_hang(), pytest.raises(datasets.CacheError) as raised:
-        datasets.cached_splits("number", SMALL, seed=1, cache_dir=tmp_path / ("fifo" if which == "folder" else "cache"))
+        datasets.cached_splits(
+            "number", SMALL, seed=1, cache_dir=tmp_path / ("fifo" if which == "folder" else "cache")
+        )
     assert str(fifo) in str(raised.value) and "\n" not in str(raised.value)
     assert ("FIFO" if which != "folder" else "not a directory") in str(raised.value)
     assert fifo.is_fifo()  # refused, never replaced
 
 
-@pytest.mark.parametrize("text,words", [
-    (_deep(), "nested deeper"),
-    ('{"parameters": [], "content_sha256": "x"}', "field parameters: expected an object"),
-    ('{"parameters": {}, "content_sha256": 7}', "field content_sha256: expected a string"),
-    (b'{"parameters": {"task": "\xe9"}}', "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        (_deep(), "nested deeper"),
+        ('{"parameters": [], "content_sha256": "x"}', "field parameters: expected an object"),
+        ('{"parameters": {}, "content_sha256": 7}', "field content_sha256: expected a string"),
+        (b'{"parameters": {"task": "\xe9"}}', "not UTF-8"),
+    ],
+)
 def test_a_hostile_cache_manifest_is_rebuilt_with_one_line(tmp_path, capsys, text, words):
     data, manifest = _one_cache(tmp_path)
     first = np.load(data)["train/inputs"].copy()
@@ -117,8 +131,15 @@ def test_a_hostile_cache_manifest_is_rebuilt_with_one_line(tmp_path, capsys, tex
     assert capsys.readouterr().err == ""
 
 
-@pytest.mark.parametrize("how,words", [("fifo", "FIFO"), ("deep", "nested deeper"),
-                                       ("wrong type", "field [1]: expected a string"), ("object", "expected a list")])
+@pytest.mark.parametrize(
+    "how,words",
+    [
+        ("fifo", "FIFO"),
+        ("deep", "nested deeper"),
+        ("wrong type", "field [1]: expected a string"),
+        ("object", "expected a list"),
+    ],
+)
 def test_a_hostile_vocab_json_is_one_line(tmp_path, how, words):
     path = tmp_path / "vocab.json"
     if how == "fifo":

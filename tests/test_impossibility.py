@@ -11,8 +11,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from theory.functions import index, retrieval, split_pair
-from theory.impossibility import (PositionalRetrieval, additive_matrix, exclusion_terms, hard_positional_pair,
-                                  index_swap_pair, logit_matrix, proper_inputs, symbolic_head_output)
+from theory.impossibility import (
+    PositionalRetrieval,
+    additive_matrix,
+    exclusion_terms,
+    hard_positional_pair,
+    index_swap_pair,
+    logit_matrix,
+    proper_inputs,
+    symbolic_head_output,
+)
 
 
 def test_symbolic_heads_ignore_the_order_of_earlier_tokens_and_rope_does_not():
@@ -25,7 +33,9 @@ def test_symbolic_heads_ignore_the_order_of_earlier_tokens_and_rope_does_not():
     for perm in itertools.permutations(range(4)):
         y = np.vstack([x[list(perm)], x[-1:]])
         assert np.allclose(symbolic_head_output(y, W_Q, W_K, W_V), base, atol=1e-12)
-        rope_changes = max(rope_changes, np.abs(symbolic_head_output(y, W_Q, W_K, W_V, theta=0.8) - rope_base).max())
+        rope_changes = max(
+            rope_changes, np.abs(symbolic_head_output(y, W_Q, W_K, W_V, theta=0.8) - rope_base).max()
+        )
     assert rope_changes > 1e-3
 
 
@@ -80,8 +90,11 @@ fractions = st.fractions(min_value=-10, max_value=10, max_denominator=12)
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(2, 5).flatmap(lambda N: st.lists(st.lists(fractions, min_size=N, max_size=N),
-                                                    min_size=N, max_size=N)))
+@given(
+    st.integers(2, 5).flatmap(
+        lambda N: st.lists(st.lists(fractions, min_size=N, max_size=N), min_size=N, max_size=N)
+    )
+)
 def test_exclusion_bound_holds_exactly_with_constant_one(rows):
     M = np.array(rows, dtype=object)
     terms = exclusion_terms(M)
@@ -115,7 +128,7 @@ def test_additive_heads_attain_the_constant_and_sample_variance_needs_n_over_n_m
 
 def test_positional_or_symbolic_alone_zeroes_one_term():
     positional = np.array([[Fraction(j) for j in range(4)] for _ in range(4)], dtype=object)  # M[k, j] = p(j)
-    symbolic = positional.T.copy()                                                       # M[k, j] = s(k)
+    symbolic = positional.T.copy()  # M[k, j] = s(k)
     assert exclusion_terms(positional)["pos"] == 0 and exclusion_terms(symbolic)["sym"] == 0
     both = np.full((4, 4), Fraction(3), dtype=object)
     assert exclusion_terms(both)["var"] == 0
@@ -124,5 +137,6 @@ def test_positional_or_symbolic_alone_zeroes_one_term():
 def test_impossibility_claims_reproduce_their_records():
     import proofs_check.claims  # noqa: F401
     from proofs_check.registry import REGISTRY, Options
+
     for cid in ("C6-index", "C6-retrieval", "C6-retrieval-hard", "C13", "C13-sharp-constant"):
         assert REGISTRY[cid].check(Options()).status == REGISTRY[cid].recorded, cid

@@ -1,6 +1,6 @@
 """Ctrl-C at any moment of any command is one line and exit status 130, never a traceback:
 in particular during the seconds the entry points spend importing numpy, torch and matplotlib
-(issue 29, class 9), which ``theory.cli.quiet_interrupt_while_starting`` covers."""
+(issue 29, class 9), which ``theory.io.cli.quiet_interrupt_while_starting`` covers."""
 
 import os
 import signal
@@ -29,9 +29,15 @@ def _ctrl_c_as_a_terminal_gives_it():
 
 
 def _interrupt(arguments, delay):
-    process = subprocess.Popen([sys.executable, *arguments], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
-                               preexec_fn=_ctrl_c_as_a_terminal_gives_it)
+    process = subprocess.Popen(
+        [sys.executable, *arguments],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        preexec_fn=_ctrl_c_as_a_terminal_gives_it,
+    )
     time.sleep(delay)
     process.send_signal(signal.SIGINT)
     try:
@@ -52,32 +58,49 @@ def test_ctrl_c_while_a_command_starts_is_one_line(tmp_path, name, delay):
         # (An uncaught KeyboardInterrupt also ends in SIGINT, but after printing its traceback.)
         return
     assert code == 130, stderr
-    assert stderr == f"python -m {name}: interrupted\n" or (stderr.startswith(f"python -m {name}: interrupted")
-                                                           and stderr.count("\n") == 1), stderr
+    assert stderr == f"python -m {name}: interrupted\n" or (
+        stderr.startswith(f"python -m {name}: interrupted") and stderr.count("\n") == 1
+    ), stderr
 
 
 def test_the_guard_leaves_at_once_with_one_line_and_restores_the_handler():
-    script = ("import os, signal, time\n"
-              "from theory.cli import quiet_interrupt_while_starting\n"
-              "with quiet_interrupt_while_starting('prog'):\n"
-              "    pass\n"
-              "assert signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
-              "with quiet_interrupt_while_starting('prog'):\n"
-              "    os.kill(os.getpid(), signal.SIGINT)\n"
-              "    time.sleep(30)\n")
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                          preexec_fn=_ctrl_c_as_a_terminal_gives_it)
+    script = (
+        "import os, signal, time\n"
+        "from theory.io.cli import quiet_interrupt_while_starting\n"
+        "with quiet_interrupt_while_starting('prog'):\n"
+        "    pass\n"
+        "assert signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
+        "with quiet_interrupt_while_starting('prog'):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    time.sleep(30)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=_ctrl_c_as_a_terminal_gives_it,
+    )
     assert (done.returncode, done.stderr) == (130, "prog: interrupted\n")
 
 
 def test_a_command_started_with_ctrl_c_ignored_keeps_ignoring_it():
     """`cmd &` in a script and nohup start a process with SIGINT ignored; the guard must not
     turn a Ctrl-C meant for the shell into the end of that process."""
-    script = ("import os, signal\n"
-              "from theory.cli import quiet_interrupt_while_starting\n"
-              "with quiet_interrupt_while_starting('prog'):\n"
-              "    os.kill(os.getpid(), signal.SIGINT)\n"
-              "print('still here')\n")
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    script = (
+        "import os, signal\n"
+        "from theory.io.cli import quiet_interrupt_while_starting\n"
+        "with quiet_interrupt_while_starting('prog'):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "print('still here')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
     assert (done.returncode, done.stdout, done.stderr) == (0, "still here\n", "")

@@ -14,28 +14,63 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("theory", "constructions", "training", "proofs_check", "figures")
-TRAINING_ROOMS = ("tasks", "model", "analysis", "llm", "studies")
+TRAINING_ROOMS = ("tasks", "model", "run", "analysis", "llm", "studies")
 
 # room -> the rooms it may import (its own room is always allowed)
 ALLOWED = {
+    # theory's mathematics and its plumbing (theory.io) import nothing of each other
     "theory": set(),
-    "constructions": {"theory"},
-    "training.tasks": {"theory", "training.cli_common"},
-    "training.model": {"theory", "training.tasks", "training.cli_common"},
+    "theory.io": set(),
+    "constructions": {"theory", "theory.io"},
+    "training.tasks": {"theory", "theory.io", "training.cli_common"},
+    # the network imports no run code; the run lifecycle drives the network
+    "training.model": {"theory", "theory.io"},
+    "training.run": {"theory", "theory.io", "training.model", "training.tasks", "training.cli_common"},
     # analysis reads pretrained models through the llm room's loader (training.llm.local_model)
-    "training.analysis": {"theory", "constructions", "training.tasks", "training.model", "training.llm",
-                          "training.cli_common"},
-    "training.llm": {"theory", "training.cli_common"},
-    "training.studies": {"theory", "training.tasks", "training.model", "training.analysis", "training.cli_common"},
-    "training.cli_common": {"theory"},
+    "training.analysis": {
+        "theory",
+        "theory.io",
+        "constructions",
+        "training.tasks",
+        "training.model",
+        "training.run",
+        "training.llm",
+        "training.cli_common",
+    },
+    "training.llm": {"theory", "theory.io", "training.cli_common"},
+    "training.studies": {
+        "theory",
+        "theory.io",
+        "training.tasks",
+        "training.model",
+        "training.run",
+        "training.analysis",
+        "training.cli_common",
+    },
+    "training.cli_common": {"theory", "theory.io"},
     # the Python API of the head analysis: a front door to analysis (and the llm room's loader)
-    "training.api": {"theory", "training.tasks", "training.analysis", "training.llm", "training.cli_common"},
+    "training.api": {
+        "theory",
+        "theory.io",
+        "training.tasks",
+        "training.analysis",
+        "training.llm",
+        "training.cli_common",
+    },
     "training.__main__": {"training.cli_common", *(f"training.{room}" for room in TRAINING_ROOMS)},
     "training": set(),
-    "proofs_check": {"theory", "constructions", "training.tasks", "training.model", "training.analysis",
-                     "training.llm"},
+    "proofs_check": {
+        "theory",
+        "theory.io",
+        "constructions",
+        "training.tasks",
+        "training.model",
+        "training.run",
+        "training.analysis",
+        "training.llm",
+    },
     # figures draw saved JSON only: no training, no referee, just the paper's printed numbers
-    "figures": {"theory"},
+    "figures": {"theory", "theory.io"},
 }
 
 
@@ -50,6 +85,8 @@ def room_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] not in PACKAGES:
         return None  # the standard library or a third-party package
+    if parts[0] == "theory" and parts[1:2] == ["io"]:
+        return "theory.io"  # the plumbing: its own room, apart from theory's mathematics
     if parts[0] != "training" or len(parts) == 1:
         return parts[0]
     return "training." + parts[1]
@@ -67,7 +104,7 @@ def imported_modules(source: str, module: str, is_package: bool) -> list[tuple[i
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")
-                anchor = anchor[:len(anchor) - (node.level - 1)]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
                 base = ".".join(anchor + ([base] if base else []))
             found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
     return found
@@ -75,8 +112,11 @@ def imported_modules(source: str, module: str, is_package: bool) -> list[tuple[i
 
 def project_modules() -> dict[str, tuple[str, bool]]:
     """module name -> (source, is a package)."""
-    return {module_name(path): (path.read_text(), path.name == "__init__.py")
-            for package in PACKAGES for path in (ROOT / package).rglob("*.py")}
+    return {
+        module_name(path): (path.read_text(), path.name == "__init__.py")
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+    }
 
 
 def violations(modules: dict[str, tuple[str, bool]]) -> list[str]:
@@ -114,7 +154,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == "open":
-                cycle = stack[stack.index(nxt):]
+                cycle = stack[stack.index(nxt) :]
                 found.append(cycle)
             elif nxt not in state:
                 visit(nxt, stack)
@@ -142,13 +182,16 @@ def test_no_import_cycles():
     assert cycles(module_graph(project_modules())) == []
 
 
-@pytest.mark.parametrize("module, source", [
-    ("training.tasks.vocab", "from training.model.gptj import GPTJ"),
-    ("training.tasks.vocab", "from ..model import gptj"),
-    ("theory.rope", "def f():\n    import training.tasks\n"),
-    ("figures.style", "from proofs_check import registry"),
-    ("training.llm.cli", "from training.analysis.adapters import adapter_for"),
-])
+@pytest.mark.parametrize(
+    "module, source",
+    [
+        ("training.tasks.vocab", "from training.model.gptj import GPTJ"),
+        ("training.tasks.vocab", "from ..model import gptj"),
+        ("theory.rope", "def f():\n    import training.tasks\n"),
+        ("figures.style", "from proofs_check import registry"),
+        ("training.llm.cli", "from training.analysis.adapters import adapter_for"),
+    ],
+)
 def test_a_forbidden_import_is_caught(module, source):
     modules = project_modules()
     assert module in modules  # the fake stands in for a real module

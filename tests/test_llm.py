@@ -33,6 +33,7 @@ def normalised(text: str) -> str:
 
 # -- prompts (Table 2) ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("task", ["number", "letter"])
 def test_prompt_has_table2_structure_and_correct_examples(task):
     check_worked_examples()
@@ -53,7 +54,7 @@ def test_prompt_has_table2_structure_and_correct_examples(task):
 @pytest.mark.skipif(not PAPER.exists(), reason="paper text not available")
 def test_prompt_wording_is_the_papers():
     text = PAPER.read_text(encoding="utf-8")
-    table2 = normalised(text[text.index("Task     Prompt"):text.index("Table 2: Prompts used")])
+    table2 = normalised(text[text.index("Task     Prompt") : text.index("Table 2: Prompts used")])
     for task in ("number", "letter"):
         for line in INSTRUCTIONS[task].splitlines():
             assert normalised(line) in table2, line
@@ -70,6 +71,7 @@ def test_prompt_rejects_bad_tokens():
 
 
 # -- datasets ------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("task", ["number", "letter"])
 def test_items_cover_lengths_and_seeds_and_are_resolved(task):
@@ -92,33 +94,58 @@ def test_items_reject_bad_arguments():
 
 # -- parsing and scoring ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("reply, task, parsed", [
-    ("y", "number", "y"), ("  y\n", "number", "y"), ('"y"', "number", "y"), ("'y'", "number", "y"),
-    ("`y`", "number", "y"), ("y.", "number", "y"), ('"y".', "number", "y"), ('"y."', "number", "y"),
-    ("\u201cy\u201d", "number", "y"), ("k7", "letter", "k7"), (" 'k7'. ", "letter", "k7"),
-    ("y z", "number", None), ("Output: y", "number", None), ("", "number", None), ("Y", "number", None),
-    ("k7 is the answer", "letter", None), ("k", "letter", None), ("k0", "letter", None), ("5", "number", None),
-    ('"y', "number", None), ("yy", "number", None), ("k7\nk7", "letter", None),
-])
+
+@pytest.mark.parametrize(
+    "reply, task, parsed",
+    [
+        ("y", "number", "y"),
+        ("  y\n", "number", "y"),
+        ('"y"', "number", "y"),
+        ("'y'", "number", "y"),
+        ("`y`", "number", "y"),
+        ("y.", "number", "y"),
+        ('"y".', "number", "y"),
+        ('"y."', "number", "y"),
+        ("\u201cy\u201d", "number", "y"),
+        ("k7", "letter", "k7"),
+        (" 'k7'. ", "letter", "k7"),
+        ("y z", "number", None),
+        ("Output: y", "number", None),
+        ("", "number", None),
+        ("Y", "number", None),
+        ("k7 is the answer", "letter", None),
+        ("k", "letter", None),
+        ("k0", "letter", None),
+        ("5", "number", None),
+        ('"y', "number", None),
+        ("yy", "number", None),
+        ("k7\nk7", "letter", None),
+    ],
+)
 def test_parse_answer(reply, task, parsed):
     assert parse_answer(reply, task) == parsed
 
 
 def test_summary_excludes_failed_items_and_counts_unparseable():
     items = make_items("number", [12], [0, 1], count=2)
-    replies = [Reply(items[0].answer), Reply("nonsense words"), Reply(None, failed_calls=3, error="timeout"),
-               Reply(items[3].answer, failed_calls=1)]
+    replies = [
+        Reply(items[0].answer),
+        Reply("nonsense words"),
+        Reply(None, failed_calls=3, error="timeout"),
+        Reply(items[3].answer, failed_calls=1),
+    ]
     (row,) = summarize(score(items, replies), [12], [0, 1])
     assert row["per_seed"] == [0.5, 1.0] and row["accuracy_mean"] == 0.75 and row["accuracy_std"] == 0.25
     assert (row["n_items"], row["n_scored"], row["n_correct"]) == (4, 3, 2)
     assert (row["n_unparseable"], row["n_failed_items"], row["n_failed_calls"]) == (1, 1, 4)
     (row,) = summarize(score(items, replies), [12], [0, 1], ddof=1)
-    assert row["accuracy_std"] == pytest.approx(0.5 ** 0.5 / 2)
+    assert row["accuracy_std"] == pytest.approx(0.5**0.5 / 2)
     (row,) = summarize(score(items, [Reply(None, 1)] * 4), [12], [0, 1])
     assert row["accuracy_mean"] is None and row["per_seed"] == [None, None] and row["n_failed_items"] == 4
 
 
 # -- Table 3 -----------------------------------------------------------------------------------------
+
 
 def test_table3_is_complete():
     for model in TABLE3_MODELS:
@@ -133,7 +160,7 @@ def test_table3_is_complete():
 @pytest.mark.skipif(not PAPER.exists(), reason="paper text not available")
 def test_table3_matches_the_paper_text():
     text = PAPER.read_text(encoding="utf-8")
-    block = text[text.index("Length    GPT 5.4"):text.index("Table 3: Mean accuracy")]
+    block = text[text.index("Length    GPT 5.4") : text.index("Table 3: Mean accuracy")]
     rows = {}
     for line in block.splitlines()[2:]:
         numbers = [float(x) for x in re.findall(r"\d+(?:\.\d+)?", line)]
@@ -150,23 +177,32 @@ def test_table3_matches_the_paper_text():
 
 # -- HF backend on a tiny local model ----------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def tiny_tokenizer():
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(r"[^\S\n]+"), "removed"),
-                                   pre_tokenizers.Split("\n", "isolated"), pre_tokenizers.Punctuation("isolated")])
+    pre = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(r"[^\S\n]+"), "removed"),
+            pre_tokenizers.Split("\n", "isolated"),
+            pre_tokenizers.Punctuation("isolated"),
+        ]
+    )
     words = ["[UNK]", "[PAD]", "[EOS]"] + list(string.ascii_lowercase)
     words += [a + d for a in string.ascii_lowercase for d in "123456789"]
-    words += [a + b for a in string.ascii_lowercase for b in string.ascii_lowercase] + [str(i) for i in range(1, 301)]
+    words += [a + b for a in string.ascii_lowercase for b in string.ascii_lowercase] + [
+        str(i) for i in range(1, 301)
+    ]
     for task in ("number", "letter"):
         words += [w for w, _ in pre.pre_tokenize_str(build_prompt(task, ["a1", "1"]))]
     vocab = {w: i for i, w in enumerate(dict.fromkeys(words))}
     backend = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
     backend.pre_tokenizer = pre
-    return PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]",
-                                   eos_token="[EOS]")
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]", eos_token="[EOS]"
+    )
 
 
 def tiny_gpt2(tokenizer, seed=0):
@@ -174,9 +210,17 @@ def tiny_gpt2(tokenizer, seed=0):
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(seed)
-    config = GPT2Config(vocab_size=len(tokenizer), n_positions=512, n_embd=32, n_layer=2, n_head=2,
-                        tie_word_embeddings=False, eos_token_id=tokenizer.eos_token_id,
-                        bos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    config = GPT2Config(
+        vocab_size=len(tokenizer),
+        n_positions=512,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        tie_word_embeddings=False,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
     return GPT2LMHeadModel(config).eval()
 
 
@@ -188,7 +232,8 @@ def test_hf_backend_batches_like_unpadded_greedy_decoding(tiny_tokenizer):
     prompts = [item.prompt for item in items]
     done, arrived = [], {}
     replies = HFBackend(model, tiny_tokenizer, max_new_tokens=3, batch_size=4).complete(
-        prompts, done.append, on_reply=arrived.__setitem__)
+        prompts, done.append, on_reply=arrived.__setitem__
+    )
     assert sum(done) == len(prompts) and [arrived[i] for i in range(len(prompts))] == replies
     for prompt, reply in zip(prompts, replies):
         ids = torch.tensor([tiny_tokenizer(prompt)["input_ids"]])
@@ -197,7 +242,7 @@ def test_hf_backend_batches_like_unpadded_greedy_decoding(tiny_tokenizer):
                 ids = torch.cat([ids, model(ids).logits[:, -1].argmax(-1, keepdim=True)], dim=1)
         new = ids[0, -3:].tolist()
         if tiny_tokenizer.eos_token_id in new:
-            new = new[:new.index(tiny_tokenizer.eos_token_id)]
+            new = new[: new.index(tiny_tokenizer.eos_token_id)]
         raw = tiny_tokenizer.decode(new, skip_special_tokens=True)
         assert reply.raw == raw and reply.text == first_line(raw) and reply.failed_calls == 0
 
@@ -224,7 +269,9 @@ def test_hf_backend_scores_a_model_that_always_says_y(tiny_tokenizer):
     for row in results["per_length"]:
         mine = [r for r in records if r["length"] == row["length"]]
         assert all(r["reply"] == "y" for r in mine)
-        assert row["per_seed"] == [sum(r["answer"] == "y" for r in mine if r["seed"] == s) / 10 for s in (0, 1)]
+        assert row["per_seed"] == [
+            sum(r["answer"] == "y" for r in mine if r["seed"] == s) / 10 for s in (0, 1)
+        ]
         assert (row["n_scored"], row["n_unparseable"], row["n_failed_items"]) == (20, 0, 0)
     backend.max_new_tokens = 3  # "y y y" is not a single token
     results, _ = evaluate(backend, "number", [12], [0], count=4)
@@ -250,11 +297,16 @@ def test_hf_backend_cuts_raw_completions_at_a_newline_but_not_chat_turns(tiny_to
 
 # Hostile reply bodies (a model name "<key>-<tag>" gets one) and the field each message must name.
 HOSTILE_REPLIES = {
-    "deep": (b'{"choices": [{"message": {"content": ' + b"[" * 50_000 + b"]" * 50_000 + b"}}]}", "nested deeper"),
+    "deep": (
+        b'{"choices": [{"message": {"content": ' + b"[" * 50_000 + b"]" * 50_000 + b"}}]}",
+        "nested deeper",
+    ),
     "choicesastext": (b'{"choices": "y"}', "field choices: expected a list, got a string"),
     "nochoices": (b'{"choices": []}', "field choices: [] is not allowed; expected a non-empty list"),
-    "contentnumber": (b'{"choices": [{"message": {"content": 7}}]}',
-                      "field choices[0].message.content: expected a string, got an integer"),
+    "contentnumber": (
+        b'{"choices": [{"message": {"content": 7}}]}',
+        "field choices[0].message.content: expected a string, got an integer",
+    ),
     "truncatedjson": (b'{"choices": [{"message": {"content": "y', "not valid JSON"),
     "latin1": ('{"choices": [{"message": {"content": "\xe9"}}]}'.encode("latin-1"), "not UTF-8"),
 }
@@ -278,7 +330,7 @@ class ChatHandler(BaseHTTPRequestHandler):
             return self.send(401, b"{}")
         sequence = prompt.rsplit('Input: "', 1)[1].split('"', 1)[0].split()
         answer = (solve_number if is_integer_token(sequence[-1]) else solve_letter)(sequence)[0]
-        wrong = (chr((ord(answer[0]) - 96) % 26 + 97) + answer[1:])
+        wrong = chr((ord(answer[0]) - 96) % 26 + 97) + answer[1:]
         behaviour = body["model"].split("-")[0]
         if behaviour == "flaky" and calls <= 2:
             return self.send(500 if calls == 1 else 429, b"busy", {"Retry-After": "3"} if calls == 2 else {})
@@ -298,7 +350,9 @@ class ChatHandler(BaseHTTPRequestHandler):
         if behaviour in statuses:
             return self.send(statuses[behaviour], b"{}")
         content = {"wrong": wrong, "quoted": f'"{answer}".', "null": None}.get(behaviour, answer)
-        self.send(200, json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode())
+        self.send(
+            200, json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
+        )
 
     def send(self, status, payload, headers=()):
         self.send_response(status)
@@ -329,18 +383,30 @@ def server():
 
 def api(server, behaviour, **options):
     options = {"backoff": 0.0, "api_key_env": None, "sleep": lambda seconds: None, **options}  # no real waits
-    return OpenAIBackend(f"{behaviour}-{uuid.uuid4().hex[:8]}", base_url=f"http://127.0.0.1:{server.server_port}/v1",
-                         **options)
+    return OpenAIBackend(
+        f"{behaviour}-{uuid.uuid4().hex[:8]}", base_url=f"http://127.0.0.1:{server.server_port}/v1", **options
+    )
 
 
-@pytest.mark.parametrize("behaviour, options, accuracy, failed_calls_per_item, failed", [
-    ("correct", {}, 1.0, 0, False), ("wrong", {}, 0.0, 0, False), ("quoted", {}, 1.0, 0, False),
-    ("flaky", {"max_attempts": 3}, 1.0, 2, False), ("flaky", {"max_attempts": 2}, None, 2, True),
-    ("malformed", {"max_attempts": 3}, None, 3, True), ("null", {"max_attempts": 2}, None, 2, True),
-    ("hangup", {"max_attempts": 2}, None, 2, True), ("truncated", {"max_attempts": 2}, None, 2, True),
-    ("bad", {"max_attempts": 4}, None, 1, True), ("slow", {"max_attempts": 2, "timeout": 0.2}, None, 2, True),
-])
-def test_openai_backend_counts_every_outcome(server, behaviour, options, accuracy, failed_calls_per_item, failed):
+@pytest.mark.parametrize(
+    "behaviour, options, accuracy, failed_calls_per_item, failed",
+    [
+        ("correct", {}, 1.0, 0, False),
+        ("wrong", {}, 0.0, 0, False),
+        ("quoted", {}, 1.0, 0, False),
+        ("flaky", {"max_attempts": 3}, 1.0, 2, False),
+        ("flaky", {"max_attempts": 2}, None, 2, True),
+        ("malformed", {"max_attempts": 3}, None, 3, True),
+        ("null", {"max_attempts": 2}, None, 2, True),
+        ("hangup", {"max_attempts": 2}, None, 2, True),
+        ("truncated", {"max_attempts": 2}, None, 2, True),
+        ("bad", {"max_attempts": 4}, None, 1, True),
+        ("slow", {"max_attempts": 2, "timeout": 0.2}, None, 2, True),
+    ],
+)
+def test_openai_backend_counts_every_outcome(
+    server, behaviour, options, accuracy, failed_calls_per_item, failed
+):
     count = 2 if behaviour == "slow" else 3
     results, records = evaluate(api(server, behaviour, **options), "letter", [12], [0], count=count)
     (row,) = results["per_length"]
@@ -355,16 +421,27 @@ def test_openai_backend_counts_every_outcome(server, behaviour, options, accurac
 def test_openai_backend_request_backoff_and_fatal_errors(server, monkeypatch):
     monkeypatch.setenv("TEST_LLM_KEY", "sk-test")
     waits = []
-    backend = api(server, "flaky", max_attempts=3, backoff=0.5, workers=3, api_key_env="TEST_LLM_KEY",
-                  max_tokens=7, max_tokens_field="max_completion_tokens", extra_body={"reasoning_effort": "none"},
-                  sleep=waits.append)
+    backend = api(
+        server,
+        "flaky",
+        max_attempts=3,
+        backoff=0.5,
+        workers=3,
+        api_key_env="TEST_LLM_KEY",
+        max_tokens=7,
+        max_tokens_field="max_completion_tokens",
+        extra_body={"reasoning_effort": "none"},
+        sleep=waits.append,
+    )
     prompts = [item.prompt for item in make_items("number", [16], [1], count=4)]
     replies = backend.complete(prompts)
     assert [r.text for r in replies] == [solve_number(p.rsplit('"', 2)[1].split())[0] for p in prompts]
     assert sorted(waits) == [0.5] * 4 + [3.0] * 4  # doubling backoff, then the 429's Retry-After
     headers, body = next((h, b) for h, b in server.requests if b["model"] == backend.model)
     assert headers["Authorization"] == "Bearer sk-test"
-    assert body["temperature"] == 0 and body["max_completion_tokens"] == 7 and body["reasoning_effort"] == "none"
+    assert (
+        body["temperature"] == 0 and body["max_completion_tokens"] == 7 and body["reasoning_effort"] == "none"
+    )
     assert "sk-test" not in json.dumps(backend.describe())
     with pytest.raises(BackendError, match="401"):
         api(server, "auth").complete(prompts[:1])
@@ -374,9 +451,27 @@ def test_openai_backend_request_backoff_and_fatal_errors(server, monkeypatch):
 
 def test_cli_writes_results_json(server, tmp_path, capsys):
     out, replies = tmp_path / "r.json", tmp_path / "r.jsonl"
-    base = ["llm", "--backend", "openai", "--base-url", f"http://127.0.0.1:{server.server_port}/v1",
-            "--api-key-env", "UNSET_TEST_VAR", "--task", "letter", "--lengths", "12,16", "--seeds", "0,1",
-            "--count", "2", "--backoff", "0", "--json", str(out)]
+    base = [
+        "llm",
+        "--backend",
+        "openai",
+        "--base-url",
+        f"http://127.0.0.1:{server.server_port}/v1",
+        "--api-key-env",
+        "UNSET_TEST_VAR",
+        "--task",
+        "letter",
+        "--lengths",
+        "12,16",
+        "--seeds",
+        "0,1",
+        "--count",
+        "2",
+        "--backoff",
+        "0",
+        "--json",
+        str(out),
+    ]
     assert main(base + ["--model", "correct-cli", "--name", "Local", "--replies", str(replies)]) == 0
     results = json.loads(out.read_text())
     assert (results["model"], results["backend"], results["task"]) == ("Local", "openai", "letter")
@@ -393,8 +488,27 @@ def test_cli_hf_backend_loads_a_local_directory(tiny_tokenizer, tmp_path):
     model_dir, out = tmp_path / "tiny", tmp_path / "hf.json"
     constant_model(tiny_tokenizer, "y").save_pretrained(model_dir)
     tiny_tokenizer.save_pretrained(model_dir)
-    args = ["llm", "--backend", "hf", "--model", str(model_dir), "--task", "number", "--lengths", "12",
-            "--seeds", "0", "--count", "5", "--max-new-tokens", "1", "--device", "cpu", "--json", str(out)]
+    args = [
+        "llm",
+        "--backend",
+        "hf",
+        "--model",
+        str(model_dir),
+        "--task",
+        "number",
+        "--lengths",
+        "12",
+        "--seeds",
+        "0",
+        "--count",
+        "5",
+        "--max-new-tokens",
+        "1",
+        "--device",
+        "cpu",
+        "--json",
+        str(out),
+    ]
     assert main(args) == 0
     results = json.loads(out.read_text())
     assert results["backend"] == "hf" and results["settings"]["backend"]["chat_template"] is False
@@ -416,8 +530,25 @@ def test_cli_hf_backend_decodes_raw_by_default_even_with_a_chat_template(tiny_to
         tiny_tokenizer.save_pretrained(model_dir)
     finally:
         tiny_tokenizer.chat_template = None
-    args = ["llm", "--backend", "hf", "--model", str(model_dir), "--task", "number", "--lengths", "12",
-            "--seeds", "0,1", "--count", "3", "--device", "cpu", "--json", str(out)]
+    args = [
+        "llm",
+        "--backend",
+        "hf",
+        "--model",
+        str(model_dir),
+        "--task",
+        "number",
+        "--lengths",
+        "12",
+        "--seeds",
+        "0,1",
+        "--count",
+        "3",
+        "--device",
+        "cpu",
+        "--json",
+        str(out),
+    ]
     assert main(args) == 0
     results = json.loads(out.read_text())
     settings = results["settings"]["backend"]
@@ -433,11 +564,35 @@ def test_cli_hf_backend_decodes_raw_by_default_even_with_a_chat_template(tiny_to
 
 # -- the llm command survives misuse (issue 13) ------------------------------------------------------
 
+
 def llm_args(port, model, out, *extra):
     """A small openai-backend run: 8 items (lengths 12 and 16, seeds 0 and 1, 2 each)."""
-    return ["llm", "--backend", "openai", "--base-url", f"http://127.0.0.1:{port}/v1", "--api-key-env",
-            "UNSET_TEST_VAR", "--task", "letter", "--lengths", "12,16", "--seeds", "0,1", "--count", "2",
-            "--backoff", "0", "--max-attempts", "1", "--model", model, "--json", str(out), *extra]
+    return [
+        "llm",
+        "--backend",
+        "openai",
+        "--base-url",
+        f"http://127.0.0.1:{port}/v1",
+        "--api-key-env",
+        "UNSET_TEST_VAR",
+        "--task",
+        "letter",
+        "--lengths",
+        "12,16",
+        "--seeds",
+        "0,1",
+        "--count",
+        "2",
+        "--backoff",
+        "0",
+        "--max-attempts",
+        "1",
+        "--model",
+        model,
+        "--json",
+        str(out),
+        *extra,
+    ]
 
 
 def calls_to(server, model) -> int:
@@ -453,18 +608,25 @@ def one_error_line(capsys) -> str:
 
 def free_port() -> int:
     import socket
+
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]  # closed again when the block ends: connections are refused
 
 
-@pytest.mark.parametrize("where", ["json is a folder", "replies is a folder", "json folder missing", "same file"])
+@pytest.mark.parametrize(
+    "where", ["json is a folder", "replies is a folder", "json folder missing", "same file"]
+)
 def test_cli_checks_outputs_before_any_call(server, tmp_path, capsys, where):
     model, out, replies = f"correct-{uuid.uuid4().hex[:8]}", tmp_path / "r.json", tmp_path / "r.jsonl"
     folder = tmp_path / "folder"
     folder.mkdir()
-    out, replies = {"json is a folder": (folder, replies), "replies is a folder": (out, folder),
-                    "json folder missing": (tmp_path / "no" / "r.json", replies), "same file": (out, out)}[where]
+    out, replies = {
+        "json is a folder": (folder, replies),
+        "replies is a folder": (out, folder),
+        "json folder missing": (tmp_path / "no" / "r.json", replies),
+        "same file": (out, out),
+    }[where]
     assert main(llm_args(server.server_port, model, out, "--replies", str(replies))) == 2
     one_error_line(capsys)
     assert calls_to(server, model) == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["folder"]
@@ -492,7 +654,9 @@ def test_cli_never_replaces_results_with_fewer_answered(server, tmp_path, capsys
     out = tmp_path / "r.json"
     assert main(llm_args(server.server_port, f"correct-{uuid.uuid4().hex[:8]}", out)) == 0
     before = out.read_bytes()
-    failing = llm_args(server.server_port, f"unavailable-{uuid.uuid4().hex[:8]}", out, "--max-failed-share", "1")
+    failing = llm_args(
+        server.server_port, f"unavailable-{uuid.uuid4().hex[:8]}", out, "--max-failed-share", "1"
+    )
     capsys.readouterr()
     assert main(failing) == 1
     err = capsys.readouterr().err
@@ -506,11 +670,22 @@ def test_cli_never_replaces_results_with_fewer_answered(server, tmp_path, capsys
     one_error_line(capsys)
 
 
-@pytest.mark.parametrize("option, value", [
-    ("--base-url", "not a url"), ("--base-url", "ftp://host/v1"), ("--base-url", "http://host:99999/v1"),
-    ("--base-url", "http://host/v1?x=1"), ("--timeout", "nan"), ("--timeout", "inf"), ("--timeout", "0"),
-    ("--backoff", "nan"), ("--temperature", "nan"), ("--max-attempts", "0"), ("--api-key-env", "TEST_LLM_KEY"),
-])
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--base-url", "not a url"),
+        ("--base-url", "ftp://host/v1"),
+        ("--base-url", "http://host:99999/v1"),
+        ("--base-url", "http://host/v1?x=1"),
+        ("--timeout", "nan"),
+        ("--timeout", "inf"),
+        ("--timeout", "0"),
+        ("--backoff", "nan"),
+        ("--temperature", "nan"),
+        ("--max-attempts", "0"),
+        ("--api-key-env", "TEST_LLM_KEY"),
+    ],
+)
 def test_cli_rejects_bad_values_before_any_call(server, tmp_path, capsys, monkeypatch, option, value):
     secret = "sk-secret\n"
     monkeypatch.setenv("TEST_LLM_KEY", secret)  # read with its newline: not a valid HTTP header
@@ -534,10 +709,14 @@ def test_cli_streams_replies_and_a_rerun_asks_only_the_rest(server, tmp_path, ca
     assert main(args) == 0 and "torn last line" in capsys.readouterr().err
     assert calls_to(server, model) == 4 + 5  # 3 answered + the refused one, then only the 5 without a reply
     results = json.loads(out.read_text())
-    assert results["summary"]["n_resumed"] == 3 and [r["accuracy_mean"] for r in results["per_length"]] == [1, 1]
+    assert results["summary"]["n_resumed"] == 3 and [r["accuracy_mean"] for r in results["per_length"]] == [
+        1,
+        1,
+    ]
     lines = [json.loads(line) for line in replies.read_text().splitlines()]
-    assert [(r["seed"], r["length"], r["index"]) for r in lines] == [(s, L, i) for s in (0, 1) for L in (12, 16)
-                                                                      for i in (0, 1)]
+    assert [(r["seed"], r["length"], r["index"]) for r in lines] == [
+        (s, L, i) for s in (0, 1) for L in (12, 16) for i in (0, 1)
+    ]
     fresh = tmp_path / "fresh.json"
     assert main(llm_args(server.server_port, f"correct-{uuid.uuid4().hex[:8]}", fresh)) == 0
     assert json.loads(fresh.read_text())["per_length"] == results["per_length"]  # as if never interrupted
@@ -551,9 +730,11 @@ def test_cli_refuses_replies_of_another_configuration(server, tmp_path, capsys):
     assert main(args) == 0 and calls_to(server, model) == 8  # the length-12 items were not asked again
     before = replies.read_bytes()
     other = f"correct-{uuid.uuid4().hex[:8]}"
-    for changed in (llm_args(server.server_port, other, out, "--replies", str(replies)),
-                    args + ["--extra-body", '{"reasoning_effort": "none"}'],
-                    [a if a != "letter" else "number" for a in args]):
+    for changed in (
+        llm_args(server.server_port, other, out, "--replies", str(replies)),
+        args + ["--extra-body", '{"reasoning_effort": "none"}'],
+        [a if a != "letter" else "number" for a in args],
+    ):
         assert main(changed) == 2
         assert "another configuration" in one_error_line(capsys) and replies.read_bytes() == before
     lines = before.splitlines()
@@ -565,13 +746,24 @@ def test_cli_refuses_replies_of_another_configuration(server, tmp_path, capsys):
 def test_cli_hf_backend_names_a_folder_without_a_model(tmp_path, capsys):
     empty = tmp_path / "empty"
     empty.mkdir()
-    args = ["llm", "--backend", "hf", "--model", str(empty), "--task", "number", "--json", str(tmp_path / "o.json")]
+    args = [
+        "llm",
+        "--backend",
+        "hf",
+        "--model",
+        str(empty),
+        "--task",
+        "number",
+        "--json",
+        str(tmp_path / "o.json"),
+    ]
     assert main(args) == 2
     err = one_error_line(capsys)
     assert "config.json" in err and "sentencepiece" not in err
 
 
 # -- 1-hop LLM variants (Appendix H) ---------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", ["number", "letter"])
 @pytest.mark.parametrize("window", [12, 100, 300])
@@ -584,19 +776,22 @@ def test_one_hop_llm(name, window):
         if name == "number":
             assert all(t in string.ascii_lowercase for t in tokens[:-1]) and 1 <= int(tokens[-1]) <= window
         else:
-            assert all(len(t) == 2 and t[0] in string.ascii_lowercase and t[1] in "123456789" for t in tokens[:-1])
+            assert all(
+                len(t) == 2 and t[0] in string.ascii_lowercase and t[1] in "123456789" for t in tokens[:-1]
+            )
             q1, q2 = tokens[-1]
             assert q1 != q2 and [t[0] for t in tokens[:-1]].count(q2) == 1
 
 
-# -- issue 29: every JSON the harness reads goes through theory.inputs; one line per error ----------
+# -- issue 29: every JSON the harness reads goes through theory.io.inputs; one line per error ----------
+
 
 @pytest.mark.parametrize("hostile", sorted(HOSTILE_REPLIES))
 def test_a_hostile_endpoint_reply_fails_the_item_and_names_the_field(server, hostile):
     """Deep nesting was a RecursionError in a worker thread; now every hostile reply is a failed
     call (retried, counted), its error naming the reply and the field."""
+    from theory.io.inputs import InputError
     from training.llm.backends import reply_content
-    from theory.inputs import InputError
 
     body, named = HOSTILE_REPLIES[hostile]
     with pytest.raises(InputError, match=re.escape(named)):
@@ -604,8 +799,10 @@ def test_a_hostile_endpoint_reply_fails_the_item_and_names_the_field(server, hos
     results, records = evaluate(api(server, hostile, max_attempts=2), "letter", [12], [0], count=2)
     (row,) = results["per_length"]
     assert (row["n_failed_items"], row["n_failed_calls"], row["n_scored"]) == (2, 4, 0)
-    assert all(r["error"].startswith("malformed reply: the endpoint's reply: ") and named in r["error"]
-               for r in records)
+    assert all(
+        r["error"].startswith("malformed reply: the endpoint's reply: ") and named in r["error"]
+        for r in records
+    )
 
 
 def test_a_torn_replies_file_of_another_configuration_is_one_line(server, tmp_path, capsys):
@@ -620,22 +817,33 @@ def test_a_torn_replies_file_of_another_configuration_is_one_line(server, tmp_pa
     other = f"correct-{uuid.uuid4().hex[:8]}"
     assert main(llm_args(server.server_port, other, tmp_path / "o.json", "--replies", str(replies))) == 2
     assert "another configuration" in one_error_line(capsys)
-    assert replies.read_bytes() == before and calls_to(server, other) == 0  # the torn line is not dropped either
+    assert (
+        replies.read_bytes() == before and calls_to(server, other) == 0
+    )  # the torn line is not dropped either
 
 
-HOSTILE_JSON = {"deep": b"[" * 100_000 + b"]" * 100_000, "truncated": b'{"per_length": [{"n_scored": 1',
-                "a list": b'[{"n_scored": 1}]', "wrong field": b'{"per_length": [{"n_scored": "1"}], "task": 7}',
-                "latin1": '{"\xe9": 1}'.encode("latin-1")}
-FIELD_NAMED = {"--json": "field per_length[0].n_scored: expected an integer", "--replies": "field task: expected a "
-               "string"}  # "wrong field" in each file that has a shape beyond "an object"
+HOSTILE_JSON = {
+    "deep": b"[" * 100_000 + b"]" * 100_000,
+    "truncated": b'{"per_length": [{"n_scored": 1',
+    "a list": b'[{"n_scored": 1}]',
+    "wrong field": b'{"per_length": [{"n_scored": "1"}], "task": 7}',
+    "latin1": '{"\xe9": 1}'.encode("latin-1"),
+}
+FIELD_NAMED = {
+    "--json": "field per_length[0].n_scored: expected an integer",
+    "--replies": "field task: expected a string",
+}  # "wrong field" in each file that has a shape beyond "an object"
 
 
 # every (input, damage) pair that can be damaged so: any object is a valid config.json or --extra-body (no
 # "wrong field" there), and a command-line value is already text (no Latin-1 --extra-body)
-HOSTILE_CASES = [(where, hostile) for where in ("--json", "--replies", "--model config.json", "--extra-body")
-                 for hostile in sorted(HOSTILE_JSON)
-                 if not (hostile == "wrong field" and where not in FIELD_NAMED)
-                 and not (hostile == "latin1" and where == "--extra-body")]
+HOSTILE_CASES = [
+    (where, hostile)
+    for where in ("--json", "--replies", "--model config.json", "--extra-body")
+    for hostile in sorted(HOSTILE_JSON)
+    if not (hostile == "wrong field" and where not in FIELD_NAMED)
+    and not (hostile == "latin1" and where == "--extra-body")
+]
 
 
 @pytest.mark.parametrize("where, hostile", HOSTILE_CASES)
@@ -658,8 +866,20 @@ def test_hostile_json_inputs_are_one_line_naming_the_file(server, tmp_path, caps
     else:
         path = out if where == "--json" else replies
         if where == "--replies":  # a damaged line with a good one after it: not a torn last line
-            good = json.dumps({"task": "letter", "length": 12, "seed": 0, "index": 0, "failed_calls": 0,
-                               "prompt_sha256": "0", "config": {}, "reply": None, "raw": None, "error": None})
+            good = json.dumps(
+                {
+                    "task": "letter",
+                    "length": 12,
+                    "seed": 0,
+                    "index": 0,
+                    "failed_calls": 0,
+                    "prompt_sha256": "0",
+                    "config": {},
+                    "reply": None,
+                    "raw": None,
+                    "error": None,
+                }
+            )
             data = data.replace(b"\n", b" ") + b"\n" + good.encode() + b"\n"
         path.write_bytes(data)
         args = llm_args(server.server_port, model, out, "--replies", str(replies))

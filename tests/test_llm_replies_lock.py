@@ -13,17 +13,25 @@ import uuid
 from pathlib import Path
 
 from test_llm import calls_to, llm_args, one_error_line, server  # noqa: F401  (server is a fixture)
+
 from training.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[1]
-HOLD = ("import sys; from training.llm.lock import RepliesLock; RepliesLock(sys.argv[1]).acquire(); "
-        "print('held', flush=True); sys.stdin.read()")
+HOLD = (
+    "import sys; from training.llm.lock import RepliesLock; RepliesLock(sys.argv[1]).acquire(); "
+    "print('held', flush=True); sys.stdin.read()"
+)
 
 
 def holder(replies) -> subprocess.Popen:
     """Another process holding the replies file's lock until its stdin closes (or it is killed)."""
-    process = subprocess.Popen([sys.executable, "-c", HOLD, str(replies)], cwd=ROOT, stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(replies)],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert process.stdout.readline() == "held\n"
     return process
 

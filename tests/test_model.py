@@ -14,8 +14,8 @@ from transformers import GPTJConfig, GPTJForCausalLM  # noqa: E402
 from transformers.activations import ACT2FN  # noqa: E402
 
 from theory.rope import rope_logit  # noqa: E402
-from training.model.checkpoints import RunError, load_model, save_weights  # noqa: E402
 from training.model.gptj import GPTJ, ModelConfig, gelu_new  # noqa: E402
+from training.run.checkpoints import RunError, load_model, save_weights  # noqa: E402
 
 TINY = ModelConfig(vocab_size=40, n_layer=2, n_head=1, n_embd=32, rotary_dim=32, n_inner=64)
 TINY_PARTIAL = ModelConfig(vocab_size=40, n_layer=2, n_head=2, n_embd=32, rotary_dim=8, n_inner=48)
@@ -102,7 +102,9 @@ def test_last_logits_match_rope_formula_and_recompute():
         _, inner = ours(idx, return_internals=True)
         for layer in range(TINY.n_layer):
             hidden = inner.hidden_in[layer]
-            assert torch.allclose(ours.layer_last_token_logits(layer, hidden), inner.last_logits[layer], atol=1e-14, rtol=0)
+            assert torch.allclose(
+                ours.layer_last_token_logits(layer, hidden), inner.last_logits[layer], atol=1e-14, rtol=0
+            )
             swapped = hidden.clone()
             swapped[:, [3, 9]] = hidden[:, [9, 3]]  # swap contents, positions stay
             got = ours.layer_last_token_logits(layer, swapped)[0, 0].numpy()
@@ -110,7 +112,9 @@ def test_last_logits_match_rope_formula_and_recompute():
             h = block.ln_1(swapped)[0]
             q, k = block.attn.q_proj(h).numpy(), block.attn.k_proj(h).numpy()
             angles = ours.rotary.angles.numpy()
-            want = rope_logit(np.tile(q[T - 1], (T, 1)), T - 1, k, np.arange(T), angles) / np.sqrt(TINY.head_dim)
+            want = rope_logit(np.tile(q[T - 1], (T, 1)), T - 1, k, np.arange(T), angles) / np.sqrt(
+                TINY.head_dim
+            )
             np.testing.assert_allclose(got, want, atol=1e-12, rtol=0)
             assert not np.allclose(got, inner.last_logits[layer][0, 0].numpy())
 
@@ -179,6 +183,7 @@ def test_load_rejects_mismatched_config(tmp_path):
     ours, _ = pair(TINY)
     save_weights(tmp_path, ours)
     import json
+
     cfg = json.loads((tmp_path / "config.json").read_text())
     cfg["n_inner"] = 99
     (tmp_path / "config.json").write_text(json.dumps(cfg))
@@ -226,7 +231,9 @@ def test_last_only_gradients_equal_full_forward():
         logits = ours(idx, last_only=last_only)
         logits = logits if last_only else logits[:, -1]
         torch.nn.functional.cross_entropy(logits, answers).backward()
-        grads.append([p.grad.clone() if p.grad is not None else torch.zeros_like(p) for p in ours.parameters()])
+        grads.append(
+            [p.grad.clone() if p.grad is not None else torch.zeros_like(p) for p in ours.parameters()]
+        )
     for a, b in zip(*grads):
         assert torch.allclose(a, b, atol=1e-12, rtol=0)
 
@@ -263,7 +270,7 @@ def test_logits_equal_hf_on_cuda(cfg):
 
 @cuda
 def test_bf16_autocast_logits_track_float32_on_cuda():
-    """Training on CUDA runs under bf16 autocast (training.model.train): its logits stay within
+    """Training on CUDA runs under bf16 autocast (training.run.loop): its logits stay within
     bf16 precision of float32 ones (8 mantissa bits: a few hundredths on logits of size ~1)."""
     ours, _ = pair(FULL)
     ours = ours.cuda()
@@ -272,4 +279,6 @@ def test_bf16_autocast_logits_track_float32_on_cuda():
         exact = ours(idx)
         with torch.autocast("cuda", dtype=torch.bfloat16):
             low = ours(idx).float()
-    assert (low - exact).abs().max().item() < 0.05 * exact.abs().max().item()  # CPU bf16 autocast: 0.006 of it
+    assert (
+        low - exact
+    ).abs().max().item() < 0.05 * exact.abs().max().item()  # CPU bf16 autocast: 0.006 of it

@@ -51,7 +51,9 @@ def test_rope_angles_power_is_exact_rational_exponent():
     assert rope_angles(4, base=4, numbers=SYMBOLIC)[1] == sympy.Rational(1, 2)
 
 
-@pytest.mark.parametrize("make,bad", [(MultiPrecision, 2), (MultiPrecision, 3.5), (Interval, 8), (Interval, "64")])
+@pytest.mark.parametrize(
+    "make,bad", [(MultiPrecision, 2), (MultiPrecision, 3.5), (Interval, 8), (Interval, "64")]
+)
 def test_bad_precisions_are_refused(make, bad):
     with pytest.raises(ValueError, match="got"):
         make(bad)
@@ -73,14 +75,21 @@ def test_unreadable_values_are_refused():
 
 # --- ball_text: certified numbers in prose keep their exponents ------------------------------------
 
-@pytest.mark.parametrize("given, shown", [
-    ("[7.69405e-7 +/- 3.1e-25]", "7.694e-7 ± 3e-25"),   # the C7-retrieval-inf line printed "[7.69405" before
-    ("[4.55526e-8 +/- 1e-30]", "4.555e-8 ± 1e-30"),
-    ("0.0115", "0.0115"),                                # a plain decimal: no radius from its binary rounding
-    ("1.1500000000e-2", "0.0115"),
-    ("123456.7", "1.235e5"),
-    ("[1.96448755742716 +/- 5.87e-17]", "1.964 ± 6e-17"),
-])
+
+@pytest.mark.parametrize(
+    "given, shown",
+    [
+        (
+            "[7.69405e-7 +/- 3.1e-25]",
+            "7.694e-7 ± 3e-25",
+        ),  # the C7-retrieval-inf line printed "[7.69405" before
+        ("[4.55526e-8 +/- 1e-30]", "4.555e-8 ± 1e-30"),
+        ("0.0115", "0.0115"),  # a plain decimal: no radius from its binary rounding
+        ("1.1500000000e-2", "0.0115"),
+        ("123456.7", "1.235e5"),
+        ("[1.96448755742716 +/- 5.87e-17]", "1.964 ± 6e-17"),
+    ],
+)
 def test_ball_text_keeps_the_exponent_and_the_radius(given, shown):
     from theory.numbers import ball_text
 

@@ -2,9 +2,9 @@
 
 Classes: (1) an output that is an input of its command, or lies in another run's folder, is
 refused before any work (training.cli_common.check_not_owned); the lock file is a regular file
-or nothing (training.model.runlock); (7) a checkpoint folder is locked with its run, so a second
+or nothing (training.run.lock); (7) a checkpoint folder is locked with its run, so a second
 train on it exits 2 naming the first; (6) analyze refuses checkpoints of another task or model;
-(4/5) --accuracy and owner.json go through theory.inputs (a FIFO, deep nesting, wrong types).
+(4/5) --accuracy and owner.json go through theory.io.inputs (a FIFO, deep nesting, wrong types).
 
 Each case runs ``python -m training``'s main() in-process on copies of tiny smoke runs and checks
 the exit status, the one stderr line and that no byte under the test's folder changed.
@@ -22,11 +22,11 @@ import pytest
 
 from training.__main__ import main
 from training.cli_common import RUN_FILE_NAMES
-from training.model import checkpoints, hf_files
-from training.model.ownership import OWNER_NAME
-from training.model.runlock import LOCK_NAME
-from training.model.runsetup import open_run
-from training.model.train import train
+from training.run import checkpoints, hf_files
+from training.run.lock import LOCK_NAME
+from training.run.loop import train
+from training.run.ownership import OWNER_NAME
+from training.run.setup import open_run
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -45,8 +45,11 @@ def made(tmp_path_factory):
     torch.set_num_threads(1)
     root = tmp_path_factory.mktemp("guards")
     try:
-        return {"number": smoke_run(root / "number"), "letter": smoke_run(root / "letter", "letter"),
-                "narrow": smoke_run(root / "narrow", overrides=("model.n_layer=1",))}
+        return {
+            "number": smoke_run(root / "number"),
+            "letter": smoke_run(root / "letter", "letter"),
+            "narrow": smoke_run(root / "narrow", overrides=("model.n_layer=1",)),
+        }
     finally:
         torch.set_num_threads(saved)
 
@@ -55,10 +58,14 @@ def made(tmp_path_factory):
 def runs(made, tmp_path):
     """Copies of the runs (checkpoints and owner.json move along), a second number run "other",
     and an --accuracy file: each test may be refused on them without touching the originals."""
-    copies = {name: Path(shutil.copytree(path, tmp_path / name, symlinks=True)) for name, path in made.items()}
+    copies = {
+        name: Path(shutil.copytree(path, tmp_path / name, symlinks=True)) for name, path in made.items()
+    }
     copies["other"] = Path(shutil.copytree(made["number"], tmp_path / "other", symlinks=True))
     accuracy = tmp_path / "lengths.json"
-    accuracy.write_text(json.dumps({"lengths": [17, 25], "accuracy": [1.0, 0.5], "per_hop": {"1": [1.0, 0.5]}}))
+    accuracy.write_text(
+        json.dumps({"lengths": [17, 25], "accuracy": [1.0, 0.5], "per_hop": {"1": [1.0, 0.5]}})
+    )
     copies["accuracy"] = accuracy
     return copies
 
@@ -102,14 +109,25 @@ def no_work(monkeypatch):
     """A refused command never reaches its work; were it reached, the test fails at once."""
     from training.analysis import dilution, dynamics, evaluate
 
-    for module, name in ((evaluate, "length_generalisation"), (evaluate, "split_accuracy"),
-                         (dynamics, "analyse_run"), (dilution, "dilution_profile")):
+    for module, name in (
+        (evaluate, "length_generalisation"),
+        (evaluate, "split_accuracy"),
+        (dynamics, "analyse_run"),
+        (dilution, "dilution_profile"),
+    ):
         monkeypatch.setattr(module, name, never)
 
 
 def test_the_guard_knows_every_file_a_run_owns():
-    owned = {*checkpoints.RUN_FILES, *hf_files.TOKENIZER_FILES, hf_files.CARD, OWNER_NAME, LOCK_NAME,
-             checkpoints.STATE_JSON, checkpoints.STATE_TENSORS}
+    owned = {
+        *checkpoints.RUN_FILES,
+        *hf_files.TOKENIZER_FILES,
+        hf_files.CARD,
+        OWNER_NAME,
+        LOCK_NAME,
+        checkpoints.STATE_JSON,
+        checkpoints.STATE_TENSORS,
+    }
     assert owned == set(RUN_FILE_NAMES)
 
 
@@ -127,33 +145,71 @@ CASES = {
     "evaluate --json RUN/config.json": (EVALUATE + ["{number}/config.json"], "input"),
     "evaluate --json RUN/../RUN/vocab.json": (EVALUATE + ["{number}/../number/vocab.json"], "input"),
     "evaluate --json LINK-to-RUN/recipe.json": (EVALUATE + ["{link}"], "input"),
-    "evaluate --split --json RUN/metrics.jsonl": (["evaluate", "--run", "{number}", "--task", "number", "--split",
-                                                   "test", "--json", "{number}/metrics.jsonl"], "input"),
+    "evaluate --split --json RUN/metrics.jsonl": (
+        [
+            "evaluate",
+            "--run",
+            "{number}",
+            "--task",
+            "number",
+            "--split",
+            "test",
+            "--json",
+            "{number}/metrics.jsonl",
+        ],
+        "input",
+    ),
     "analyze --json RUN/metrics.jsonl": (ANALYZE + ["{number}/metrics.jsonl"], "input"),
-    "analyze --json RUN/checkpoints/owner.json": (ANALYZE + ["{number}/checkpoints/owner.json"], "checkpoint"),
-    "analyze --json RUN/checkpoints/step-000002/new.json": (ANALYZE + ["{number}/checkpoints/step-000002/new.json"],
-                                                            "a checkpoint of a training run"),
-    "analyze --json --checkpoint-dir's file": (ANALYZE + ["{other}/checkpoints/step-000000/config.json",
-                                                          "--checkpoint-dir", "{other}/checkpoints"], "input"),
+    "analyze --json RUN/checkpoints/owner.json": (
+        ANALYZE + ["{number}/checkpoints/owner.json"],
+        "checkpoint",
+    ),
+    "analyze --json RUN/checkpoints/step-000002/new.json": (
+        ANALYZE + ["{number}/checkpoints/step-000002/new.json"],
+        "a checkpoint of a training run",
+    ),
+    "analyze --json --checkpoint-dir's file": (
+        ANALYZE + ["{other}/checkpoints/step-000000/config.json", "--checkpoint-dir", "{other}/checkpoints"],
+        "input",
+    ),
     "analyze --json OTHER_RUN/new.json": (ANALYZE + ["{other}/new.json"], "another run"),
     "dilution --json F --accuracy F": (DILUTION + ["{accuracy}", "--accuracy", "{accuracy}"], "input"),
     "dilution --json RUN/.lock": (DILUTION + ["{number}/.lock"], "input"),
     "data --out RUN/metrics.jsonl": (DATA + ["{other}/metrics.jsonl"], "a file of a training run"),
-    "data --out RUN/checkpoints/step-000000/model.safetensors": (DATA + ["{other}/checkpoints/step-000000/"
-                                                                         "model.safetensors"], "checkpoint"),
-    "train --force --out OTHER_RUN/checkpoints/step-000002": (TRAIN + ["{other}/checkpoints/step-000002", "--force"],
-                                                              "a checkpoint of a training run"),
+    "data --out RUN/checkpoints/step-000000/model.safetensors": (
+        DATA + ["{other}/checkpoints/step-000000/model.safetensors"],
+        "checkpoint",
+    ),
+    "train --force --out OTHER_RUN/checkpoints/step-000002": (
+        TRAIN + ["{other}/checkpoints/step-000002", "--force"],
+        "a checkpoint of a training run",
+    ),
     "train --out OTHER_RUN/sub": (TRAIN + ["{other}/sub"], "another run"),
     "llm --json RUN/metrics.jsonl": (LLM + ["--json", "{other}/metrics.jsonl"], "a file of a training run"),
-    "llm --replies RUN/checkpoints/owner.json": (LLM + ["--json", "{tmp}/new.json", "--replies",
-                                                        "{other}/checkpoints/owner.json"], "checkpoint"),
-    "llm --json MODEL/config.json of an hf model": (["llm", "--backend", "hf", "--model", "{number}", "--task", "number",
-                                                     "--json", "{number}/config.json"], "input"),
+    "llm --replies RUN/checkpoints/owner.json": (
+        LLM + ["--json", "{tmp}/new.json", "--replies", "{other}/checkpoints/owner.json"],
+        "checkpoint",
+    ),
+    "llm --json MODEL/config.json of an hf model": (
+        [
+            "llm",
+            "--backend",
+            "hf",
+            "--model",
+            "{number}",
+            "--task",
+            "number",
+            "--json",
+            "{number}/config.json",
+        ],
+        "input",
+    ),
     "train --out OTHER_RUN/checkpoints --force": (TRAIN + ["{other}/checkpoints", "--force"], "another run"),
     "train --checkpoint-dir OTHER_RUN": (TRAIN + ["{tmp}/new", "--checkpoint-dir", "{other}"], "another run"),
-    "train --checkpoint-dir OTHER_RUN/checkpoints/step-000000": (TRAIN + ["{tmp}/new", "--checkpoint-dir",
-                                                                          "{other}/checkpoints/step-000000"],
-                                                                 "checkpoint"),
+    "train --checkpoint-dir OTHER_RUN/checkpoints/step-000000": (
+        TRAIN + ["{tmp}/new", "--checkpoint-dir", "{other}/checkpoints/step-000000"],
+        "checkpoint",
+    ),
 }
 
 
@@ -168,15 +224,49 @@ def test_an_output_that_is_an_input_or_another_runs_file_is_refused(case, runs, 
 
 def test_results_next_to_the_run_they_describe_and_force_on_its_own_run_still_work(runs, capsys):
     run = runs["number"]
-    assert main(["evaluate", "--run", str(run), "--task", "number", "--lengths", "17", "--count", "64",
-                 "--json", str(run / "length_generalisation.json"), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--run",
+                str(run),
+                "--task",
+                "number",
+                "--lengths",
+                "17",
+                "--count",
+                "64",
+                "--json",
+                str(run / "length_generalisation.json"),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert json.loads((run / "length_generalisation.json").read_text())["lengths"] == [17]
-    assert main(["train", "--task", "number", "--preset", "smoke", "--steps", "2", "--no-progress",
-                 "--out", str(run), "--force"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--task",
+                "number",
+                "--preset",
+                "smoke",
+                "--steps",
+                "2",
+                "--no-progress",
+                "--out",
+                str(run),
+                "--force",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
 
 
 # --- class 1: RUN/.lock is a regular file or nothing ------------------------------------------------
+
 
 @pytest.mark.parametrize("kind", ["symlink", "dangling symlink", "fifo", "directory"])
 def test_a_lock_file_that_is_not_a_regular_file_is_refused(kind, tmp_path, capsys):
@@ -184,13 +274,18 @@ def test_a_lock_file_that_is_not_a_regular_file_is_refused(kind, tmp_path, capsy
     run.mkdir()
     target.write_text("not a lock\n")
     lock = run / LOCK_NAME
-    {"symlink": lambda: lock.symlink_to(target), "dangling symlink": lambda: lock.symlink_to(tmp_path / "absent"),
-     "fifo": lambda: os.mkfifo(lock), "directory": lock.mkdir}[kind]()
+    {
+        "symlink": lambda: lock.symlink_to(target),
+        "dangling symlink": lambda: lock.symlink_to(tmp_path / "absent"),
+        "fifo": lambda: os.mkfifo(lock),
+        "directory": lock.mkdir,
+    }[kind]()
     refused(TRAIN + [run], capsys, tmp_path, str(lock), "not a regular file")
     assert target.read_text() == "not a lock\n"
 
 
 # --- class 7: two runs on one checkpoint folder ---------------------------------------------------
+
 
 @pytest.mark.parametrize("where", ["outside both runs", "inside the first run"])
 def test_second_train_on_a_checkpoint_folder_in_use_exits_2_naming_the_first(where, tmp_path, capsys):
@@ -200,22 +295,39 @@ def test_second_train_on_a_checkpoint_folder_in_use_exits_2_naming_the_first(whe
     # without the checkpoint folder's lock, the second saw a start that failed and took the folder
     with open_run(first, ckpt if where == "outside both runs" else None, "number", resume=False, force=False):
         assert (ckpt / OWNER_NAME).is_file()
-        line = refused(TRAIN + [second, "--checkpoint-dir", ckpt], capsys, tmp_path, f"pid {os.getpid()}", first)
+        line = refused(
+            TRAIN + [second, "--checkpoint-dir", ckpt], capsys, tmp_path, f"pid {os.getpid()}", first
+        )
         assert "in use by another train process" in line
     assert not second.exists()
 
 
 # --- class 6: analyze refuses checkpoints that are not the run's ----------------------------------
 
+
 @pytest.mark.parametrize("other, word", [("letter", "letter task"), ("narrow", "n_layer")])
 def test_analyze_refuses_checkpoints_of_another_task_or_model(other, word, runs, tmp_path, no_work, capsys):
-    refused(ANALYZE[:2] + [runs["number"], "--task", "number", "--json", tmp_path / "a.json",
-                           "--checkpoint-dir", runs[other] / "checkpoints"], capsys, tmp_path, word,
-            runs[other] / "checkpoints")
+    refused(
+        ANALYZE[:2]
+        + [
+            runs["number"],
+            "--task",
+            "number",
+            "--json",
+            tmp_path / "a.json",
+            "--checkpoint-dir",
+            runs[other] / "checkpoints",
+        ],
+        capsys,
+        tmp_path,
+        word,
+        runs[other] / "checkpoints",
+    )
     assert not (tmp_path / "a.json").exists()
 
 
 # --- classes 4/5: hostile JSON inputs -------------------------------------------------------------
+
 
 def _deep(n=5000):
     return "[" * n + "]" * n
@@ -229,7 +341,10 @@ ACCURACY_FILES = {
     "accuracy a string": ('{"lengths": [17], "accuracy": "high", "per_hop": {}}', "field accuracy"),
     "accuracy above 1": ('{"lengths": [17], "accuracy": [7], "per_hop": {}}', "field accuracy[0]"),
     "per_hop not an object": ('{"lengths": [17], "accuracy": [1.0], "per_hop": [1]}', "field per_hop"),
-    "per_hop key not a hop": ('{"lengths": [17], "accuracy": [1.0], "per_hop": {"x": [1.0]}}', "field per_hop"),
+    "per_hop key not a hop": (
+        '{"lengths": [17], "accuracy": [1.0], "per_hop": {"x": [1.0]}}',
+        "field per_hop",
+    ),
     "too few values": ('{"lengths": [17, 25], "accuracy": [1.0], "per_hop": {}}', "field accuracy"),
     "missing field": ('{"lengths": [17], "accuracy": [1.0]}', "field per_hop"),
     "not UTF-8": (b'{"lengths": [17], "accuracy": [1.0], "per_hop": {"\xe9": []}}', "not UTF-8"),
@@ -246,8 +361,25 @@ def test_a_bad_accuracy_file_is_one_line_naming_file_and_field(case, runs, tmp_p
         path.write_bytes(content)
     else:
         path.write_text(content)
-    refused(DILUTION[:2] + [runs["number"], "--task", "number", "--lengths", "17,25", "--json", tmp_path / "d.json",
-                            "--accuracy", path], capsys, tmp_path, "--accuracy", path, word)
+    refused(
+        DILUTION[:2]
+        + [
+            runs["number"],
+            "--task",
+            "number",
+            "--lengths",
+            "17,25",
+            "--json",
+            tmp_path / "d.json",
+            "--accuracy",
+            path,
+        ],
+        capsys,
+        tmp_path,
+        "--accuracy",
+        path,
+        word,
+    )
 
 
 OWNER_FILES = {
@@ -273,5 +405,7 @@ def test_a_bad_owner_json_is_one_line_naming_it(case, flag, tmp_path, capsys):
         owner.write_bytes(content)
     else:
         owner.write_text(content)
-    argv = TRAIN + ([tmp_path / "run", "--checkpoint-dir", folder] if flag == "--checkpoint-dir" else [folder])
+    argv = TRAIN + (
+        [tmp_path / "run", "--checkpoint-dir", folder] if flag == "--checkpoint-dir" else [folder]
+    )
     refused(argv, capsys, tmp_path, owner, word)

@@ -27,9 +27,13 @@ def test_position_spread_matches_the_closed_form():
     spread = PD.position_spread(con, range(1, n0))
     ts = range(1, n0)
     assert spread["matching_key"] == pytest.approx(math.cos(theta) - math.cos((n0 - 1) * theta))
-    independent = max(max(math.cos(r * omega + t * theta) for t in ts) - min(math.cos(r * omega + t * theta) for t in ts)
-                      for r in range(-7, 8))
-    assert spread["any_key"] == pytest.approx(independent)  # a mutant without c_omega would give the matching value
+    independent = max(
+        max(math.cos(r * omega + t * theta) for t in ts) - min(math.cos(r * omega + t * theta) for t in ts)
+        for r in range(-7, 8)
+    )
+    assert spread["any_key"] == pytest.approx(
+        independent
+    )  # a mutant without c_omega would give the matching value
     assert spread["any_key"] > spread["matching_key"]
     assert PD.position_spread(con, range(1, n0), theta=0.0)["any_key"] == 0.0
 
@@ -48,14 +52,18 @@ def test_theta_equal_omega_errs_and_the_paper_regime_does_not():
     assert out.status == "refuted" and not any(out.evidence["exact_by_alph"].values())
     bad = out.counterexample
     assert bad["got"] != bad["expected"]
-    assert RetrievalConstruction(LETTER_ALPH[:3], 2, omega_of(3) * Fraction(1, 8), 2).is_exact()  # omega/(4 n0)
+    assert RetrievalConstruction(
+        LETTER_ALPH[:3], 2, omega_of(3) * Fraction(1, 8), 2
+    ).is_exact()  # omega/(4 n0)
 
 
 def test_step_two_spread_is_one_minus_cos():
     out = PD.attended_equally_outcome(n0=4)
     theta = math.pi / 64  # omega/(4 n0), n0 = 4
     assert out.status == "refuted"
-    assert out.evidence["last_row_range_by_length_2_to_n0"]["a1 ... a1"][0] == pytest.approx(1 - math.cos(theta))
+    assert out.evidence["last_row_range_by_length_2_to_n0"]["a1 ... a1"][0] == pytest.approx(
+        1 - math.cos(theta)
+    )
 
 
 # -- F.2.1 Case 1 -----------------------------------------------------------------------------------
@@ -70,7 +78,9 @@ def test_case_one_residual_and_the_mutant_value_map():
 def test_single_frequency_angle_one():
     out = PD.single_frequency_outcome(n0s=range(2, 4))
     assert out.status == "refuted" and out.evidence["g_1"] == 1.0
-    assert PD.single_frequency_outcome(alph=("a", "b"), m=2, n0s=range(2, 4)).status == "verified"  # |ALPH| = 2
+    assert (
+        PD.single_frequency_outcome(alph=("a", "b"), m=2, n0s=range(2, 4)).status == "verified"
+    )  # |ALPH| = 2
 
 
 # -- Listing 1 ------------------------------------------------------------------------------------
@@ -84,6 +94,7 @@ def test_listing_wraps_and_a_bounds_checked_listing_agrees():
             if isinstance(x, int) and n - x >= 0 and isinstance(seq[n - x], str):
                 out[n] = seq[n - x]
         return out
+
     assert PD.listing_index_outcome(listing=checked, n_max=3).status == "verified"
 
 
@@ -114,7 +125,8 @@ def test_gamma_shape_and_figure_labels():
 def test_second_layer_and_weighted_angle():
     out = PT.second_layer_outcome()
     assert out.status == "refuted" and out.evidence["with_row_angle"]["n0_max"] == math.floor(
-        (math.pi / 4) / (2 * 0.0115))
+        (math.pi / 4) / (2 * 0.0115)
+    )
     table = {"letter": [(18, "0.0866"), (42, "0.0027")] + PT.paper_data.TABLE1["letter"][2:]}
     assert PT.second_layer_outcome(table=table).status == "verified"
     w = np.zeros(64)
@@ -128,7 +140,10 @@ def test_signed_swap_weights_differ_from_the_absolute_value():
 
     d_a, d_b = np.array([[0.1, 0.7, 0.2]]), np.array([[0.6, 0.1, 0.2]])
     absolute = _swap_weights(d_a, d_b, 0.1)
-    signed, reversed_ = _swap_weights(d_a, d_b, 0.1, "signed"), _swap_weights(d_a, d_b, 0.1, "signed_reversed")
+    signed, reversed_ = (
+        _swap_weights(d_a, d_b, 0.1, "signed"),
+        _swap_weights(d_a, d_b, 0.1, "signed_reversed"),
+    )
     assert np.allclose(absolute, _swap_weights(d_b, d_a, 0.1))
     assert signed.argmax() == 1 and reversed_.argmax() == 0 and not np.allclose(signed, reversed_)
     with pytest.raises(ValueError, match="form"):
@@ -149,19 +164,24 @@ def test_ablation_is_real_and_layer_eleven_is_not_needed():
         ablated,
         needed_outcome,
     )
-    from training.model.weights import load_model
+    from training.run.weights import load_model
     from training.tasks.definitions import get_task
 
     model, batch = load_model(REFERENCE["letter"]), get_task("letter").generate(40, 3)
-    assert max(ablated(model, range(12), batch).values()) < 0.5  # a mutant ablation that changes nothing fails here
+    assert (
+        max(ablated(model, range(12), batch).values()) < 0.5
+    )  # a mutant ablation that changes nothing fails here
     assert needed_outcome(count=40).status == "refuted"
 
 
 def _analysis(pure_positional: int, hop4: float = 1.0) -> dict:
-    return {"steps": [0, 5000], "best_step": 5000,
-            "purity": {"0.1": {"count_positional": [0, pure_positional]}},
-            "validation": [{"step": 5000, "per_hop": {"1": 1.0, "2": 1.0, "3": 1.0, "4": hop4}}],
-            "layer_kind": {"kind": ["index"] * pure_positional}}
+    return {
+        "steps": [0, 5000],
+        "best_step": 5000,
+        "purity": {"0.1": {"count_positional": [0, pure_positional]}},
+        "validation": [{"step": 5000, "per_hop": {"1": 1.0, "2": 1.0, "3": 1.0, "4": hop4}}],
+        "layer_kind": {"kind": ["index"] * pure_positional},
+    }
 
 
 def test_positional_per_hop_rule():
@@ -177,6 +197,7 @@ def test_strict_last_symbolic_rule():
 
     def found(pure_from):
         return {"letter": {"purity": {"0.1": {"pure_from_step": pure_from, "kind": ["symbolic"] * 12}}}}
+
     tied = [1000] * 10 + [2000, 2000]
     alone = [1000] * 11 + [2000]
     assert last_symbolic_strict(found(tied)).status == "refuted"
@@ -198,8 +219,13 @@ def test_informative_members_leave_out_every_censored_member():
 
     def member(p, m):
         return {"predicted": {"relative": {"break": p}}, "measured": m, "last_length": 5000}
-    members = {f"r{k}/letter/seed-0": member(p, m) for k, (p, m) in enumerate(
-        [(50, 60), (70, 65), (90, 120), (None, None), (None, None), (None, 80), (40, 45)])}
+
+    members = {
+        f"r{k}/letter/seed-0": member(p, m)
+        for k, (p, m) in enumerate(
+            [(50, 60), (70, 65), (90, 120), (None, None), (None, None), (None, 80), (40, 45)]
+        )
+    }
     out = decide_held_out(members, seen=frozenset())
     assert out.evidence["informative_members"]["n"] == 4
     assert out.evidence["comparison"]["n"] == 7

@@ -64,8 +64,10 @@ def test_a_changed_outcome_exits_non_zero_and_a_recorded_refutation_does_not(tem
     assert cli.main(["--only", "T-refuted"]) == 0
     temporary_claims("T-flipped", "verified", lambda options: Outcome("refuted", "no longer holds"))
     assert cli.main(["--only", "T-flipped"]) == 1
-    assert ("CHANGED T-flipped: recorded holds in every case checked, now false (registry status verified -> refuted)"
-            in capsys.readouterr().err)  # a statement declaring no evidence class says no more than its cases
+    assert (
+        "CHANGED T-flipped: recorded holds in every case checked, now false (registry status verified -> refuted)"
+        in capsys.readouterr().err
+    )  # a statement declaring no evidence class says no more than its cases
 
 
 def test_table3_claims_point_at_the_cells_that_break_the_summary():
@@ -74,8 +76,14 @@ def test_table3_claims_point_at_the_cells_that_break_the_summary():
 
     summary = summary_matches_table(Options())
     assert summary.status == "refuted"
-    assert summary.counterexample == {"model": "Claude Sonnet 3.7", "task": "letter", "length": 32, "mean": 0.88,
-                                      "claim": "> 0.88", "holds": False}
+    assert summary.counterexample == {
+        "model": "Claude Sonnet 3.7",
+        "task": "letter",
+        "length": 32,
+        "mean": 0.88,
+        "claim": "> 0.88",
+        "holds": False,
+    }
     assert sum(not cell["holds"] for cell in summary.evidence["cells"]) == 1
     higher = letter_consistently_higher(Options())
     assert higher.status == "refuted"
@@ -83,6 +91,7 @@ def test_table3_claims_point_at_the_cells_that_break_the_summary():
 
 
 # -- arguments are checked before any claim runs (issue 13) ------------------------------------
+
 
 @pytest.fixture
 def probe_claim(temporary_claims):
@@ -99,19 +108,24 @@ def one_line_error(capsys) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("args, names", [
-    (["--json", "DIR"], "is a directory"),
-    (["--json", ""], "--json: empty path"),
-    (["--only", ",,,"], "no claim id in ',,,'"),
-    (["--only", ""], "no claim id"),
-])
+@pytest.mark.parametrize(
+    "args, names",
+    [
+        (["--json", "DIR"], "is a directory"),
+        (["--json", ""], "--json: empty path"),
+        (["--only", ",,,"], "no claim id in ',,,'"),
+        (["--only", ""], "no claim id"),
+    ],
+)
 def test_bad_json_and_empty_selections_exit_2_before_any_claim(probe_claim, tmp_path, capsys, args, names):
     args = [a.replace("DIR", str(tmp_path)) for a in args]
     assert cli.main(["--only", "T-probe", *args]) == 2
     assert names in one_line_error(capsys) and probe_claim == []
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes into read-only folders")
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes into read-only folders"
+)
 def test_a_read_only_json_destination_exits_2_before_any_claim(probe_claim, tmp_path, capsys):
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o500)
@@ -136,7 +150,7 @@ TRAINED = ("C1", "C2", "C3", "C9", "C10", "C10-relative", "C11", "C11-pattern")
 @pytest.fixture
 def fresh_sources(monkeypatch):
     """The trained claims' measurements computed afresh for this test, on a short length grid."""
-    from proofs_check.claims import trained_sources
+    from proofs_check.evidence import trained_sources
 
     monkeypatch.setattr(trained_sources, "_CACHE", {})
     monkeypatch.setattr(trained_sources, "QUICK_LENGTHS", (17, 40))
@@ -148,12 +162,14 @@ def tiny_run(folder, task: str):
     checkpoints, like the shipped reference runs."""
     import torch
 
-    from training.model.checkpoints import save_weights
     from training.model.gptj import GPTJ, ModelConfig
+    from training.run.checkpoints import save_weights
     from training.tasks.definitions import get_task, save_vocab
 
     torch.manual_seed(0)
-    config = ModelConfig(vocab_size=len(get_task(task).vocab), n_layer=1, n_embd=16, rotary_dim=16, n_inner=32)
+    config = ModelConfig(
+        vocab_size=len(get_task(task).vocab), n_layer=1, n_embd=16, rotary_dim=16, n_inner=32
+    )
     save_weights(folder, GPTJ(config))
     save_vocab(folder / "vocab.json", task)
     return folder
@@ -166,17 +182,20 @@ def test_bad_weights_exit_2_before_any_claim(probe_claim, tmp_path, capsys):
         tiny_run(tmp_path / name, "number")
     stranger = tiny_run(tmp_path / "stranger", "letter")
     (stranger / "vocab.json").write_text('["a", "b"]')
-    for weights, names in (([tmp_path / "nowhere"], "does not exist"), ([tmp_path / "file"], "not a directory"),
-                           ([tmp_path / "empty"], "missing config.json"),
-                           ([stranger], "vocabulary of neither task"),
-                           ([tmp_path / "one", tmp_path / "two"], "both number-task runs")):
+    for weights, names in (
+        ([tmp_path / "nowhere"], "does not exist"),
+        ([tmp_path / "file"], "not a directory"),
+        ([tmp_path / "empty"], "missing config.json"),
+        ([stranger], "vocabulary of neither task"),
+        ([tmp_path / "one", tmp_path / "two"], "both number-task runs"),
+    ):
         assert cli.main(["--only", "T-probe", "--weights", *map(str, weights)]) == 2
         line = one_line_error(capsys)
         assert names in line and str(weights[-1]) in line and probe_claim == []
 
 
 def test_default_trained_claims_name_the_shipped_seeds_and_state_their_rule(fresh_sources):
-    from proofs_check.claims.over_seeds import STATUS_RULE
+    from proofs_check.evidence.over_seeds import STATUS_RULE
 
     for claim_id in TRAINED:
         outcome = REGISTRY[claim_id].check(Options())
@@ -188,22 +207,30 @@ def test_default_trained_claims_name_the_shipped_seeds_and_state_their_rule(fres
         assert all("shipped seeds in training/reference/seeds/paper/" in s for s in sources.values())
 
 
-def test_weights_without_checkpoints_decide_length_claims_and_name_what_the_others_miss(fresh_sources, tmp_path):
-    from proofs_check.claims.trained_sources import RUN_LABEL
+def test_weights_without_checkpoints_decide_length_claims_and_name_what_the_others_miss(
+    fresh_sources, tmp_path
+):
+    from proofs_check.evidence.trained_sources import RUN_LABEL
 
     runs = {task: tiny_run(tmp_path / task, task) for task in ("number", "letter")}
     options = Options(weights=(str(runs["number"]), str(runs["letter"])))
     for claim_id in ("C10", "C10-relative"):
         outcome = REGISTRY[claim_id].check(options)
         assert outcome.status != "undecided", outcome.summary
-        assert f"[data: number: --weights {runs['number']}; letter: --weights {runs['letter']}]" in outcome.summary
+        assert (
+            f"[data: number: --weights {runs['number']}; letter: --weights {runs['letter']}]"
+            in outcome.summary
+        )
         assert outcome.evidence["source"]["letter"] == f"recomputed from {runs['letter']}"
         assert list(outcome.evidence["seeds"]) == [RUN_LABEL]
         assert list(outcome.evidence["seeds"][RUN_LABEL]["evidence"]["accuracy"]["number"]) == [17, 40]
     for claim_id in ("C1", "C3", "C9", "C11"):
         outcome = REGISTRY[claim_id].check(options)
         assert outcome.status == "undecided"
-        assert "checkpoint folders step-NNNNNN/" in outcome.summary and f"{runs['number']} has none" in outcome.summary
+        assert (
+            "checkpoint folders step-NNNNNN/" in outcome.summary
+            and f"{runs['number']} has none" in outcome.summary
+        )
         assert "--checkpoint-dir" not in outcome.summary
 
 
@@ -224,7 +251,7 @@ STAGE_OF = {"length_generalisation.json": "lengths", "analysis.json": "analyze"}
 def fake_study(tmp_path, monkeypatch):
     """Point the trained claims at a study written by the test: ``write({(task, seed): {file
     name: data, or raw text}})``; a member's finished stages are those of its files."""
-    from proofs_check.claims import seeds, trained_sources
+    from proofs_check.evidence import seeds, trained_sources
 
     root = tmp_path / "study"
     monkeypatch.setattr(seeds, "SHIPPED", root)
@@ -247,12 +274,20 @@ def fake_study(tmp_path, monkeypatch):
 def length_curve(task, accuracy, hop1=None):
     """A length_generalisation.json at lengths 17, 100, 850."""
     per_hop = {} if hop1 is None else {"1": [1.0, 1.0, hop1], "2": [1.0, 0.9, 0.5]}
-    return {"task": task, "lengths": [17, 100, 850], "accuracy": list(accuracy), "per_hop": per_hop,
-            "n_per_length": [400, 400, 400]}
+    return {
+        "task": task,
+        "lengths": [17, 100, 850],
+        "accuracy": list(accuracy),
+        "per_hop": per_hop,
+        "n_per_length": [400, 400, 400],
+    }
 
 
 NUMBER = length_curve("number", (1.0, 0.3, 0.05))  # 'barely generalises' on every seed
-LETTER_HOLDS, LETTER_FAILS = length_curve("letter", (1.0, 0.95, 0.92)), length_curve("letter", (1.0, 0.8, 0.4))
+LETTER_HOLDS, LETTER_FAILS = (
+    length_curve("letter", (1.0, 0.95, 0.92)),
+    length_curve("letter", (1.0, 0.8, 0.4)),
+)
 
 
 def c10_study(fake_study, holding: int, n: int, pending: int = 0):
@@ -260,17 +295,30 @@ def c10_study(fake_study, holding: int, n: int, pending: int = 0):
     members = {}
     for seed in range(n):
         members[("number", seed)] = {"length_generalisation.json": NUMBER}
-        members[("letter", seed)] = {"length_generalisation.json": LETTER_HOLDS if seed < holding else LETTER_FAILS}
+        members[("letter", seed)] = {
+            "length_generalisation.json": LETTER_HOLDS if seed < holding else LETTER_FAILS
+        }
     for seed in range(n, n + pending):
         members[("number", seed)] = members[("letter", seed)] = {}
     return fake_study(members)
 
 
-@pytest.mark.parametrize("n, holding, expected", [
-    (5, 5, "verified"), (5, 4, "verified"), (5, 3, "undecided"), (5, 2, "undecided"), (5, 1, "refuted"),
-    (5, 0, "refuted"), (4, 3, "undecided"), (3, 3, "verified"), (2, 1, "undecided"), (1, 1, "verified"),
-    (1, 0, "refuted"),
-])
+@pytest.mark.parametrize(
+    "n, holding, expected",
+    [
+        (5, 5, "verified"),
+        (5, 4, "verified"),
+        (5, 3, "undecided"),
+        (5, 2, "undecided"),
+        (5, 1, "refuted"),
+        (5, 0, "refuted"),
+        (4, 3, "undecided"),
+        (3, 3, "verified"),
+        (2, 1, "undecided"),
+        (1, 1, "verified"),
+        (1, 0, "refuted"),
+    ],
+)
 def test_the_status_over_seeds_needs_four_fifths_of_them(fake_study, n, holding, expected):
     c10_study(fake_study, holding, n)
     outcome = REGISTRY["C10"].check(Options())
@@ -278,9 +326,14 @@ def test_the_status_over_seeds_needs_four_fifths_of_them(fake_study, n, holding,
     aggregate = outcome.evidence["aggregate"]
     assert (aggregate["n_seeds"], aggregate["holds_in"], aggregate["fails_in"]) == (n, holding, n - holding)
     assert [s["status"] for s in outcome.evidence["seeds"].values()] == (
-        ["verified"] * holding + ["refuted"] * (n - holding))
+        ["verified"] * holding + ["refuted"] * (n - holding)
+    )
     assert list(outcome.evidence["seeds"]) == [f"seed-{s}" for s in range(n)]
-    assert ("too few seeds for a spread" in outcome.summary) == (n < 3) == aggregate["too_few_seeds_for_a_spread"]
+    assert (
+        ("too few seeds for a spread" in outcome.summary)
+        == (n < 3)
+        == aggregate["too_few_seeds_for_a_spread"]
+    )
 
 
 def test_pending_seeds_are_left_out_and_the_rule_uses_the_seeds_available(fake_study):
@@ -288,15 +341,21 @@ def test_pending_seeds_are_left_out_and_the_rule_uses_the_seeds_available(fake_s
     outcome = REGISTRY["C10"].check(Options())
     assert outcome.status == "verified" and outcome.evidence["aggregate"]["n_seeds"] == 3
     assert list(outcome.evidence["left_out"]) == ["seed-3", "seed-4"]
-    assert outcome.evidence["left_out"]["seed-4"]["letter"].startswith("pending: stage 'lengths' not finished")
+    assert outcome.evidence["left_out"]["seed-4"]["letter"].startswith(
+        "pending: stage 'lengths' not finished"
+    )
     assert "left out: seed-3, seed-4 (pending" in outcome.summary
 
 
-@pytest.mark.parametrize("damage, said", [
-    ("{", "not valid JSON"), ("[" * 5000 + "]" * 5000, "JSON nested deeper than 64 levels"),
-    (json.dumps({**LETTER_HOLDS, "accuracy": "high"}), "field accuracy: expected a list, got a string"),
-    (json.dumps({**LETTER_HOLDS, "lengths": [17, "100", 850]}), "field lengths[1]: expected an integer"),
-])
+@pytest.mark.parametrize(
+    "damage, said",
+    [
+        ("{", "not valid JSON"),
+        ("[" * 5000 + "]" * 5000, "JSON nested deeper than 64 levels"),
+        (json.dumps({**LETTER_HOLDS, "accuracy": "high"}), "field accuracy: expected a list, got a string"),
+        (json.dumps({**LETTER_HOLDS, "lengths": [17, "100", 850]}), "field lengths[1]: expected an integer"),
+    ],
+)
 def test_a_damaged_or_misplaced_seed_file_is_left_out_and_named(fake_study, damage, said):
     root = c10_study(fake_study, holding=3, n=3)
     (root / "paper" / "letter" / "seed-1" / "length_generalisation.json").write_text(damage)
@@ -322,12 +381,14 @@ def test_c10_reports_accuracy_at_850_by_hop_with_a_t_interval(fake_study):
     members = {}
     for seed, value in enumerate(hop1):
         members[("number", seed)] = {"length_generalisation.json": NUMBER}
-        members[("letter", seed)] = {"length_generalisation.json": length_curve("letter", (1.0, 1.0, 0.6), value)}
+        members[("letter", seed)] = {
+            "length_generalisation.json": length_curve("letter", (1.0, 1.0, 0.6), value)
+        }
     fake_study(members)
     outcome = REGISTRY["C10"].check(Options())
     at_850 = outcome.evidence["over_seeds"]["letter"]
     assert at_850["1"]["values"] == {f"seed-{s}": v for s, v in enumerate(hop1)}
-    half = stats.t.ppf(0.975, 2) * 0.04 / 3 ** 0.5  # sd of (0.90, 0.94, 0.98) is 0.04
+    half = stats.t.ppf(0.975, 2) * 0.04 / 3**0.5  # sd of (0.90, 0.94, 0.98) is 0.04
     assert at_850["1"]["mean"] == pytest.approx(0.94) and at_850["1"]["ci"][0] == pytest.approx(0.94 - half)
     assert at_850["1"]["ci"][1] == 1.0 and at_850["1"]["clipped"]  # 0.94 + half > 1
     assert at_850["all"]["mean"] == pytest.approx(0.6) and at_850["all"]["ci"] == pytest.approx([0.6, 0.6])
@@ -336,8 +397,10 @@ def test_c10_reports_accuracy_at_850_by_hop_with_a_t_interval(fake_study):
 
 def test_analysis_claims_are_decided_over_seeds_too(fake_study):
     """C11-pattern on five copies of the shipped seed 0, two of them with a fast letter layer."""
-    shipped = {task: json.loads((SHIPPED_SEEDS / task / "seed-0" / "analysis.json").read_text())
-               for task in ("number", "letter")}
+    shipped = {
+        task: json.loads((SHIPPED_SEEDS / task / "seed-0" / "analysis.json").read_text())
+        for task in ("number", "letter")
+    }
     members = {}
     for seed in range(5):
         letter = json.loads(json.dumps(shipped["letter"]))
@@ -348,15 +411,23 @@ def test_analysis_claims_are_decided_over_seeds_too(fake_study):
     fake_study(members)
     outcome = REGISTRY["C11-pattern"].check(Options())
     statuses = {label: s["status"] for label, s in outcome.evidence["seeds"].items()}
-    assert statuses == {"seed-0": "verified", "seed-1": "refuted", "seed-2": "verified", "seed-3": "refuted",
-                        "seed-4": "verified"}
-    assert outcome.status == "undecided" and "holds in 3, fails in 2; a status needs 4 of 5" in outcome.summary
+    assert statuses == {
+        "seed-0": "verified",
+        "seed-1": "refuted",
+        "seed-2": "verified",
+        "seed-3": "refuted",
+        "seed-4": "verified",
+    }
+    assert (
+        outcome.status == "undecided" and "holds in 3, fails in 2; a status needs 4 of 5" in outcome.summary
+    )
 
 
 @pytest.mark.parametrize("first_with_data", [0, 1])
 @pytest.mark.parametrize("claim_id", ["C10", "C10-relative"])
-def test_one_weights_run_is_one_run_paired_with_one_named_shipped_seed(fresh_sources, fake_study, tmp_path,
-                                                                       claim_id, first_with_data, monkeypatch):
+def test_one_weights_run_is_one_run_paired_with_one_named_shipped_seed(
+    fresh_sources, fake_study, tmp_path, claim_id, first_with_data, monkeypatch
+):
     """It was paired with each of the shipped seeds of the other task and reported as "3 seed(s)"
     (C10: with a zero-width interval); now it is n = 1, said so, and the pairing is named."""
     monkeypatch.setattr(fresh_sources, "QUICK_LENGTHS", (17, 850))  # C10 reports accuracy at 850
@@ -367,8 +438,10 @@ def test_one_weights_run_is_one_run_paired_with_one_named_shipped_seed(fresh_sou
     outcome = REGISTRY[claim_id].check(Options(weights=(str(run),)))
     shipped = f"seed-{first_with_data}"
     assert list(outcome.evidence["seeds"]) == [f"--weights run + shipped {shipped}"]
-    assert outcome.evidence["paired"] == {"number": f"shipped {shipped} ({seeds_folder('number')}/{shipped})",
-                                          "letter": f"--weights {run}"}
+    assert outcome.evidence["paired"] == {
+        "number": f"shipped {shipped} ({seeds_folder('number')}/{shipped})",
+        "letter": f"--weights {run}",
+    }
     aggregate = outcome.evidence["aggregate"]
     assert aggregate["n_seeds"] == aggregate["n_runs_given_by_weights"] == 1
     assert f"1 run given by --weights (number: shipped {shipped} (" in outcome.summary
@@ -377,12 +450,15 @@ def test_one_weights_run_is_one_run_paired_with_one_named_shipped_seed(fresh_sou
     assert outcome.evidence["source"]["letter"] == f"recomputed from {run}"
     if claim_id == "C10":
         assert outcome.summary.startswith("at length 850 (1 run given by --weights, no interval): letter ")
-        assert all(row["n"] == 1 and row["ci"] is None for task in ("number", "letter")
-                   for row in outcome.evidence["over_seeds"][task].values())
+        assert all(
+            row["n"] == 1 and row["ci"] is None
+            for task in ("number", "letter")
+            for row in outcome.evidence["over_seeds"][task].values()
+        )
 
 
 def seeds_folder(task):
-    from proofs_check.claims import seeds
+    from proofs_check.evidence import seeds
 
     return seeds.shipped_folder(task)
 
@@ -394,18 +470,30 @@ def test_the_shipped_reference_run_as_weights_is_one_run(fresh_sources):
     outcome = REGISTRY["C10-relative"].check(Options(weights=(str(run),)))
     assert list(outcome.evidence["seeds"]) == ["--weights run + shipped seed-0"]
     assert outcome.evidence["aggregate"]["n_seeds"] == 1 and "1 run given by --weights" in outcome.summary
-    assert outcome.evidence["paired"]["number"].startswith("shipped seed-0 (training/reference/seeds/paper/number")
+    assert outcome.evidence["paired"]["number"].startswith(
+        "shipped seed-0 (training/reference/seeds/paper/number"
+    )
 
 
 def test_seeds_that_no_task_shares_are_undecided_and_say_which_task_lacks_what(fake_study):
-    fake_study({("number", 0): {"length_generalisation.json": NUMBER}, ("letter", 0): {},
-                ("number", 1): {}, ("letter", 1): {"length_generalisation.json": LETTER_HOLDS}})
+    fake_study(
+        {
+            ("number", 0): {"length_generalisation.json": NUMBER},
+            ("letter", 0): {},
+            ("number", 1): {},
+            ("letter", 1): {"length_generalisation.json": LETTER_HOLDS},
+        }
+    )
     outcome = REGISTRY["C10"].check(Options())
-    assert outcome.status == "undecided" and outcome.summary.startswith("no seed has data for every task: seed-0: ")
+    assert outcome.status == "undecided" and outcome.summary.startswith(
+        "no seed has data for every task: seed-0: "
+    )
     assert "letter pending" in outcome.summary and "seed-1: number pending" in outcome.summary
 
 
-def test_a_weights_run_without_data_is_named_and_the_shipped_task_is_not_blamed(fresh_sources, fake_study, tmp_path):
+def test_a_weights_run_without_data_is_named_and_the_shipped_task_is_not_blamed(
+    fresh_sources, fake_study, tmp_path
+):
     analysis = json.loads((SHIPPED_SEEDS / "number" / "seed-0" / "analysis.json").read_text())
     fake_study({("number", 0): {"analysis.json": analysis}, ("number", 1): {}})
     run = tiny_run(tmp_path / "letter", "letter")
@@ -417,6 +505,7 @@ def test_a_weights_run_without_data_is_named_and_the_shipped_task_is_not_blamed(
 
 # -- C11 at the model's own depth (issue 29): no "0/12" for a 2-layer model, no vacuous pattern ----
 
+
 def _shallow(analysis: dict, ids: list) -> dict:
     """``analysis`` as if its model had len(ids) layers with these weighted-average IDs."""
     out = json.loads(json.dumps(analysis))
@@ -426,24 +515,44 @@ def _shallow(analysis: dict, ids: list) -> dict:
     return out
 
 
-@pytest.mark.parametrize("letter_ids, c11, pattern", [
-    ((18.0, 32.0), "verified", "undecided"),  # Table 1's L0, L1; the number pattern needs layers up to L11
-    ((18.0, 2.0), "refuted", "refuted"),  # a fast letter layer: C11 1/2 within 3 (2 needed), pattern fails
-])
+@pytest.mark.parametrize(
+    "letter_ids, c11, pattern",
+    [
+        (
+            (18.0, 32.0),
+            "verified",
+            "undecided",
+        ),  # Table 1's L0, L1; the number pattern needs layers up to L11
+        (
+            (18.0, 2.0),
+            "refuted",
+            "refuted",
+        ),  # a fast letter layer: C11 1/2 within 3 (2 needed), pattern fails
+    ],
+)
 def test_c11_reads_a_two_layer_model_at_its_own_depth(fake_study, letter_ids, c11, pattern):
     from theory.paper_data import TABLE1
 
-    shipped = {task: json.loads((SHIPPED_SEEDS / task / "seed-0" / "analysis.json").read_text())
-               for task in ("number", "letter")}
+    shipped = {
+        task: json.loads((SHIPPED_SEEDS / task / "seed-0" / "analysis.json").read_text())
+        for task in ("number", "letter")
+    }
     number_ids = [TABLE1["number"][0][0], TABLE1["number"][1][0]]  # Table 1's own L0, L1: within 3
     assert letter_ids[0] == TABLE1["letter"][0][0]
-    fake_study({("number", 0): {"analysis.json": _shallow(shipped["number"], number_ids)},
-                ("letter", 0): {"analysis.json": _shallow(shipped["letter"], letter_ids)}})
+    fake_study(
+        {
+            ("number", 0): {"analysis.json": _shallow(shipped["number"], number_ids)},
+            ("letter", 0): {"analysis.json": _shallow(shipped["letter"], letter_ids)},
+        }
+    )
     outcome = REGISTRY["C11"].check(Options())
     seed = outcome.evidence["seeds"]["seed-0"]["evidence"]
     assert outcome.status == c11, outcome.summary
     assert "/12" not in outcome.summary and "2/2 layers within 3, 2 needed" in outcome.summary
-    assert seed["layers"] == {"number": 2, "letter": 2} and seed["layers_needed"] == {"number": 2, "letter": 2}
+    assert seed["layers"] == {"number": 2, "letter": 2} and seed["layers_needed"] == {
+        "number": 2,
+        "letter": 2,
+    }
     assert "ceil(10/12 x L)" in outcome.evidence["rule"]
     outcome = REGISTRY["C11-pattern"].check(Options())
     seed = outcome.evidence["seeds"]["seed-0"]["evidence"]

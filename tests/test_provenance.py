@@ -1,4 +1,4 @@
-"""Every result JSON the package writes says where it came from (theory.provenance): the package
+"""Every result JSON the package writes says where it came from (theory.io.provenance): the package
 version, the git commit, the torch and transformers versions, and the sha256 of each model file
 it read.  Each writer is run for real, on a 2-step smoke run in a temporary folder (the heavy
 ``evaluate --split`` computation is replaced by a stub: what is checked is the writer).
@@ -12,11 +12,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from test_llm import constant_model, tiny_tokenizer  # noqa: F401  (tiny_tokenizer is a fixture)
-from theory import provenance as prov
+
+from theory.io import provenance as prov
 from training.__main__ import main
-from training.model.train import train
+from training.run.loop import train
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,25 +73,44 @@ def test_the_settings_line_of_a_new_run(run):
 
 # command -> the input shapes its result must still pass with the extra key: the studies' stage
 # (training.studies.member_files.STAGE_SHAPES) and the figures' input (figures.input_files.SHAPES)
-COMMANDS = {"evaluate --lengths": (["evaluate", "--lengths", "17,25", "--count", "4"], "lengths", "length"),
-            "evaluate --split": (["evaluate", "--split", "test"], "test", None),
-            "analyze": (["analyze", "--n-inputs", "4", "--no-discrepancy"], "analyze", "analysis"),
-            "dilution": (["dilution", "--lengths", "17,25", "--count", "2"], "dilution", None)}
+COMMANDS = {
+    "evaluate --lengths": (["evaluate", "--lengths", "17,25", "--count", "4"], "lengths", "length"),
+    "evaluate --split": (["evaluate", "--split", "test"], "test", None),
+    "analyze": (["analyze", "--n-inputs", "4", "--no-discrepancy"], "analyze", "analysis"),
+    "dilution": (["dilution", "--lengths", "17,25", "--count", "2"], "dilution", None),
+}
 
 
 @pytest.mark.parametrize("name", COMMANDS)
 def test_the_commands_that_read_a_run(name, run, tmp_path, monkeypatch):
     from figures.input_files import SHAPES
-    from theory.inputs import check_shape
+    from theory.io.inputs import check_shape
     from training.analysis import evaluate
     from training.studies.member_files import STAGE_SHAPES
 
-    monkeypatch.setattr(evaluate, "split_accuracy", lambda *a, **k: {"split": "test", "n": 1, "accuracy": 1.0,
-                                                                       "per_hop": {"1": 1.0}})
+    monkeypatch.setattr(
+        evaluate,
+        "split_accuracy",
+        lambda *a, **k: {"split": "test", "n": 1, "accuracy": 1.0, "per_hop": {"1": 1.0}},
+    )
     command, stage, figure = COMMANDS[name]
     out = tmp_path / "out.json"
-    assert main([command[0], "--run", str(run), "--task", "number", "--json", str(out), "--no-progress",
-                 *command[1:]]) == 0
+    assert (
+        main(
+            [
+                command[0],
+                "--run",
+                str(run),
+                "--task",
+                "number",
+                "--json",
+                str(out),
+                "--no-progress",
+                *command[1:],
+            ]
+        )
+        == 0
+    )
     result = json.loads(out.read_text())
     check(result["provenance"], {str(run / "model.safetensors"): sha(run / "model.safetensors")})
     check_shape(result, STAGE_SHAPES[stage], name)  # InputError if a reader refused the extra key
@@ -104,8 +123,32 @@ def test_llm_records_the_local_model_it_ran(tiny_tokenizer, tmp_path):  # noqa: 
     constant_model(tiny_tokenizer, "y").save_pretrained(model)
     tiny_tokenizer.save_pretrained(model)
     out = tmp_path / "llm.json"
-    assert main(["llm", "--backend", "hf", "--model", str(model), "--task", "number", "--lengths", "12", "--seeds",
-                 "0", "--count", "2", "--max-new-tokens", "1", "--device", "cpu", "--json", str(out)]) == 0
+    assert (
+        main(
+            [
+                "llm",
+                "--backend",
+                "hf",
+                "--model",
+                str(model),
+                "--task",
+                "number",
+                "--lengths",
+                "12",
+                "--seeds",
+                "0",
+                "--count",
+                "2",
+                "--max-new-tokens",
+                "1",
+                "--device",
+                "cpu",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     weights = model / "model.safetensors"
     check(json.loads(out.read_text())["provenance"], {str(weights): sha(weights)})
 
@@ -116,8 +159,27 @@ def test_bench_save_figure5a_figure4a_and_proofs_check(tmp_path, run):
     from proofs_check import figure5a
 
     table = tmp_path / "k.json"
-    assert main(["bench", "--k-table", "--preset", "smoke", "--k", "1", "--compiled-k", "none", "--rounds", "1",
-                 "--steps", "1", "--save", str(table)]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "--k-table",
+                "--preset",
+                "smoke",
+                "--k",
+                "1",
+                "--compiled-k",
+                "none",
+                "--rounds",
+                "1",
+                "--steps",
+                "1",
+                "--save",
+                str(table),
+            ]
+        )
+        == 0
+    )
     check(json.loads(table.read_text())["provenance"], None)
     assert figure5a.main(["--n-max", "10", "--out", str(tmp_path / "5a.json")]) == 0
     check(json.loads((tmp_path / "5a.json").read_text())["provenance"], None)

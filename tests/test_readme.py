@@ -36,9 +36,21 @@ README = ROOT / "README.md"
 PROGRAMS = ("python ", "sh ", "torchrun ", "pip ")
 
 # one value for each placeholder the README writes in capitals
-PLACEHOLDERS = {"RUN": "runs/readme-run", "FILE": "out.json", "DIR": "readme-out", "N": "2", "K": "2", "S": "0",
-                "T": "letter", "PATH": "model.gguf", "JOB": "job-1", "NAMES": "fig2", "LENGTHS.json": "lengths.json",
-                "HOST:29500": "localhost:29500", "ID": "paper/letter/seed-0"}
+PLACEHOLDERS = {
+    "RUN": "runs/readme-run",
+    "FILE": "out.json",
+    "DIR": "readme-out",
+    "N": "2",
+    "K": "2",
+    "S": "0",
+    "T": "letter",
+    "PATH": "model.gguf",
+    "JOB": "job-1",
+    "NAMES": "fig2",
+    "LENGTHS.json": "lengths.json",
+    "HOST:29500": "localhost:29500",
+    "ID": "paper/letter/seed-0",
+}
 
 
 def _code_lines(text: str):
@@ -117,7 +129,9 @@ def _parse_with_main(main, argv: list[str], command: list[str]):
             except SystemExit as stop:
                 if stop.code == 0:  # --help
                     return
-                raise AssertionError(f"{' '.join(command)}: the parser refused it (exit {stop.code})") from None
+                raise AssertionError(
+                    f"{' '.join(command)}: the parser refused it (exit {stop.code})"
+                ) from None
             finally:
                 quiet.close()
     finally:
@@ -138,7 +152,7 @@ def check_command(command: str) -> None:
         return
     if program == "torchrun":
         assert "-m" in rest, command
-        rest = rest[rest.index("-m"):]
+        rest = rest[rest.index("-m") :]
     assert rest, command
     if rest[0] == "-m":
         module, argv = rest[1], rest[2:]
@@ -149,7 +163,9 @@ def check_command(command: str) -> None:
     else:
         script, argv = rest[0], rest[1:]
         assert (ROOT / script).is_file(), f"{command!r}: no file {script}"
-        if "parse_args" not in (ROOT / script).read_text(encoding="utf-8"):  # a script that takes no arguments
+        if "parse_args" not in (ROOT / script).read_text(
+            encoding="utf-8"
+        ):  # a script that takes no arguments
             assert not argv, f"{command!r}: {script} takes no arguments"
             return
         main = runpy.run_path(str(ROOT / script), run_name="readme_check")["main"]
@@ -158,7 +174,9 @@ def check_command(command: str) -> None:
 
 def test_the_readme_shows_commands():
     commands = [c for _, c in readme_commands()]
-    assert 'pip install torch==2.13.0 && pip install -e ".[dev]" && python -m proofs_check' not in commands  # split
+    assert (
+        'pip install torch==2.13.0 && pip install -e ".[dev]" && python -m proofs_check' not in commands
+    )  # split
     assert "python -m proofs_check" in commands and "python -m pytest -q" in commands
     assert len(commands) >= 20
 
@@ -168,45 +186,65 @@ def test_each_readme_command_parses_against_its_cli(number, command):
     check_command(command)
 
 
-@pytest.mark.parametrize("bad", [
-    "python -m training evaluate --run RUN --task letter --lengths 50",  # --json missing
-    "python -m training train --task letter --out RUN ...",
-    "python -m training study training/studies/seeds.json --jobs two",
-    "python -m figures --no-such-flag",
-    "python -m proofs_check --only",
-    "sh scripts/no_such_script.sh",
-    "python benchmarks/no_such_bench.py",
-    "python benchmarks/bench_study.py --no-such-flag",
-    "python benchmarks/bench_datasets.py --an-argument-it-does-not-take",
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "python -m training evaluate --run RUN --task letter --lengths 50",  # --json missing
+        "python -m training train --task letter --out RUN ...",
+        "python -m training study training/studies/seeds.json --jobs two",
+        "python -m figures --no-such-flag",
+        "python -m proofs_check --only",
+        "sh scripts/no_such_script.sh",
+        "python benchmarks/no_such_bench.py",
+        "python benchmarks/bench_study.py --no-such-flag",
+        "python benchmarks/bench_datasets.py --an-argument-it-does-not-take",
+    ],
+)
 def test_the_check_refuses_a_command_that_would_fail(bad):
     with pytest.raises(AssertionError):
         check_command(bad)
 
 
 def test_commands_are_read_from_blocks_and_inline_code():
-    text = ("Run `python -m figures --list` or\n\n```bash\npython -m training study PLAN \\\n    --list  # one per member\n```\n"
-            "\n    sh scripts/train_reference.sh   # indented\n")
-    assert [c for _, c in readme_commands(text)] == ["python -m figures --list", "python -m training study PLAN --list",
-                                                     "sh scripts/train_reference.sh"]
+    text = (
+        "Run `python -m figures --list` or\n\n```bash\npython -m training study PLAN \\\n    --list  # one per member\n```\n"
+        "\n    sh scripts/train_reference.sh   # indented\n"
+    )
+    assert [c for _, c in readme_commands(text)] == [
+        "python -m figures --list",
+        "python -m training study PLAN --list",
+        "sh scripts/train_reference.sh",
+    ]
 
 
-QUICK = ["python -m proofs_check --list", "python -m figures --list",
-         "python -m training study training/studies/seeds.json --list"]
+QUICK = [
+    "python -m proofs_check --list",
+    "python -m figures --list",
+    "python -m training study training/studies/seeds.json --list",
+]
 
 
 @pytest.mark.parametrize("command", QUICK)
 def test_the_quick_readme_commands_run(command):
     assert command in [c for _, c in readme_commands()], f"the README no longer shows {command!r}"
-    done = subprocess.run([sys.executable, *shlex.split(command)[1:]], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    done = subprocess.run(
+        [sys.executable, *shlex.split(command)[1:]],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
 
 
 # the README commands that write into the checkout; each must leave the tracked files as they are
-WRITING = ["python -m figures", "python -m training study training/studies/seeds.json --collect",
-           "python -m training study training/studies/variants.json --collect"]
+WRITING = [
+    "python -m figures",
+    "python -m training study training/studies/seeds.json --collect",
+    "python -m training study training/studies/variants.json --collect",
+]
 
 
 def _tracked() -> list[str]:
@@ -232,16 +270,27 @@ def test_readme_commands_that_write_leave_a_fresh_clone_unchanged(tmp_path):
     for command in WRITING:
         # a command may refuse (collect on a clone without runs says what it found and writes
         # nothing); what it may not do is change a tracked file or leave one half-written
-        done = subprocess.run([sys.executable, *shlex.split(command)[1:]], cwd=clone, capture_output=True, text=True,
-                              timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"})
+        done = subprocess.run(
+            [sys.executable, *shlex.split(command)[1:]],
+            cwd=clone,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"},
+        )
         assert "Traceback" not in done.stderr, f"{command}: {done.stderr[-2000:]}"
     # the analysis script needs the checkpoints that only training writes: it must say so first
-    done = subprocess.run(["sh", "scripts/analyze_reference.sh"], cwd=clone, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        ["sh", "scripts/analyze_reference.sh"], cwd=clone, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 2 and "run sh scripts/train_reference.sh first" in done.stderr, done.stderr
     changed = [name for name in files if _digest(clone / name) != before[name]]
     assert not changed, f"README commands changed tracked files: {changed[:10]}"
-    created = sorted(str(p.relative_to(clone)) for p in clone.rglob("*")
-                     if p.is_file() and str(p.relative_to(clone)) not in before and "__pycache__" not in p.parts)
+    created = sorted(
+        str(p.relative_to(clone))
+        for p in clone.rglob("*")
+        if p.is_file() and str(p.relative_to(clone)) not in before and "__pycache__" not in p.parts
+    )
     assert not created, f"README commands created files in the checkout: {created[:10]}"
 
 
@@ -254,11 +303,13 @@ def _section(text: str, heading: str) -> str:
     lines = text.splitlines()
     start = lines.index(f"## {heading}")
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    return "\n".join(lines[start + 1:end])
+    return "\n".join(lines[start + 1 : end])
 
 
 # identifiers that carry digits without being results: a place in the paper, e.g. "Theorem 3.2", "Lemma F.1"
-PAPER_PLACE = re.compile(r"\b(?:Theorem|Lemma|Definition|Remark|Section|Appendix|Table|Figure)s? [A-Z]?[\d.]*\d")
+PAPER_PLACE = re.compile(
+    r"\b(?:Theorem|Lemma|Definition|Remark|Section|Appendix|Table|Figure)s? [A-Z]?[\d.]*\d"
+)
 
 
 def hand_typed_numbers(prose: str) -> list[str]:
@@ -290,12 +341,16 @@ def test_every_relative_link_of_the_readme_resolves():
 
 def test_what_we_found_types_no_number_by_hand():
     found = _section(README.read_text(encoding="utf-8"), "What we found")
-    assert hand_typed_numbers(found) == [], "a number typed into the README goes stale: the report formats them"
+    assert hand_typed_numbers(found) == [], (
+        "a number typed into the README goes stale: the report formats them"
+    )
 
 
 def test_the_number_check_sees_a_number_and_spares_identifiers():
     assert hand_typed_numbers("letter accuracy 0.984 at 5,000 tokens") == ["0.984", "5,000"]
-    assert hand_typed_numbers("as in `C10` and Theorem 3.2, Lemma F.1; see [the report](report/REPORT.md)") == []
+    assert (
+        hand_typed_numbers("as in `C10` and Theorem 3.2, Lemma F.1; see [the report](report/REPORT.md)") == []
+    )
 
 
 def test_the_readme_names_every_verdict_word():

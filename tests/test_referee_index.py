@@ -1,4 +1,4 @@
-"""Issue 16, Index half: the brute force of theory.index_brute against the real construction,
+"""Issue 16, Index half: the brute force of theory.brute_index against the real construction,
 a randomized search (hypothesis) over angles and lengths at every threshold of the package's
 statements about T_Index, and one mutation test per claim: a wrong formula, or a perturbed
 input, that the claim's check must reject."""
@@ -10,15 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proofs_check import brute_index
-from theory.functions import index
-from theory.index_brute import (
+from proofs_check.evidence import brute_index
+from theory.brute_index import (
     CosineOrder,
     average_hard_errors,
     reading_gap,
     tied_differences,
     valid_prefixes,
 )
+from theory.functions import index
 from theory.phases import Angle
 
 
@@ -51,8 +51,10 @@ def test_brute_force_errs_exactly_where_the_construction_does(letters, m, n0, th
     model = IndexConstruction(list("ABC")[:letters], m, theta, n0)
     wrong = 0
     for length in range(1, n0 + 1):
-        tokens = [[("ABC"[t] if t < letters else int(t - letters + 1)) for t in row]
-                  for row in valid_prefixes(letters, m, length)]
+        tokens = [
+            [("ABC"[t] if t < letters else int(t - letters + 1)) for t in row]
+            for row in valid_prefixes(letters, m, length)
+        ]
         out, _ = exact_hard(model, np.array([model.ids(t) for t in tokens]))
         wrong += int(sum(o[-1] != model.token_id[index(t)[-1]] for o, t in zip(out, tokens)))
     assert average_hard_errors(theta, letters, m, n0)["errors"] == wrong
@@ -102,7 +104,9 @@ def test_min_reading_bound_and_lambda_around_the_first_tie(theta, around):
     n = max(2, (_turns_q(theta) or 7) + around)  # n - 1 at and around q
     order = CosineOrder(theta, n, extra=[Angle(pi_multiple=Fraction(2, n))])
     low, lam = reading_gap(order, n, 3, "min"), reading_gap(order, n, 3, "inf")
-    assert brute_index._not_above(order, low, theta) and brute_index._not_above(order, low, Angle(pi_multiple=Fraction(2, n)))
+    assert brute_index._not_above(order, low, theta) and brute_index._not_above(
+        order, low, Angle(pi_multiple=Fraction(2, n))
+    )
     constant = bool(tied_differences(theta, 1))
     assert (lam.second == low.second) == (constant or not tied_differences(theta, n - 1))
 
@@ -114,7 +118,9 @@ def test_stated_lambda_bound_fails_only_for_rational_turns(theta, around):
     when theta/2pi is irrational."""
     q = _turns_q(theta)
     n = max(2, (q or 6) + 1 + around)
-    verdict = brute_index.versus_stated(CosineOrder(theta, n), reading_gap(CosineOrder(theta, n), n, 16, "inf"), n)
+    verdict = brute_index.versus_stated(
+        CosineOrder(theta, n), reading_gap(CosineOrder(theta, n), n, 16, "inf"), n
+    )
     if q is None:
         assert verdict == "below"
     elif q >= 3 and around == 0:
@@ -123,7 +129,9 @@ def test_stated_lambda_bound_fails_only_for_rational_turns(theta, around):
 
 # ---- mutation tests: every check rejects a wrong formula or a perturbed input ------------------------
 def test_C4_index_check_rejects_an_angle_with_a_tie():
-    bad = brute_index.check_index_theorem_angle((17, 100), theta_of=lambda n0: Angle(pi_multiple=Fraction(2, n0 - 1)))
+    bad = brute_index.check_index_theorem_angle(
+        (17, 100), theta_of=lambda n0: Angle(pi_multiple=Fraction(2, n0 - 1))
+    )
     assert bad["failures"] and not brute_index.check_index_theorem_angle((17, 100))["failures"]
 
 
@@ -142,8 +150,10 @@ def test_C7_index_sup_corrected_check_rejects_a_wrong_L(L_of):
     assert brute_index.check_sup_corrected(L_of=lambda n, m: max(1, L_of(n, m)))["failure_count"]
 
 
-@pytest.mark.parametrize("mutant", [{"points": lambda n: n + 1}, {"offsets_up_to": lambda n: n - 2},
-                                    {"lambda_up_to": lambda m, n0: n0}])  # the old parenthetical: n <= n0
+@pytest.mark.parametrize(
+    "mutant",
+    [{"points": lambda n: n + 1}, {"offsets_up_to": lambda n: n - 2}, {"lambda_up_to": lambda m, n0: n0}],
+)  # the old parenthetical: n <= n0
 def test_C7_index_inf_corrected_check_rejects_a_wrong_formula(mutant):
     assert brute_index.check_inf_corrected(**mutant)["failure_count"]
 
@@ -156,7 +166,10 @@ def test_refutations_reject_their_perturbed_counterexamples():
     assert brute_index.reading_exceeds("2*pi/5", 6, 16, "inf")["versus_stated_bound"] == "above"
     assert brute_index.reading_exceeds("2*pi/5 + 1/10**9", 6, 16, "inf")["versus_stated_bound"] == "below"
     # C4-index-irrational-angle: 2 pi/3 errs on some input; 1e-9 off it never does
-    assert average_hard_errors("2*pi/3", 2, 3, 6)["errors"] and not average_hard_errors("2*pi/3 + 1/10**9", 2, 3, 6)["errors"]
+    assert (
+        average_hard_errors("2*pi/3", 2, 3, 6)["errors"]
+        and not average_hard_errors("2*pi/3 + 1/10**9", 2, 3, 6)["errors"]
+    )
 
 
 def test_C7_index_inf_evidence_splits_rational_and_irrational_turns():
@@ -167,8 +180,11 @@ def test_C7_index_inf_evidence_splits_rational_and_irrational_turns():
     split = outcome.evidence["brute_force"]
     assert outcome.status == "refuted" and _turns_q(Angle.of(outcome.counterexample["theta"]["exact"])) == 5
     assert split["theta_over_2pi_irrational"] and not any(
-        v["violations"] or v["undecided_n"] for v in split["theta_over_2pi_irrational"].values())
-    assert all(v["violations"] for a, v in split["theta_over_2pi_rational"].items() if _turns_q(Angle.of(a)) >= 3)
+        v["violations"] or v["undecided_n"] for v in split["theta_over_2pi_irrational"].values()
+    )
+    assert all(
+        v["violations"] for a, v in split["theta_over_2pi_rational"].items() if _turns_q(Angle.of(a)) >= 3
+    )
 
 
 def test_the_closed_forms_the_refutations_use_equal_the_brute_force():
@@ -178,6 +194,8 @@ def test_the_closed_forms_the_refutations_use_equal_the_brute_force():
 
     for text in brute_index.ANGLES:
         order = CosineOrder(text, 20)
-        for m, n, reading in ((m, n, r) for m in (1, 16) for n in range(2, 21) for r in ("sup", "min", "inf")):
+        for m, n, reading in (
+            (m, n, r) for m in (1, 16) for n in range(2, 21) for r in ("sup", "min", "inf")
+        ):
             brute = reading_gap(order, n, m, reading).ball(order)
             assert brute.overlaps(index_discrepancy(text, n, reading, m)["value"]), (text, m, n, reading)

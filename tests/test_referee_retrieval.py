@@ -12,13 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from proofs_check.claims import impossibility as imp
-from proofs_check.claims import referee_retrieval as ref
-from theory.discrepancy_retrieval import fold
-from theory.numbers import Interval
-from theory.phases import Angle
-from theory import referee_retrieval as theory_ref
-from theory.referee_impossibility import attended_sets, hard_attention_pair
-from theory.referee_retrieval import (
+from proofs_check.evidence import brute_retrieval as ref
+from theory import brute_retrieval as theory_ref
+from theory.brute_impossibility import attended_sets, hard_attention_pair
+from theory.brute_retrieval import (
     STATEMENTS,
     bound_value,
     brute_last_position,
@@ -26,12 +23,15 @@ from theory.referee_retrieval import (
     in_range,
     omega,
 )
+from theory.discrepancy_retrieval import fold
+from theory.numbers import Interval
+from theory.phases import Angle
 
 LENGTHS = {2: 5, 3: 4, 4: 3}  # the largest n enumerated per |ALPH| (m = 1)
 
 
 def _tiny(draw):
-    return Angle(Fraction(draw(st.integers(1, 1000)), 10 ** 9))
+    return Angle(Fraction(draw(st.integers(1, 1000)), 10**9))
 
 
 def _near_rational(draw):  # p/q pi (theta > pi included) nudged by +-1e-6 .. 1e-12
@@ -128,18 +128,25 @@ def test_the_old_inf_corrected_range_holds_counterexamples():
     assert old["mismatches"]
     rows = ref.equality_fails_beyond(False)
     assert rows and not any(r["agrees"] for r in rows)
-    theta = Angle(pi_multiple=Fraction(1, 5))  # |ALPH| = 2, n = 4: (n+1) theta = omega, lambda > 0 = the formula
-    assert in_range(theta, 2, 4, "(n+1) theta' <= omega") and not check_statement("inf-corrected", theta, 2, 1, 4)["agrees"]
+    theta = Angle(
+        pi_multiple=Fraction(1, 5)
+    )  # |ALPH| = 2, n = 4: (n+1) theta = omega, lambda > 0 = the formula
+    assert (
+        in_range(theta, 2, 4, "(n+1) theta' <= omega")
+        and not check_statement("inf-corrected", theta, 2, 1, 4)["agrees"]
+    )
 
 
 # ---- one mutant per claim: the check must reject it ------------------------------------------------------------
+
 
 def _shift(form):
     return lambda th, A, n, b: form(th, A, n + 1, b)  # n theta where the statement has (n-1) theta
 
 
-@pytest.mark.parametrize("name", ["sup-exact", "competitor-corrected", "margin-exact", "margin-product",
-                                  "inf-corrected"])
+@pytest.mark.parametrize(
+    "name", ["sup-exact", "competitor-corrected", "margin-exact", "margin-product", "inf-corrected"]
+)
 def test_exact_statement_checks_reject_an_off_by_one_formula(name):
     assert not ref.exact_statement(name, False)["mismatches"]
     assert ref.exact_statement(name, False, formula=_shift(STATEMENTS[name][1]))["mismatches"]
@@ -212,15 +219,23 @@ def test_every_search_samples_its_statements_whole_range(search):
             thetas = ref.range_angles(STATEMENTS[name][2], A, n)
             primes = [float(fold(t)) for t in thetas]
             top = float(ref.edge(STATEMENTS[name][2], A, n))
-            assert min(primes) == 0 and 0 < top - max(primes) <= 2e-9  # theta' = 0 .. just below the open edge
+            assert (
+                min(primes) == 0 and 0 < top - max(primes) <= 2e-9
+            )  # theta' = 0 .. just below the open edge
             assert min(map(float, thetas)) < -2 * math.pi and max(map(float, thetas)) > 2 * math.pi
 
 
 def test_the_chain_and_the_condition_searches_cover_their_ranges():
     chain = ref.inf_bound_chain(False)
-    assert chain["condition"] == "(n+1) theta' <= omega" and not chain["coverage_gaps"] and not chain["mismatches"]
+    assert (
+        chain["condition"] == "(n+1) theta' <= omega"
+        and not chain["coverage_gaps"]
+        and not chain["mismatches"]
+    )
     cond = ref.condition_separates(False)
-    assert cond["condition"] == "0 < theta < omega/(2n)" and not cond["coverage_gaps"] and not cond["mismatches"]
+    assert (
+        cond["condition"] == "0 < theta < omega/(2n)" and not cond["coverage_gaps"] and not cond["mismatches"]
+    )
 
 
 NARROWINGS = {  # (condition, |ALPH|, n), theta -> kept; the old sampler's habits, each must be reported
@@ -244,13 +259,16 @@ def test_a_search_narrower_than_its_range_is_reported_and_fails_the_claim(monkey
 
 def test_coverage_reports_samples_outside_the_range():
     A, n = 3, 2
-    beyond = ref.edge("2n theta' < omega", A, n) + Angle(Fraction(1, 10 ** 6))
-    gaps = ref.coverage_gaps("2n theta' < omega", A, n, ref.range_angles("2n theta' < omega", A, n) + [beyond])
+    beyond = ref.edge("2n theta' < omega", A, n) + Angle(Fraction(1, 10**6))
+    gaps = ref.coverage_gaps(
+        "2n theta' < omega", A, n, ref.range_angles("2n theta' < omega", A, n) + [beyond]
+    )
     assert len(gaps) == 1 and "outside the range" in gaps[0]
     assert ref.coverage_gaps("0 < theta < omega/(2n)", A, n, [Angle()])  # 0 is outside the paper's 0 < theta
 
 
 # ---- issue 30: each claim's own check rejects a real mutant of its formula -------------------------------------
+
 
 def _old(name):
     return theory_ref.OLD_FORMULAS[name]  # the text before issue 30: theta for theta'
@@ -264,7 +282,10 @@ def _product_off_by_one(th, A, n, b):  # (2n-2) theta' where the product form ha
 CLAIM_MUTANTS = {
     "C7-retrieval-sup-exact": ("sup-exact", lambda: _old("sup-exact")),
     "C7-retrieval-competitor-corrected": ("competitor-corrected", lambda: _old("competitor-corrected")),
-    "C7-retrieval-inf-corrected": ("inf-corrected", lambda: lambda th, A, n, b: _old("inf-corrected")(fold(th), A, n, b)),
+    "C7-retrieval-inf-corrected": (
+        "inf-corrected",
+        lambda: lambda th, A, n, b: _old("inf-corrected")(fold(th), A, n, b),
+    ),
     "C7-retrieval-margin-exact": ("margin-exact", lambda: _shift(STATEMENTS["margin-exact"][1])),
     "C7-retrieval-margin-exact product": ("margin-product", lambda: _product_off_by_one),
 }
@@ -287,16 +308,23 @@ def test_condition_claim_rejects_a_wider_condition(monkeypatch):
     import proofs_check.claims  # noqa: F401
     from proofs_check.registry import REGISTRY, Options
 
-    wider = (lambda n: 2 * n - 3, True, False, False)  # read as 0 < theta <= omega/(2 n0 - 3): a tie at the edge
+    wider = (
+        lambda n: 2 * n - 3,
+        True,
+        False,
+        False,
+    )  # read as 0 < theta <= omega/(2 n0 - 3): a tie at the edge
     monkeypatch.setitem(theory_ref.CONDITIONS, "0 < theta < omega/(2n)", wider)
     assert REGISTRY["C7-retrieval-condition"].check(Options()).status != "verified"
 
 
 # ---- issue 30: the counterexamples rechecked by enumeration, not by the claim's own functions ------------------
 
+
 def _table_mp(theta, A, n, dps=80):
     """cos(d omega + t theta) for every offset t < n and letter difference d, in mpmath."""
     import mpmath
+
     ctx = mpmath.MPContext()
     ctx.dps = dps
     th = ctx.mpf(Fraction(theta).numerator) / Fraction(theta).denominator
@@ -326,10 +354,26 @@ def test_retrieval_competitor_counterexample_by_enumeration():
     tokens, A, n = ce["input"], 8, len(ce["input"])
     ctx, table = _table_mp(Fraction(ce["theta"]["exact"]), A, n)
     q = "abcdefgh".index(tokens[-1][0])  # an ALPH x INT query looks for its own left letter
-    matched = max(table[n - 1 - j][("abcdefgh".index(tok[0]) - q) % A] for j, tok in enumerate(tokens)
-                  if tok[0] == tokens[-1][0])
-    best_other = max(table[t][d] for t in range(n) for d in range(1, A))  # any position 1..n, any other letter
+    matched = max(
+        table[n - 1 - j][("abcdefgh".index(tok[0]) - q) % A]
+        for j, tok in enumerate(tokens)
+        if tok[0] == tokens[-1][0]
+    )
+    best_other = max(
+        table[t][d] for t in range(n) for d in range(1, A)
+    )  # any position 1..n, any other letter
     value = matched - best_other
     assert abs(value - ctx.mpf(ce["discrepancy"].strip("[").split(" ")[0])) < 1e-14
-    assert value - (1 - ctx.cos(2 * ctx.pi / A - n * ctx.mpf(Fraction(ce["theta"]["exact"]).numerator)
-                                / Fraction(ce["theta"]["exact"]).denominator)) > ctx.mpf(10) ** -30
+    assert (
+        value
+        - (
+            1
+            - ctx.cos(
+                2 * ctx.pi / A
+                - n
+                * ctx.mpf(Fraction(ce["theta"]["exact"]).numerator)
+                / Fraction(ce["theta"]["exact"]).denominator
+            )
+        )
+        > ctx.mpf(10) ** -30
+    )

@@ -18,8 +18,15 @@ from proofs_check.registry import REGISTRY
 from proofs_check.report import build, check_report_dir, markdown, study_sections
 from proofs_check.report.build import all_sources, build_document
 from proofs_check.report.figures_map import FIGURE_OF, figure_file
-from proofs_check.report.paper_places import (PAGES_FILE, PAPER_NAME, build_table, load_table, missing_places,
-                                              places_in, registry_places)
+from proofs_check.report.paper_places import (
+    PAGES_FILE,
+    PAPER_NAME,
+    build_table,
+    load_table,
+    missing_places,
+    places_in,
+    registry_places,
+)
 from proofs_check.verdicts import ALL_WORDS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,11 +82,14 @@ def test_the_committed_report_is_a_fresh_generation(fresh):
     out, _ = fresh
     for name in ("REPORT.md", "index.html"):
         assert (COMMITTED / name).read_text(encoding="utf-8") == (out / name).read_text(encoding="utf-8"), (
-            f"report/{name} is stale: regenerate it with python -m proofs_check --report report")
+            f"report/{name} is stale: regenerate it with python -m proofs_check --report report"
+        )
     committed = sorted(p.name for p in (COMMITTED / "figures").iterdir())
     assert committed == sorted(p.name for p in (out / "figures").iterdir())
     for name in committed:  # copies of figures/output, byte for byte
-        assert (COMMITTED / "figures" / name).read_bytes() == (ROOT / "figures" / "output" / name).read_bytes(), name
+        assert (COMMITTED / "figures" / name).read_bytes() == (
+            ROOT / "figures" / "output" / name
+        ).read_bytes(), name
 
 
 def test_every_claim_appears_once_with_its_verdict_and_the_counts_add_up(fresh):
@@ -90,7 +100,7 @@ def test_every_claim_appears_once_with_its_verdict_and_the_counts_add_up(fresh):
         assert page.ids.count(row["id"]) == 1 and text.count(f'<a id="{row["id"]}"></a>') == 1, row["id"]
         assert page.headings[row["id"]] == f"{row['id']}: {row['verdict']}"
         assert f"### {row['id']}: {row['verdict']}" in text
-    table = text[text.index("| verdict | claims |"):].split("\n\n")[0].splitlines()[2:]
+    table = text[text.index("| verdict | claims |") :].split("\n\n")[0].splitlines()[2:]
     counts = {line.split("|")[1].strip().strip("*"): int(line.split("|")[2]) for line in table}
     assert list(counts) == [*ALL_WORDS, "all"]
     assert sum(counts[w] for w in ALL_WORDS) == counts["all"] == len(REGISTRY)
@@ -102,7 +112,9 @@ def test_the_page_is_self_contained_and_no_internal_link_is_broken(fresh):
     page = parse(out / "index.html")
     assert not {"script", "link", "iframe", "object", "embed"} & set(page.tags)
     assert len(page.ids) == len(set(page.ids))
-    assert all(not s.startswith(("http:", "https:", "//", "data:")) and (out / s).is_file() for s in page.srcs)
+    assert all(
+        not s.startswith(("http:", "https:", "//", "data:")) and (out / s).is_file() for s in page.srcs
+    )
     internal = [h[1:] for h in page.hrefs if h.startswith("#")]
     assert internal and set(internal) <= set(page.ids)
     local = [h for h in page.hrefs if not h.startswith(("#", "https://", "http://"))]
@@ -225,12 +237,26 @@ def bad_folders(tmp_path):
     odd_figures = tmp_path / "odd-figures"
     (odd_figures / "figures").mkdir(parents=True)
     (odd_figures / "figures" / "data.csv").write_text("1,2")
-    return {"a file": a_file, "under a file": a_file / "sub", "a foreign file": foreign,
-            "a REPORT.md not ours": not_ours, "a foreign file in figures": odd_figures}
+    return {
+        "a file": a_file,
+        "under a file": a_file / "sub",
+        "a foreign file": foreign,
+        "a REPORT.md not ours": not_ours,
+        "a foreign file in figures": odd_figures,
+    }
 
 
-@pytest.mark.parametrize("case", ["a file", "under a file", "a foreign file", "a REPORT.md not ours",
-                                  "a foreign file in figures", "unwritable"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "a file",
+        "under a file",
+        "a foreign file",
+        "a REPORT.md not ours",
+        "a foreign file in figures",
+        "unwritable",
+    ],
+)
 def test_a_bad_folder_exits_2_with_one_line_before_any_claim_runs(tmp_path, monkeypatch, capsys, case):
     if case == "unwritable":
         if os.geteuid() == 0:
@@ -257,8 +283,10 @@ def test_report_cannot_be_combined_with_list(capsys):
 
 def test_places_are_read_from_the_registry_sources():
     assert places_in("Figures 1, 3A-3D; Table 2") == ["Figure 1", "Figure 3", "Table 2"]
-    assert places_in("Remark 3.1; Appendix F.2.3 (via the predecessor's Theorem 4)") == ["Remark 3.1",
-                                                                                         "Appendix F.2.3"]
+    assert places_in("Remark 3.1; Appendix F.2.3 (via the predecessor's Theorem 4)") == [
+        "Remark 3.1",
+        "Appendix F.2.3",
+    ]
     assert places_in("Section 3.1-3.3, Figure 2B-C") == ["Section 3.1", "Figure 2"]
     assert places_in("issue 15 (variant e)") == []
     assert missing_places(load_table(), registry_places()) == []
@@ -268,6 +296,7 @@ def test_places_are_read_from_the_registry_sources():
 def test_the_page_table_is_what_the_paper_text_gives():
     table = build_table(PAPER.read_text(encoding="utf-8"), registry_places())
     assert table == json.loads(PAGES_FILE.read_text()), (
-        "regenerate it: python -m proofs_check.report.paper_places " + str(PAPER))
+        "regenerate it: python -m proofs_check.report.paper_places " + str(PAPER)
+    )
     assert table["places"]["Theorem 3.2"] == {"page": 8, "part": "3.5"}  # the statement, not a later mention
     assert table["places"]["Appendix F.2.1"]["part"] == "F"

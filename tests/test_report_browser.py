@@ -46,8 +46,14 @@ def browser():
 
     options = webdriver.ChromeOptions()
     options.binary_location = next(shutil.which(b) for b in BROWSERS if shutil.which(b))
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--window-size=1280,2000", "--allow-file-access-from-files"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,2000",
+        "--allow-file-access-from-files",
+    ):
         options.add_argument(flag)
     # an explicit driver path: selenium's driver manager would otherwise try the network
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
@@ -57,7 +63,8 @@ def browser():
         driver.execute_async_script(  # wait until every image has loaded or failed
             "const done = arguments[arguments.length - 1];"
             "Promise.all([...document.images].map(i => i.complete ? 0 : new Promise(r => {i.onload = i.onerror = r;})))"
-            ".then(() => done(true));")
+            ".then(() => done(true));"
+        )
         yield driver
     finally:
         driver.quit()
@@ -76,16 +83,23 @@ def test_every_claim_is_on_the_page_with_its_verdict_word(browser):
         "  const box = el.closest('section, article, div, li, tr') || el.parentElement;"
         "  out[id] = box.innerText;"
         "}"
-        "return out;", list(REGISTRY))
+        "return out;",
+        list(REGISTRY),
+    )
     missing = [cid for cid, text in found.items() if text is None]
     assert not missing, f"claims without an element on the page: {missing}"
-    wrong = [cid for cid, text in found.items() if REGISTRY[cid].verdict(REGISTRY[cid].recorded) not in text
-             and "holds up to rounding" not in text]
+    wrong = [
+        cid
+        for cid, text in found.items()
+        if REGISTRY[cid].verdict(REGISTRY[cid].recorded) not in text and "holds up to rounding" not in text
+    ]
     assert not wrong, f"claims shown without their verdict word: {wrong}"
 
 
 def test_every_image_loads(browser):
-    images = browser.execute_script("return [...document.images].map(i => [i.getAttribute('src'), i.naturalWidth]);")
+    images = browser.execute_script(
+        "return [...document.images].map(i => [i.getAttribute('src'), i.naturalWidth]);"
+    )
     assert images, "the report shows no figure"
     broken = [src for src, width in images if not width]
     assert not broken, f"images that did not load: {broken}"
@@ -93,10 +107,12 @@ def test_every_image_loads(browser):
 
 def test_no_internal_link_is_broken(browser):
     targets = browser.execute_script(
-        "return [...document.querySelectorAll('a[href^=\"#\"]')].map(a => a.getAttribute('href').slice(1));")
+        "return [...document.querySelectorAll('a[href^=\"#\"]')].map(a => a.getAttribute('href').slice(1));"
+    )
     assert targets, "the report has no internal link (a table of contents, claim links)"
     dangling = browser.execute_script(
-        "return arguments[0].filter(t => !document.getElementById(decodeURIComponent(t)));", targets)
+        "return arguments[0].filter(t => !document.getElementById(decodeURIComponent(t)));", targets
+    )
     assert not dangling, f"links to no element: {sorted(set(dangling))}"
 
 

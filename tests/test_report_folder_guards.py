@@ -17,10 +17,23 @@ import pytest
 
 from proofs_check import __main__ as cli
 from proofs_check.report import check_report_dir, folder, html, markdown, report_dir_lock, write_report
-from proofs_check.report.doc import Bullets, Code, Data, Figure, Link, Num, Para, Quote, Ref, Section, Strong, Table
+from proofs_check.report.doc import (
+    Bullets,
+    Code,
+    Data,
+    Figure,
+    Link,
+    Num,
+    Para,
+    Quote,
+    Ref,
+    Section,
+    Strong,
+    Table,
+)
 from proofs_check.report.studies import llm
-from theory.files import OutputError
-from theory.locks import ExclusiveLock, LockHeld
+from theory.io.files import OutputError
+from theory.io.locks import ExclusiveLock, LockHeld
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,6 +63,7 @@ def refuse_claims(monkeypatch):
 
 # -- 1. recognised by a manifest, not by shape -----------------------------------------------------
 
+
 def test_a_figures_folder_of_the_users_own_pictures_is_refused_and_kept(tmp_path, root, monkeypatch, capsys):
     out = tmp_path / "mine"
     (out / "figures").mkdir(parents=True)
@@ -71,8 +85,10 @@ def test_a_report_writes_its_manifest_and_removes_only_what_the_previous_one_lis
     out = tmp_path / "r"
     write_report(out, document("a", "b"), root)
     manifest = json.loads((out / folder.MANIFEST).read_text())
-    assert manifest == {"generator": folder.GENERATOR,
-                        "files": ["REPORT.md", "figures/a.png", "figures/b.png", "index.html"]}
+    assert manifest == {
+        "generator": folder.GENERATOR,
+        "files": ["REPORT.md", "figures/a.png", "figures/b.png", "index.html"],
+    }
     assert not (out / folder.LOCK).exists()  # released and removed once written
 
     (out / "figures" / "mine.png").write_bytes(b"mine")  # someone's file beside the report
@@ -83,11 +99,21 @@ def test_a_report_writes_its_manifest_and_removes_only_what_the_previous_one_lis
     (out / "figures" / "mine.png").unlink()
     write_report(out, document("a"), root)  # b.png was listed and is shown no more: removed
     assert sorted(p.name for p in (out / "figures").iterdir()) == ["a.png"]
-    assert json.loads((out / folder.MANIFEST).read_text())["files"] == ["REPORT.md", "figures/a.png", "index.html"]
+    assert json.loads((out / folder.MANIFEST).read_text())["files"] == [
+        "REPORT.md",
+        "figures/a.png",
+        "index.html",
+    ]
 
 
-@pytest.mark.parametrize("manifest", ["not json", json.dumps({"generator": "me", "files": []}),
-                                      json.dumps({"generator": folder.GENERATOR, "files": ["figures/../../x.png"]})])
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        "not json",
+        json.dumps({"generator": "me", "files": []}),
+        json.dumps({"generator": folder.GENERATOR, "files": ["figures/../../x.png"]}),
+    ],
+)
 def test_a_manifest_not_ours_is_refused(tmp_path, root, manifest):
     out = tmp_path / "r"
     write_report(out, document("a"), root)
@@ -119,6 +145,7 @@ def test_a_report_from_before_manifests_is_accepted_and_only_its_shown_figures_r
 
 
 # -- 2. a swapped symbolic link redirects nothing ---------------------------------------------------
+
 
 def victim(tmp_path) -> Path:
     place = tmp_path / "victim"
@@ -160,7 +187,8 @@ def test_figures_swapped_between_the_last_check_and_its_opening_is_not_followed(
 
 
 def test_figures_renamed_and_replaced_by_a_link_mid_write_keeps_the_writes_in_the_opened_folder(
-        tmp_path, root, monkeypatch):
+    tmp_path, root, monkeypatch
+):
     out, target = tmp_path / "r", victim(tmp_path)
     write_report(out, document("a", "b"), root)
     real, swapped = folder.atomic_write_bytes_at, []
@@ -181,7 +209,10 @@ def test_figures_renamed_and_replaced_by_a_link_mid_write_keeps_the_writes_in_th
 
 # -- 3. one report at a time per folder --------------------------------------------------------------
 
-def test_a_second_report_into_a_locked_folder_exits_2_naming_the_folder_and_holder(tmp_path, monkeypatch, capsys):
+
+def test_a_second_report_into_a_locked_folder_exits_2_naming_the_folder_and_holder(
+    tmp_path, monkeypatch, capsys
+):
     out = tmp_path / "busy"
     out.mkdir()
     refuse_claims(monkeypatch)
@@ -234,7 +265,9 @@ class Page(HTMLParser):
 
 def markdown_as_html(text: str) -> str:
     markdown_it = pytest.importorskip("markdown_it")
-    return markdown_it.MarkdownIt("commonmark").enable("table").render(text)  # raw HTML kept, as GitHub keeps some
+    return (
+        markdown_it.MarkdownIt("commonmark").enable("table").render(text)
+    )  # raw HTML kept, as GitHub keeps some
 
 
 def assert_inert(page_html: str, names: list[str]) -> None:
@@ -251,10 +284,28 @@ def assert_inert(page_html: str, names: list[str]) -> None:
 def hostile_document() -> list[Section]:
     figure = Figure("figures/output/a.png", Para([WORDS, Num("0.5", HOSTILE)]))
     table = Table(["name | column"], [[Para([Ref(HOSTILE), Num("1", HOSTILE)])], [Para([Strong(WORDS)])]])
-    return [Section('x"onmouseover="alert(1)', HOSTILE, [
-        Para([WORDS, Ref(HOSTILE), Link(HOSTILE, "#x"), Num(HOSTILE, "training/reference/llm/" + HOSTILE)]),
-        Bullets([Para([Num("2", HOSTILE)])]), table, figure, Code(HOSTILE), Quote(HOSTILE, HOSTILE),
-        Data(HOSTILE, HOSTILE)])]
+    return [
+        Section(
+            'x"onmouseover="alert(1)',
+            HOSTILE,
+            [
+                Para(
+                    [
+                        WORDS,
+                        Ref(HOSTILE),
+                        Link(HOSTILE, "#x"),
+                        Num(HOSTILE, "training/reference/llm/" + HOSTILE),
+                    ]
+                ),
+                Bullets([Para([Num("2", HOSTILE)])]),
+                table,
+                figure,
+                Code(HOSTILE),
+                Quote(HOSTILE, HOSTILE),
+                Data(HOSTILE, HOSTILE),
+            ],
+        )
+    ]
 
 
 def test_hostile_names_are_shown_as_text_in_both_pages(tmp_path, root):
@@ -278,8 +329,10 @@ def test_every_figure_links_to_its_full_size_file_in_both_pages():
     assert "[![words](figures/fig5a.png)](figures/fig5a.png)" in markdown.render(sections, "t")
     md_page = Page(markdown_as_html(markdown.render(sections, "t")))
     tags = [(tag, attrs.get("href", attrs.get("src"))) for tag, attrs in md_page.tags if tag in ("a", "img")]
-    assert ("a", "figures/fig5a.png") in tags and tags[tags.index(("a", "figures/fig5a.png")) + 1] == \
-        ("img", "figures/fig5a.png")
+    assert ("a", "figures/fig5a.png") in tags and tags[tags.index(("a", "figures/fig5a.png")) + 1] == (
+        "img",
+        "figures/fig5a.png",
+    )
 
 
 def test_a_hostile_model_folder_name_reaches_neither_page_as_html(tmp_path):

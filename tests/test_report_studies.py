@@ -52,8 +52,14 @@ def shipped():
 
 
 def test_every_section_builds_from_the_shipped_files(shipped):
-    assert [s.anchor for s in shipped] == ["study-seeds", "study-variants", "study-rescale", "study-premise",
-                                           "study-llm", "prior-art"]
+    assert [s.anchor for s in shipped] == [
+        "study-seeds",
+        "study-variants",
+        "study-rescale",
+        "study-premise",
+        "study-llm",
+        "prior-art",
+    ]
     for section in shipped:
         assert section.title
         assert any(isinstance(b, Para) for b in section.blocks), section.anchor
@@ -61,8 +67,9 @@ def test_every_section_builds_from_the_shipped_files(shipped):
             if isinstance(block, Figure):
                 assert (ROOT / block.path).is_file(), block.path
     figures = {b.path for s in shipped for b in s.blocks if isinstance(b, Figure)}
-    assert {f"figures/output/{n}.png" for n in ("fig5b", "fig_variants", "fig_rescale", "fig_breaks",
-                                                  "llm_heads")} <= figures
+    assert {
+        f"figures/output/{n}.png" for n in ("fig5b", "fig_variants", "fig_rescale", "fig_breaks", "llm_heads")
+    } <= figures
 
 
 def test_every_number_names_a_file_that_exists(shipped):
@@ -74,9 +81,16 @@ def test_every_number_names_a_file_that_exists(shipped):
 
 
 def test_every_claim_link_names_a_registered_claim(shipped):
-    links = [p.target for s in shipped for para in _paras(s) for p in para.parts
-             if isinstance(p, Link) and p.target.startswith("#")]
-    assert {"#C10", "#V-scale-6k", "#V-rescale", "#V-rescale-number", "#P-break", "#C11-llm", "#C5"} <= set(links)
+    links = [
+        p.target
+        for s in shipped
+        for para in _paras(s)
+        for p in para.parts
+        if isinstance(p, Link) and p.target.startswith("#")
+    ]
+    assert {"#C10", "#V-scale-6k", "#V-rescale", "#V-rescale-number", "#P-break", "#C11-llm", "#C5"} <= set(
+        links
+    )
     assert all(target[1:] in REGISTRY for target in links), [t for t in links if t[1:] not in REGISTRY]
 
 
@@ -108,6 +122,7 @@ def test_one_changed_seed_value_changes_the_variants_and_prior_art_text(tmp_path
     def lower_seed_one(data):  # log-scale, letter task, longest length: seed 1 misses three of its inputs
         block = data["results"]["log-scale"]["letter"]["length"]
         block["accuracy"][block["lengths"].index(max(block["lengths"]))]["values"]["1"] = 0.97
+
     _edit(root / VARIANTS, lower_seed_one)
     after = render(variants.section(root)), render(prior_art(root))
     assert "100/100, 97/100, 100/100" in after[0] and "100/100, 97/100, 100/100" in after[1]
@@ -128,11 +143,15 @@ def test_the_variants_seed_count_follows_the_files(tmp_path):
     summary = json.loads((root / VARIANTS).read_text())
     measured = len(summary["results"]["log-scale"]["letter"]["length"]["accuracy"][0]["values"])
     planned = measured + 2  # the plan asks for two seeds the summary does not hold yet
-    _edit(root / "training/studies/variants.json",
-          lambda d: d["variants"]["log-scale"]["seeds"].update({"letter": list(range(planned))}))
+    _edit(
+        root / "training/studies/variants.json",
+        lambda d: d["variants"]["log-scale"]["seeds"].update({"letter": list(range(planned))}),
+    )
     assert f"{measured} of {planned} planned" in render(variants.section(root))
-    _edit(root / "training/studies/variants.json",
-          lambda d: d["variants"]["log-scale"]["seeds"].update({"letter": list(range(measured))}))
+    _edit(
+        root / "training/studies/variants.json",
+        lambda d: d["variants"]["log-scale"]["seeds"].update({"letter": list(range(measured))}),
+    )
     assert "planned" not in render(variants.section(root))
 
 
@@ -152,12 +171,16 @@ def test_a_second_model_folder_is_picked_up_by_globbing(tmp_path):
     one = llm.section(root)
     shutil.copytree(root / "training/reference/llm/smollm2", root / "training/reference/llm/another-model")
     for task in ("number", "letter"):
-        shutil.copy(root / f"training/reference/llm/smollm2_{task}.json",
-                    root / f"training/reference/llm/another-model_{task}.json")
+        shutil.copy(
+            root / f"training/reference/llm/smollm2_{task}.json",
+            root / f"training/reference/llm/another-model_{task}.json",
+        )
     two = llm.section(root)
     bullets = lambda s: sum(len(b.items) for b in s.blocks if isinstance(b, Bullets))  # noqa: E731
     assert bullets(two) == 2 * bullets(one)
-    assert render(two).count("answers the letter task") == 2 * render(one).count("answers the letter task") == 2
+    assert (
+        render(two).count("answers the letter task") == 2 * render(one).count("answers the letter task") == 2
+    )
 
 
 def test_a_digit_typed_into_the_words_fails_the_build(monkeypatch):
@@ -167,7 +190,7 @@ def test_a_digit_typed_into_the_words_fails_the_build(monkeypatch):
 
 
 def test_a_damaged_results_file_is_an_input_error_naming_it(tmp_path):
-    from theory.inputs import InputError
+    from theory.io.inputs import InputError
 
     root = _copy(tmp_path, SEEDS)
     (root / SEEDS).write_text('{"results": {"paper": {"letter": "a string"}}}')
@@ -181,9 +204,14 @@ def test_the_layer_kinds_and_the_screen_are_read_from_the_files(tmp_path):
     assert "positional heads 26 of 51 in sliding layers against 0 of 4 in full layers" in before
     assert "gemma3 scores 0.093 there (screened out)" in before
     analysis = root / "training/reference/llm/gemma3/analysis_number.json"
-    _edit(analysis, lambda d: d["frequency"]["layer_kind"].__setitem__(0, "full"))  # layer 0: three positional heads, one symbolic
+    _edit(
+        analysis, lambda d: d["frequency"]["layer_kind"].__setitem__(0, "full")
+    )  # layer 0: three positional heads, one symbolic
     letter = root / "training/reference/llm/gemma3_letter.json"
-    _edit(letter, lambda d: next(r for r in d["per_length"] if r["length"] == 16).__setitem__("per_seed", [0.9] * 3))
+    _edit(
+        letter,
+        lambda d: next(r for r in d["per_length"] if r["length"] == 16).__setitem__("per_seed", [0.9] * 3),
+    )
     after = render(llm.section(root))
     assert "positional heads 23 of 47 in sliding layers against 3 of 8 in full layers" in after
     assert "gemma3 scores 0.900 there (passes)" in after

@@ -6,20 +6,32 @@ import json
 
 import pytest
 
-from proofs_check.claims.rescale import (MIN_MODELS, _decide, break_within_factor, decide, holds_everywhere,
-                                         rescaled_models)
+from proofs_check.claims.rescale import (
+    MIN_MODELS,
+    _decide,
+    break_within_factor,
+    decide,
+    holds_everywhere,
+    rescaled_models,
+)
 
 LENGTHS = [17, 50, 100, 200, 850]
 
 
 def block(per_seed: dict) -> dict:
-    return {"lengths": LENGTHS, "accuracy": [{"values": {s: curve[i] for s, curve in per_seed.items()}}
-                                             for i in range(len(LENGTHS))]}
+    return {
+        "lengths": LENGTHS,
+        "accuracy": [{"values": {s: curve[i] for s, curve in per_seed.items()}} for i in range(len(LENGTHS))],
+    }
 
 
 def summary(task: str, plain: dict, rescaled: dict) -> dict:
-    return {"results": {"paper": {task: {"length": block(plain), "rescaled": block(rescaled)}},
-                        "scaled": {task: {"length": block(plain)}}}}  # no rescaled block: not a model here
+    return {
+        "results": {
+            "paper": {task: {"length": block(plain), "rescaled": block(rescaled)}},
+            "scaled": {task: {"length": block(plain)}},
+        }
+    }  # no rescaled block: not a model here
 
 
 GOOD, BROKEN = [1.0, 1.0, 0.95, 0.6, 0.2], [1.0, 1.0, 1.0, 0.97, 0.93]
@@ -31,12 +43,18 @@ def test_models_are_read_seed_by_seed_from_both_blocks():
     assert models["paper/letter/seed-1"]["rescaled"] == (LENGTHS, BROKEN)
 
 
-@pytest.mark.parametrize("rescaled, status", [
-    ({s: [1.0, 1.0, 1.0, 0.95, 0.9] for s in "012"}, "verified"),           # 0.9 itself holds
-    ({s: [0.8999999761581421, 1.0, 1.0, 1.0, 1.0] for s in "012"}, "verified"),  # and 180/200 through float32
-    ({"0": [1.0] * 5, "1": [1.0] * 5, "2": [1.0, 1.0, 0.89, 1.0, 1.0]}, "refuted"),  # one dip refutes
-    ({s: [1.0] * 5 for s in "01"}, "undecided"),                           # too few models
-])
+@pytest.mark.parametrize(
+    "rescaled, status",
+    [
+        ({s: [1.0, 1.0, 1.0, 0.95, 0.9] for s in "012"}, "verified"),  # 0.9 itself holds
+        (
+            {s: [0.8999999761581421, 1.0, 1.0, 1.0, 1.0] for s in "012"},
+            "verified",
+        ),  # and 180/200 through float32
+        ({"0": [1.0] * 5, "1": [1.0] * 5, "2": [1.0, 1.0, 0.89, 1.0, 1.0]}, "refuted"),  # one dip refutes
+        ({s: [1.0] * 5 for s in "01"}, "undecided"),  # too few models
+    ],
+)
 def test_letter_rule(rescaled, status):
     models = rescaled_models(summary("letter", {s: GOOD for s in rescaled}, rescaled), "letter")
     outcome = decide(models, holds_everywhere, "x")
@@ -50,16 +68,29 @@ def test_a_model_that_never_learned_is_left_out_and_named():
     plain = {"0": GOOD, "1": GOOD, "2": GOOD, "3": [0.5] * 5}
     models = rescaled_models(summary("letter", plain, {s: [1.0] * 5 for s in plain}), "letter")
     outcome = decide(models, holds_everywhere, "x")
-    assert outcome.status == "verified" and outcome.evidence["left_out_never_learned"] == ["paper/letter/seed-3"]
+    assert outcome.status == "verified" and outcome.evidence["left_out_never_learned"] == [
+        "paper/letter/seed-3"
+    ]
     assert outcome.summary.endswith("; 1 never learned, left out (paper/letter/seed-3)")
 
 
-@pytest.mark.parametrize("plain, rescaled, ok", [
-    ([1.0, 1.0, 0.8, 0.5, 0.1], [1.0, 0.95, 0.85, 0.5, 0.1], True),    # breaks move from 100 to 100: ratio 1
-    ([1.0, 0.8, 0.5, 0.3, 0.1], [1.0, 1.0, 0.95, 0.7, 0.1], False),   # 50 -> 200: ratio 4
-    ([1.0, 1.0, 0.8, 0.5, 0.1], [1.0, 1.0, 1.0, 1.0, 1.0], False),    # never breaks with the scale: censored
-    ([1.0] * 5, [1.0] * 5, True),                                     # never breaks either way
-])
+@pytest.mark.parametrize(
+    "plain, rescaled, ok",
+    [
+        (
+            [1.0, 1.0, 0.8, 0.5, 0.1],
+            [1.0, 0.95, 0.85, 0.5, 0.1],
+            True,
+        ),  # breaks move from 100 to 100: ratio 1
+        ([1.0, 0.8, 0.5, 0.3, 0.1], [1.0, 1.0, 0.95, 0.7, 0.1], False),  # 50 -> 200: ratio 4
+        (
+            [1.0, 1.0, 0.8, 0.5, 0.1],
+            [1.0, 1.0, 1.0, 1.0, 1.0],
+            False,
+        ),  # never breaks with the scale: censored
+        ([1.0] * 5, [1.0] * 5, True),  # never breaks either way
+    ],
+)
 def test_number_rule_compares_breaks_within_a_factor_2(plain, rescaled, ok):
     model = {"plain": (LENGTHS, plain), "rescaled": (LENGTHS, rescaled)}
     assert break_within_factor(model)[0] is ok

@@ -31,8 +31,17 @@ def curve(seed: int, slope: float) -> list:
 
 
 def lengths_file(path: Path, accuracy: list) -> None:
-    path.write_text(json.dumps({"task": "letter", "lengths": LENGTHS, "n_per_length": [8] * len(LENGTHS),
-                                "accuracy": accuracy, "per_hop": {"1": accuracy}}))
+    path.write_text(
+        json.dumps(
+            {
+                "task": "letter",
+                "lengths": LENGTHS,
+                "n_per_length": [8] * len(LENGTHS),
+                "accuracy": accuracy,
+                "per_hop": {"1": accuracy},
+            }
+        )
+    )
 
 
 def weights(seed: int, slope: float) -> list:
@@ -42,18 +51,37 @@ def weights(seed: int, slope: float) -> list:
 
 def dilution_file(path: Path, path_weights: list) -> None:
     """A dilution JSON whose layer 0 is off the mass reading's path (top weight < 1/2 at 17)."""
+
     def layer(index, top):
         return {"layer": index, "gap": {"q0.1": [1.0] * len(LENGTHS)}, "top_weight": {"q0.1": top}}
-    path.write_text(json.dumps({"dilution": {"lengths": LENGTHS, "layers": [layer(0, [0.3] * len(LENGTHS)),
-                                                                            layer(1, path_weights)]},
-                                "breaks": {}}))
+
+    path.write_text(
+        json.dumps(
+            {
+                "dilution": {
+                    "lengths": LENGTHS,
+                    "layers": [layer(0, [0.3] * len(LENGTHS)), layer(1, path_weights)],
+                },
+                "breaks": {},
+            }
+        )
+    )
 
 
 def write_study(root: Path, rescale: bool = True) -> Path:
-    variants = {"plain": {"preset": "paper", "set": [], "about": "a. made up"},
-                "scaled": {"preset": "paper", "set": ["model.query_scale=log"], "about": "f. made up"}}
-    plan = {"name": "rescale-test", "root": str(root / "members"), "ship": str(root / "ship"), "tasks": ["letter"],
-            "seeds": SEEDS, "analyze": False, "variants": variants}
+    variants = {
+        "plain": {"preset": "paper", "set": [], "about": "a. made up"},
+        "scaled": {"preset": "paper", "set": ["model.query_scale=log"], "about": "f. made up"},
+    }
+    plan = {
+        "name": "rescale-test",
+        "root": str(root / "members"),
+        "ship": str(root / "ship"),
+        "tasks": ["letter"],
+        "seeds": SEEDS,
+        "analyze": False,
+        "variants": variants,
+    }
     if rescale:
         plan["rescale"] = {"lengths": LENGTHS}
     root.mkdir(parents=True, exist_ok=True)
@@ -84,8 +112,11 @@ def test_panels_draw_the_medians_of_the_files(tmp_path, kept):
     trained, rescaled = lines_of(left), lines_of(right)
     assert set(trained) == {"plain (a)"}  # a variant trained with the scale is not a rescaled model
     assert set(rescaled) == {"plain (a)", "scaled (f)"}
-    for line, slope, seeds in ((trained["plain (a)"], 0.4, RESCALED), (rescaled["plain (a)"], 0.05, RESCALED),
-                               (rescaled["scaled (f)"], 0.01, SEEDS)):
+    for line, slope, seeds in (
+        (trained["plain (a)"], 0.4, RESCALED),
+        (rescaled["plain (a)"], 0.05, RESCALED),
+        (rescaled["scaled (f)"], 0.01, SEEDS),
+    ):
         medians = [statistics.median(curve(s, slope)[i] for s in seeds) for i in range(len(LENGTHS))]
         assert list(line.get_xdata()) == LENGTHS and list(line.get_ydata()) == pytest.approx(medians)
     assert rescaled["scaled (f)"].get_linestyle() == TRAINED_WITH_SCALE
@@ -110,5 +141,7 @@ def test_a_model_below_the_threshold_at_the_training_length_has_no_path_to_draw(
     shipped = ship / "plain" / "letter" / "seed-1" / "dilution.json"
     data = json.loads(shipped.read_text())
     assert path_weights(Inputs(variants_dir=ship), "dilution.json")[("plain", "letter")].keys() == {0, 1, 2}
-    shipped.write_text(json.dumps({**data, "breaks": {**data["breaks"], "measured": 17.0}}))  # below 0.9 at 17
+    shipped.write_text(
+        json.dumps({**data, "breaks": {**data["breaks"], "measured": 17.0}})
+    )  # below 0.9 at 17
     assert path_weights(Inputs(variants_dir=ship), "dilution.json")[("plain", "letter")].keys() == {0, 2}

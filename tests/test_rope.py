@@ -9,8 +9,16 @@ from transformers.models.gptj import modeling_gptj
 from transformers.models.llama import modeling_llama
 
 from theory.numbers import FLOAT64, SYMBOLIC, Interval, MultiPrecision
-from theory.rope import (convert_pairing, pairing_permutation, rope_angles, rope_logit,
-                         rope_logit_absolute, rope_matrix, rotate, rotation)
+from theory.rope import (
+    convert_pairing,
+    pairing_permutation,
+    rope_angles,
+    rope_logit,
+    rope_logit_absolute,
+    rope_matrix,
+    rotate,
+    rotation,
+)
 
 
 def hf_angles(dim, base=10000):
@@ -24,7 +32,7 @@ def test_angles_match_hf_inverse_frequencies(dim):
     assert np.allclose(ours, hf_angles(dim).numpy(), rtol=1e-14, atol=0)
     # and the float32 table GPT-J actually uses, to float32 precision
     table = modeling_gptj.create_sinusoidal_positions(2, dim)
-    hf_cos_at_1 = table[1, dim // 2:].double().numpy()
+    hf_cos_at_1 = table[1, dim // 2 :].double().numpy()
     assert np.allclose(np.cos(ours), hf_cos_at_1, atol=1e-6)
 
 
@@ -45,7 +53,8 @@ def test_adjacent_pairing_matches_hf_gptj(head_dim, rotary_dim):
     # with our float64 sin/cos fed to HF's rotation, the two agree to rounding
     phase = positions[:, None] * rope_angles(rotary_dim)[None, :]
     exact = modeling_gptj.apply_rotary_pos_emb(
-        t[..., :rotary_dim], torch.tensor(np.sin(phase))[None], torch.tensor(np.cos(phase))[None])
+        t[..., :rotary_dim], torch.tensor(np.sin(phase))[None], torch.tensor(np.cos(phase))[None]
+    )
     assert np.max(np.abs(ours[..., :rotary_dim] - exact.numpy())) < 1e-12
 
 
@@ -75,7 +84,9 @@ def test_row_permutation_maps_one_pairing_onto_the_other(dim, rotary_dim):
     # a vector in the adjacent layout, permuted, rotates exactly like the halves layout
     for position in (0, 3, 17):
         x = rng.normal(size=dim)
-        assert np.array_equal(rotate(x, position, angles)[perm], rotate(x[perm], position, angles, pairing="halves"))
+        assert np.array_equal(
+            rotate(x, position, angles)[perm], rotate(x[perm], position, angles, pairing="halves")
+        )
     q_h, k_h = convert_pairing(w_q, dim, rotary_dim) @ h_query, convert_pairing(w_k, dim, rotary_dim) @ h_key
     for i, j in [(5, 2), (9, 9), (30, 0)]:
         adjacent = rope_logit(w_q @ h_query, i, w_k @ h_key, j, angles)
@@ -89,7 +100,7 @@ def test_rope_matrix_is_block_diagonal_rotation():
     angles = rope_angles(6)
     big = rope_matrix(5, angles, 8)
     for k, g in enumerate(angles):
-        assert np.allclose(big[2 * k:2 * k + 2, 2 * k:2 * k + 2], rotation(5 * g))
+        assert np.allclose(big[2 * k : 2 * k + 2, 2 * k : 2 * k + 2], rotation(5 * g))
     assert np.array_equal(big[6:, 6:], np.eye(2))
     assert np.allclose(big.T @ big, np.eye(8), atol=1e-14)
 
@@ -116,7 +127,9 @@ def test_four_number_systems_agree_where_they_overlap():
     assert abs(sympy.N(values["sympy"], 50) - sympy.Float(str(reference), 40)) < 1e-35
     ball = values["arb(160 bits)"]
     assert ball.rad() < 1e-40
-    assert ball.contains(Interval(160).convert(reference)) or abs(float(ball.mid()) - float(reference)) < 1e-38
+    assert (
+        ball.contains(Interval(160).convert(reference)) or abs(float(ball.mid()) - float(reference)) < 1e-38
+    )
 
 
 def test_interval_encloses_mpmath_at_huge_offsets():

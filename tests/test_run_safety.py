@@ -14,14 +14,13 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import load_file
-
-from training.model import checkpoints
-from training.model.checkpoints import RunError, list_checkpoints, load_model
-from training.model.ownership import OWNER_NAME
-from training.model.runlock import LOCK_NAME, RunLock
-from training.model.train import train
-
 from test_train import ENV, REPO, cli  # one `python -m training` runner for both files
+
+from training.run import checkpoints
+from training.run.checkpoints import RunError, list_checkpoints, load_model
+from training.run.lock import LOCK_NAME, RunLock
+from training.run.loop import train
+from training.run.ownership import OWNER_NAME
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -40,8 +39,11 @@ def smoke(out, **kwargs):
 
 
 def tree_digest(root: Path) -> dict:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def same_tensors(a: Path, b: Path) -> bool:
@@ -50,8 +52,10 @@ def same_tensors(a: Path, b: Path) -> bool:
 
 
 def metrics_without_timing(run: Path) -> list:
-    return [{k: v for k, v in json.loads(line).items() if k != "seconds_per_step"}
-            for line in (run / "metrics.jsonl").read_text().splitlines()]
+    return [
+        {k: v for k, v in json.loads(line).items() if k != "seconds_per_step"}
+        for line in (run / "metrics.jsonl").read_text().splitlines()
+    ]
 
 
 def on_one_thread(run, out, **kwargs):
@@ -88,10 +92,12 @@ def copy_of(tmp_path):
         target = tmp_path / f"copy-of-{run.name}"
         shutil.copytree(run, target)
         return target
+
     return make
 
 
 # --- class 2, 3: every destination checked before any work; a failed start undone -----------
+
 
 def test_out_that_is_a_file_exits_2_before_any_work(tmp_path):
     occupied = tmp_path / "notes.txt"
@@ -132,7 +138,7 @@ def test_failed_start_is_undone_and_a_retry_starts_cleanly(tmp_path, monkeypatch
     def disk_full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("training.model.train.save_checkpoint", disk_full)
+    monkeypatch.setattr("training.run.loop.save_checkpoint", disk_full)
     with pytest.raises(OSError):
         smoke(out, steps=2, checkpoint_dir=ckpt)
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # run files, owner.json, folders: all gone
@@ -142,6 +148,7 @@ def test_failed_start_is_undone_and_a_retry_starts_cleanly(tmp_path, monkeypatch
 
 
 # --- class 4: a checkpoint folder belongs to one run; --force deletes only its own ------------
+
 
 def test_checkpoint_folder_of_another_run_is_refused_even_with_force(finished, copy_of, tmp_path):
     other = copy_of(finished)
@@ -166,11 +173,32 @@ def test_a_copied_run_owns_its_copied_checkpoints(stopped, copy_of):
 
 # --- class 5: one train process per run folder ----------------------------------------------
 
+
 def test_second_train_on_a_running_run_exits_2_naming_the_holder(tmp_path):
     out = tmp_path / "run"
-    first = subprocess.Popen([sys.executable, "-m", "training", "train", "--task", "letter", "--preset", "smoke",
-                              "--steps", "3000", "--out", str(out), "--device", "cpu", "--no-progress"],
-                             cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "training",
+            "train",
+            "--task",
+            "letter",
+            "--preset",
+            "smoke",
+            "--steps",
+            "3000",
+            "--out",
+            str(out),
+            "--device",
+            "cpu",
+            "--no-progress",
+        ],
+        cwd=REPO,
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.time() + 60
         while not list_checkpoints(out / "checkpoints") and time.time() < deadline:
@@ -201,6 +229,7 @@ def test_lock_held_by_another_descriptor_refuses_a_second_taker(stopped, copy_of
 
 # --- class 6: a torn last line of metrics.jsonl -------------------------------------------------
 
+
 def test_resume_drops_a_torn_last_metrics_line(finished, stopped, copy_of, capsys):
     run = copy_of(stopped)
     with open(run / "metrics.jsonl", "a") as f:
@@ -225,6 +254,7 @@ def test_a_corrupt_metrics_line_in_the_middle_is_still_an_error(stopped, copy_of
 
 # --- class 7: --resume never reports weights it did not write -----------------------------
 
+
 def test_resume_restores_missing_best_weights(finished, copy_of):
     run = copy_of(finished)
     (run / "model.safetensors").unlink()
@@ -248,15 +278,25 @@ def test_resume_refuses_when_best_weights_cannot_be_restored(finished, copy_of):
 
 # --- class 11: JSON of the wrong shape ------------------------------------------------------
 
-@pytest.mark.parametrize("config, field", [([], "JSON object"), ("12", "JSON object"),
-                                           ({"n_embd": 1e7}, "parameters"), ({"n_head": 0}, "'n_head'"),
-                                           ({"n_layer": "2"}, "'n_layer'")])
+
+@pytest.mark.parametrize(
+    "config, field",
+    [
+        ([], "JSON object"),
+        ("12", "JSON object"),
+        ({"n_embd": 1e7}, "parameters"),
+        ({"n_head": 0}, "'n_head'"),
+        ({"n_layer": "2"}, "'n_layer'"),
+    ],
+)
 def test_config_of_the_wrong_shape_names_file_and_field(finished, tmp_path, config, field):
     folder = tmp_path / "weights"
     folder.mkdir()
     shutil.copy(finished / "model.safetensors", folder)
     good = json.loads((finished / "config.json").read_text())
-    (folder / "config.json").write_text(json.dumps({**good, **config} if isinstance(config, dict) else config))
+    (folder / "config.json").write_text(
+        json.dumps({**good, **config} if isinstance(config, dict) else config)
+    )
     with pytest.raises(RunError, match=field) as error:
         load_model(folder)
     assert str(folder / "config.json") in str(error.value)
@@ -265,12 +305,25 @@ def test_config_of_the_wrong_shape_names_file_and_field(finished, tmp_path, conf
 def test_run_files_of_the_wrong_shape_name_file_and_field(stopped, copy_of):
     cases = [
         ("checkpoints/step-000010/training_state.json", lambda text: "[1, 2]", "training_state.json"),
-        ("checkpoints/step-000010/training_state.json",
-         lambda text: json.dumps({**json.loads(text), "best": [0]}), "field 'best'"),
-        ("metrics.jsonl", lambda text: text + "[1, 2]\n" + text.splitlines()[-1] + "\n",
-         r"line \d+ must be a JSON object"),
-        ("metrics.jsonl", lambda text: json.dumps({**json.loads(text.splitlines()[0]), "checkpoint_dir": 42})
-         + "\n" + "".join(text.splitlines(keepends=True)[1:]), "'checkpoint_dir'"),
+        (
+            "checkpoints/step-000010/training_state.json",
+            lambda text: json.dumps({**json.loads(text), "best": [0]}),
+            "field 'best'",
+        ),
+        (
+            "metrics.jsonl",
+            lambda text: text + "[1, 2]\n" + text.splitlines()[-1] + "\n",
+            r"line \d+ must be a JSON object",
+        ),
+        (
+            "metrics.jsonl",
+            lambda text: (
+                json.dumps({**json.loads(text.splitlines()[0]), "checkpoint_dir": 42})
+                + "\n"
+                + "".join(text.splitlines(keepends=True)[1:])
+            ),
+            "'checkpoint_dir'",
+        ),
     ]
     for name, edit, fragment in cases:
         run = copy_of(stopped)
@@ -302,12 +355,33 @@ def test_training_state_json_of_the_wrong_shape_exits_2_from_the_cli(stopped, co
 
 # --- done-when: SIGKILL mid-run, resume, bit for bit ------------------------------------------
 
+
 def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path):
     """The smoke preset checkpoints every 100 steps: kill -9 somewhere after step 100 of 200."""
     killed = tmp_path / "killed"
-    proc = subprocess.Popen([sys.executable, "-m", "training", "train", "--task", "letter", "--preset", "smoke",
-                             "--steps", "200", "--out", str(killed), "--device", "cpu", "--no-progress"],
-                            cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "training",
+            "train",
+            "--task",
+            "letter",
+            "--preset",
+            "smoke",
+            "--steps",
+            "200",
+            "--out",
+            str(killed),
+            "--device",
+            "cpu",
+            "--no-progress",
+        ],
+        cwd=REPO,
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 90
     while not (killed / "checkpoints" / "step-000100").is_dir() and time.time() < deadline:
         time.sleep(0.02)
@@ -320,6 +394,7 @@ def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path):
     smoke(reference, task="letter", steps=200)
     assert same_tensors(killed / "model.safetensors", reference / "model.safetensors")
     for name in ("model.safetensors", "training_state.safetensors"):
-        assert same_tensors(killed / "checkpoints" / "step-000200" / name,
-                            reference / "checkpoints" / "step-000200" / name), name
+        assert same_tensors(
+            killed / "checkpoints" / "step-000200" / name, reference / "checkpoints" / "step-000200" / name
+        ), name
     assert metrics_without_timing(killed) == metrics_without_timing(reference)

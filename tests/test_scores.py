@@ -93,7 +93,9 @@ def test_scores_from_cross_equal_the_literal_rows_even_with_saturated_attention(
     cross[:10, :, 3] += 5 * scale  # position 3 takes all attention (positional, sharp)
     cross[10:20, 5, :] += 5 * scale  # content 5 takes all attention wherever it goes (symbolic)
     pairs = swap_pairs(16)
-    literal = head_scores(np.diagonal(cross, axis1=-2, axis2=-1), swapped_rows_from_cross(cross, pairs), pairs)
+    literal = head_scores(
+        np.diagonal(cross, axis1=-2, axis2=-1), swapped_rows_from_cross(cross, pairs), pairs
+    )
     fast = head_scores_from_cross(cross, pairs)
     assert np.all(np.isfinite(fast))
     assert np.max(np.abs(np.array(fast) - np.array(literal))) < 1e-12

@@ -34,16 +34,29 @@ RECIPE = ["steps=200", "checkpoint_every=20", "eval_every=100"]
 def write_plan(folder: Path, seeds=(1, 2, 3, 4)) -> Path:
     """A smoke plan whose root and ship are relative: the same plan in two folders gives the same files."""
     folder.mkdir(parents=True, exist_ok=True)
-    plan = {"name": "slurm", "root": "members", "ship": "ship", "tasks": ["letter"], "seeds": list(seeds),
-            "variants": {"tiny": {"preset": "smoke", "set": RECIPE}},
-            "evaluate": {"test_split": False, "lengths": [17], "count": 8, "seed": 3}, "analyze": False}
+    plan = {
+        "name": "slurm",
+        "root": "members",
+        "ship": "ship",
+        "tasks": ["letter"],
+        "seeds": list(seeds),
+        "variants": {"tiny": {"preset": "smoke", "set": RECIPE}},
+        "evaluate": {"test_split": False, "lengths": [17], "count": 8, "seed": 3},
+        "analyze": False,
+    }
     (folder / "plan.json").write_text(json.dumps(plan))
     return folder / "plan.json"
 
 
 def run(argv, cwd, env=None, timeout=300):
-    return subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})})
+    return subprocess.run(
+        [str(a) for a in argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})},
+    )
 
 
 def study(cwd, *args, env=None):
@@ -51,6 +64,7 @@ def study(cwd, *args, env=None):
 
 
 # --- the script's text: no Slurm needed -------------------------------------------------------------
+
 
 @pytest.fixture
 def cli(tmp_path, monkeypatch, capsys):
@@ -60,6 +74,7 @@ def cli(tmp_path, monkeypatch, capsys):
     def call(*args):
         status = main(["study", *map(str, args)])
         return status, capsys.readouterr().err.strip().splitlines()
+
     return call
 
 
@@ -69,8 +84,13 @@ def test_the_script_runs_each_member_by_its_list_command_and_collects_after_the_
     text = sbatch_script(plan, SlurmOptions(), threads=1)
     directives = [line for line in text.splitlines() if line.startswith("#SBATCH")]
     logs = tmp_path / "members" / "slurm"
-    assert directives == ["#SBATCH --job-name=study-slurm", "#SBATCH --array=0-3%4", f"#SBATCH --time={DEFAULT_TIME}",
-                          "#SBATCH --cpus-per-task=1", f"#SBATCH --output={logs}/%A_%a.out"]
+    assert directives == [
+        "#SBATCH --job-name=study-slurm",
+        "#SBATCH --array=0-3%4",
+        f"#SBATCH --time={DEFAULT_TIME}",
+        "#SBATCH --cpus-per-task=1",
+        f"#SBATCH --output={logs}/%A_%a.out",
+    ]
     for index, command in enumerate(list_commands(plan, 1)):  # study --list's line, one per array index
         assert f"    {index}) {command} --no-progress ;;" in text
     assert "--dependency=afterok:$array --kill-on-invalid-dep=yes" in text
@@ -78,7 +98,9 @@ def test_the_script_runs_each_member_by_its_list_command_and_collects_after_the_
     assert subprocess.run(["bash", "-n"], input=text, text=True).returncode == 0  # valid bash
 
 
-@pytest.mark.parametrize("name", ["a\n#SBATCH --nodes=99", "$(touch pwned)", "x'; touch pwned; '", "\u00e9t\u00e9 \\"])
+@pytest.mark.parametrize(
+    "name", ["a\n#SBATCH --nodes=99", "$(touch pwned)", "x'; touch pwned; '", "\u00e9t\u00e9 \\"]
+)
 def test_a_plan_name_cannot_inject_lines_or_commands(tmp_path, monkeypatch, name):
     monkeypatch.chdir(tmp_path)
     plan = write_plan(tmp_path)
@@ -87,36 +109,62 @@ def test_a_plan_name_cannot_inject_lines_or_commands(tmp_path, monkeypatch, name
     header, body = text.split("\nset -uo pipefail\n")
     assert all(line.startswith("#") for line in header.splitlines())  # comments and #SBATCH lines only
     assert [line for line in header.splitlines() if line.startswith("#SBATCH")][:2] == [
-        "#SBATCH --job-name=study-" + re.sub(r"[^A-Za-z0-9_.-]", "_", name), "#SBATCH --array=0-3%4"]
+        "#SBATCH --job-name=study-" + re.sub(r"[^A-Za-z0-9_.-]", "_", name),
+        "#SBATCH --array=0-3%4",
+    ]
     assert name not in body and subprocess.run(["bash", "-n"], input=text, text=True).returncode == 0
 
 
 def test_flags_become_sbatch_lines(tmp_path, cli):
-    status, errors = cli(write_plan(tmp_path), "--sbatch", "s.sh", "--partition", "gpu", "--time", "1-02:30:00",
-                         "--cpus-per-task", "4", "--gres", "gpu:a100:1", "--max-parallel", "2", "--threads", "2")
+    status, errors = cli(
+        write_plan(tmp_path),
+        "--sbatch",
+        "s.sh",
+        "--partition",
+        "gpu",
+        "--time",
+        "1-02:30:00",
+        "--cpus-per-task",
+        "4",
+        "--gres",
+        "gpu:a100:1",
+        "--max-parallel",
+        "2",
+        "--threads",
+        "2",
+    )
     assert status == 0, errors
     text = (tmp_path / "s.sh").read_text()
-    for line in ("--array=0-3%2", "--time=1-02:30:00", "--partition=gpu", "--cpus-per-task=4", "--gres=gpu:a100:1"):
+    for line in (
+        "--array=0-3%2",
+        "--time=1-02:30:00",
+        "--partition=gpu",
+        "--cpus-per-task=4",
+        "--gres=gpu:a100:1",
+    ):
         assert f"#SBATCH {line}\n" in text
     assert text.count("--threads 2 --no-progress ;;") == 4
     collect = next(line for line in text.splitlines() if line.startswith("collect="))
     assert "--partition=gpu" in collect and "--time=1-02:30:00" in collect and "--gres" not in collect
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--time", "90"], "--time must be HH:MM:SS"),
-    (["--time", "1:60:00"], "--time must be HH:MM:SS"),
-    (["--time", "00:00:00"], "--time must be HH:MM:SS"),
-    (["--partition", "a b"], "--partition must be a partition name"),
-    (["--partition", "x;rm"], "--partition must be a partition name"),
-    (["--gres", "gpu 1"], "--gres must look like gpu:1"),
-    (["--gres", ":1"], "--gres must look like gpu:1"),
-    (["--cpus-per-task", "0"], "--cpus-per-task must be >= 1, got 0"),
-    (["--max-parallel", "0"], "--max-parallel must be >= 1, got 0"),
-    (["--sbatch", "plan.json"], "is an input of this command"),
-    (["--sbatch", "no/such/folder/s.sh"], "does not exist"),
-    (["--sbatch", "."], "directory"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--time", "90"], "--time must be HH:MM:SS"),
+        (["--time", "1:60:00"], "--time must be HH:MM:SS"),
+        (["--time", "00:00:00"], "--time must be HH:MM:SS"),
+        (["--partition", "a b"], "--partition must be a partition name"),
+        (["--partition", "x;rm"], "--partition must be a partition name"),
+        (["--gres", "gpu 1"], "--gres must look like gpu:1"),
+        (["--gres", ":1"], "--gres must look like gpu:1"),
+        (["--cpus-per-task", "0"], "--cpus-per-task must be >= 1, got 0"),
+        (["--max-parallel", "0"], "--max-parallel must be >= 1, got 0"),
+        (["--sbatch", "plan.json"], "is an input of this command"),
+        (["--sbatch", "no/such/folder/s.sh"], "does not exist"),
+        (["--sbatch", "."], "directory"),
+    ],
+)
 def test_a_bad_value_is_one_line_and_exit_2(tmp_path, cli, args, message):
     write_plan(tmp_path)
     before = (tmp_path / "plan.json").read_bytes()
@@ -125,8 +173,16 @@ def test_a_bad_value_is_one_line_and_exit_2(tmp_path, cli, args, message):
     assert not (tmp_path / "s.sh").exists() and (tmp_path / "plan.json").read_bytes() == before
 
 
-@pytest.mark.parametrize("flag, value", [("--partition", "p"), ("--time", "01:00:00"), ("--cpus-per-task", "2"),
-                                         ("--gres", "gpu:1"), ("--max-parallel", "2")])
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--partition", "p"),
+        ("--time", "01:00:00"),
+        ("--cpus-per-task", "2"),
+        ("--gres", "gpu:1"),
+        ("--max-parallel", "2"),
+    ],
+)
 def test_a_slurm_flag_without_sbatch_is_refused(tmp_path, cli, flag, value):
     status, errors = cli(write_plan(tmp_path), "--list", flag, value)
     assert status == 2 and errors == [f"python -m training study: error: {flag} only goes with --sbatch"]
@@ -143,15 +199,22 @@ def test_a_root_an_sbatch_line_cannot_hold_is_refused(tmp_path, cli, root):
 
 # --- on a real Slurm --------------------------------------------------------------------------------
 
-MISSING = [tool for tool in ("sbatch", "squeue", "scancel", "scontrol", "slurmctld", "slurmd", "munged")
-           if shutil.which(tool) is None]
+MISSING = [
+    tool
+    for tool in ("sbatch", "squeue", "scancel", "scontrol", "slurmctld", "slurmd", "munged")
+    if shutil.which(tool) is None
+]
 
 
 def needs_slurm(test):
-    for mark in (pytest.mark.slurm,
-                 pytest.mark.skipif(bool(MISSING), reason=f"Slurm is absent ({', '.join(MISSING)} not found): "
-                                                          f"apt-get install -y slurm-wlm munge"),
-                 pytest.mark.skipif(os.geteuid() != 0, reason="scripts/slurm_local.sh runs slurmd: it needs root")):
+    for mark in (
+        pytest.mark.slurm,
+        pytest.mark.skipif(
+            bool(MISSING),
+            reason=f"Slurm is absent ({', '.join(MISSING)} not found): apt-get install -y slurm-wlm munge",
+        ),
+        pytest.mark.skipif(os.geteuid() != 0, reason="scripts/slurm_local.sh runs slurmd: it needs root"),
+    ):
         test = mark(test)
     return test
 
@@ -195,7 +258,10 @@ def submit(folder: Path, env) -> tuple[str, str]:
 def member_files(folder: Path) -> dict:
     """Every member's weights and stage outputs, by path (train.json is left out: it holds timings and the host)."""
     members = folder / "members"
-    files = [*members.glob("tiny/letter/seed-*/*.json"), *members.glob("tiny/letter/seed-*/run/model.safetensors")]
+    files = [
+        *members.glob("tiny/letter/seed-*/*.json"),
+        *members.glob("tiny/letter/seed-*/run/model.safetensors"),
+    ]
     return {str(p.relative_to(members)): p.read_bytes() for p in sorted(files) if p.name != "train.json"}
 
 
@@ -244,7 +310,9 @@ def test_a_cancelled_task_resubmitted_resumes_to_the_same_weights(slurm, studies
     wait_for_queue(slurm)
     assert states(slurm, array_job) == {0: "CANCELLED"}
     assert states(slurm, collect_job) == {None: "CANCELLED"}  # its dependency can no longer be met
-    assert not (member / "train.json").exists() and not (member / "run" / "checkpoints" / "step-000200").exists()
+    assert (
+        not (member / "train.json").exists() and not (member / "run" / "checkpoints" / "step-000200").exists()
+    )
     interrupted_at = max(p.name for p in (member / "run" / "checkpoints").glob("step-*"))
     cancelled = (tmp_path / "members" / "slurm" / f"{array_job}_0.out").read_text()
     assert "CANCELLED" in cancelled  # slurmstepd's line: the task was killed, not finished
@@ -255,28 +323,38 @@ def test_a_cancelled_task_resubmitted_resumes_to_the_same_weights(slurm, studies
     wait_for_queue(slurm)
     job = resubmitted.stdout.strip().split(";")[0]
     assert states(slurm, job) == {0: "COMPLETED"}
-    commands = [line for line in (member / "logs" / "train.log").read_text().splitlines() if line.startswith("$ ")]
+    commands = [
+        line for line in (member / "logs" / "train.log").read_text().splitlines() if line.startswith("$ ")
+    ]
     assert len(commands) == 2 and commands[1].endswith("--resume") and "--resume" not in commands[0]
     assert interrupted_at != "step-000000"  # it resumed from a checkpoint taken during training
     for name in ("run/model.safetensors", "length_generalisation.json"):
-        assert (member / name).read_bytes() == (serial / "members" / "tiny" / "letter" / "seed-1" / name).read_bytes()
+        assert (member / name).read_bytes() == (
+            serial / "members" / "tiny" / "letter" / "seed-1" / name
+        ).read_bytes()
 
 
 @needs_slurm
 def test_a_failing_member_fails_its_task_and_the_collection_never_runs(slurm, studies, tmp_path):
     write_plan(tmp_path, seeds=[1, 2])
     done = tmp_path / "members" / "tiny" / "letter"
-    shutil.copytree(studies[1] / "members" / "tiny" / "letter" / "seed-2", done / "seed-2")  # finished: skipped
+    shutil.copytree(
+        studies[1] / "members" / "tiny" / "letter" / "seed-2", done / "seed-2"
+    )  # finished: skipped
     (done / "seed-1").mkdir()  # a folder whose member.json records another recipe: that member fails
-    (done / "seed-1" / "member.json").write_text(json.dumps({"task": "letter", "seed": 1, "preset": "smoke",
-                                                             "set": ["steps=7"]}))
+    (done / "seed-1" / "member.json").write_text(
+        json.dumps({"task": "letter", "seed": 1, "preset": "smoke", "set": ["steps=7"]})
+    )
     assert study(tmp_path, "plan.json", "--sbatch", "study.sh").returncode == 0
     array_job, collect_job = submit(tmp_path, slurm)
     wait_for_queue(slurm)
     assert states(slurm, array_job) == {0: "FAILED", 1: "COMPLETED"}
     assert states(slurm, collect_job) == {None: "CANCELLED"}
     logs = tmp_path / "members" / "slurm"
-    assert sorted(p.name for p in logs.iterdir()) == [f"{array_job}_0.out", f"{array_job}_1.out"]  # no collect log
+    assert sorted(p.name for p in logs.iterdir()) == [
+        f"{array_job}_0.out",
+        f"{array_job}_1.out",
+    ]  # no collect log
     failed = json.loads((logs / f"{array_job}_0.out").read_text().strip().splitlines()[-1])["failed"]
     print(f"\nthe failed task's last line: {failed}")
     assert list(failed) == ["tiny/letter/seed-1"] and "records another recipe" in failed["tiny/letter/seed-1"]
@@ -292,17 +370,58 @@ def test_torchrun_under_slurm_trains_what_torchrun_alone_trains(slurm, tmp_path)
     once lost a rank to SIGABRT while connecting (gloo's pair setup aborts the process on some
     connection errors instead of raising), and torchrun's summary alone did not say why.  Each rank's
     own output is kept (--log-dir, --redirects 3) and shown if a run fails."""
-    recipe = ["--task", "letter", "--preset", "smoke", "--steps", "20", "--no-progress",
-              "--set", "model.embd_pdrop=0", "--set", "model.attn_pdrop=0", "--set", "model.resid_pdrop=0"]
+    recipe = [
+        "--task",
+        "letter",
+        "--preset",
+        "smoke",
+        "--steps",
+        "20",
+        "--no-progress",
+        "--set",
+        "model.embd_pdrop=0",
+        "--set",
+        "model.attn_pdrop=0",
+        "--set",
+        "model.resid_pdrop=0",
+    ]
     logs = tmp_path / "alone-logs"
-    alone = run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-                 f"--log-dir={logs}", "--redirects=3", "-m", "training", "train", *recipe, "--out",
-                 tmp_path / "alone"], ROOT)
+    alone = run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node=2",
+            f"--log-dir={logs}",
+            "--redirects=3",
+            "-m",
+            "training",
+            "train",
+            *recipe,
+            "--out",
+            tmp_path / "alone",
+        ],
+        ROOT,
+    )
     assert alone.returncode == 0, alone.stderr[-2000:] + "".join(
-        f"\n--- {path}:\n{path.read_text()[-2000:]}" for path in sorted(logs.rglob("*.log")))
+        f"\n--- {path}:\n{path.read_text()[-2000:]}" for path in sorted(logs.rglob("*.log"))
+    )
     env = {**slurm, "PYTHON": sys.executable, "NPROC_PER_NODE": "2"}
-    job = run(["sbatch", "--parsable", "--cpus-per-task=2", f"--output={tmp_path}/%j.out", ROOT / "scripts" /
-               "torchrun.sbatch", *recipe, "--out", tmp_path / "slurm"], ROOT, env)
+    job = run(
+        [
+            "sbatch",
+            "--parsable",
+            "--cpus-per-task=2",
+            f"--output={tmp_path}/%j.out",
+            ROOT / "scripts" / "torchrun.sbatch",
+            *recipe,
+            "--out",
+            tmp_path / "slurm",
+        ],
+        ROOT,
+        env,
+    )
     assert job.returncode == 0, job.stderr
     wait_for_queue(slurm)
     job = job.stdout.strip().split(";")[0]

@@ -6,8 +6,7 @@ import pytest
 import sympy
 
 from proofs_check import __main__ as cli
-from proofs_check import binding
-from proofs_check import claims  # noqa: F401  (registers the checks)
+from proofs_check.evidence import binding
 from proofs_check.registry import REGISTRY, Options
 from proofs_check.runner import run_claims
 from theory import bounded_positional as bp
@@ -21,7 +20,7 @@ def test_the_plain_text_parse():
     assert parse("1 + cos((n-1) theta')") == 1 + sympy.cos((n - 1) * tp)
     assert parse("3 + e^(2B)") == 3 + sympy.exp(2 * B)
     assert parse("1 - cos omega") == 1 - sympy.cos(omega)
-    assert parse("min{1 - cos theta', 2 pi^2/n^2}") == sympy.Min(1 - sympy.cos(tp), 2 * sympy.pi ** 2 / n ** 2)
+    assert parse("min{1 - cos theta', 2 pi^2/n^2}") == sympy.Min(1 - sympy.cos(tp), 2 * sympy.pi**2 / n**2)
     assert F.coefficient(Condition("2(n-1) theta' < omega"))(5) == 8
     with pytest.raises(ValueError, match="not of the form"):
         F.coefficient(Condition("2n theta' < pi"))
@@ -44,8 +43,16 @@ STATEMENT_MUTANTS = [
     ("C7-retrieval-sup-exact", "1 + cos((n-1) theta')", "1 + cos(n theta')"),
     ("C6-retrieval-bounded", "n >= 3 + e^(2B)", "n >= 2 + e^(2B)"),
     ("C7-retrieval-margin-exact", "sin((omega - (2n-3) theta')/2)", "sin((omega - (2n-2) theta')/2)"),
-    ("C7-retrieval-competitor-corrected", "equals 1 - cos(omega - (n-1) theta')", "equals 1 - cos(omega - n theta')"),
-    ("C7-retrieval-inf-corrected", "min{1 - cos theta', cos((n-2) theta')", "min{1 - cos theta', cos((n-1) theta')"),
+    (
+        "C7-retrieval-competitor-corrected",
+        "equals 1 - cos(omega - (n-1) theta')",
+        "equals 1 - cos(omega - n theta')",
+    ),
+    (
+        "C7-retrieval-inf-corrected",
+        "min{1 - cos theta', cos((n-2) theta')",
+        "min{1 - cos theta', cos((n-1) theta')",
+    ),
     ("C7-retrieval-sup-exact", "with 2n theta' < omega", "with n theta' < omega"),
     ("C7-index-sup-corrected", "max(ceil((n-1)/2), n-1-m)", "max(ceil(n/2), n-1-m)"),
     ("C7-index-sup-corrected", "<= 8 pi^2/(n+1)^2", "<= 4 pi^2/(n+1)^2"),
@@ -75,13 +82,17 @@ def test_a_swapped_threshold_object_fails_the_binding_and_the_proof(monkeypatch,
 
 
 def test_a_swapped_index_formula_fails_its_referee(monkeypatch, capsys):
-    from proofs_check import brute_index
+    from proofs_check.evidence import brute_index
     from theory import index_formulas
+
     monkeypatch.setattr(index_formulas, "L_MIN", Formula("max(ceil(n/2), n-1-m)"))
     monkeypatch.setattr(brute_index, "L_MIN", index_formulas.L_MIN)  # where the referee evaluates it
     assert cli.main(["--only", "=C7-index-sup-corrected"]) == 1
     err = capsys.readouterr().err  # the proof's L_min step no longer follows (an error, not only a change)
-    assert "ERROR in C7-index-sup-corrected: proof step 3 of 9 fails (proofs_check.proofs.index_discrepancy.l_min)" in err
+    assert (
+        "ERROR in C7-index-sup-corrected: proof step 3 of 9 fails (proofs_check.proofs.index_discrepancy.l_min)"
+        in err
+    )
     row = run_claims(["C7-index-sup-corrected"], Options())[0]
     assert row["evidence"]["L_agreement"]["failure_count"]  # the check itself, not only the argument, fails
 
@@ -90,12 +101,16 @@ def test_a_swapped_window_object_fails_the_check(monkeypatch, capsys):
     from fractions import Fraction
 
     from proofs_check.claims import index_literal
-    wrong = index_literal.Windows(((1, ((Fraction(0), Fraction(1)),)), (2, ((Fraction(1, 3), Fraction(3, 4)),))),
-                                  none_from=3)
+
+    wrong = index_literal.Windows(
+        ((1, ((Fraction(0), Fraction(1)),)), (2, ((Fraction(1, 3), Fraction(3, 4)),))), none_from=3
+    )
     monkeypatch.setattr(index_literal, "WINDOWS", wrong)
     assert cli.main(["--only", "=C4-index-literal-corrected"]) == 1
     row = run_claims(["C4-index-literal-corrected"], Options())[0]
-    assert row["evidence"]["windows_match"] is False and row["status"] == "undecided"  # check refuted, text unbound
+    assert (
+        row["evidence"]["windows_match"] is False and row["status"] == "undecided"
+    )  # check refuted, text unbound
 
 
 def test_a_swapped_margin_formula_fails_the_check(monkeypatch, capsys):

@@ -17,10 +17,9 @@ import time
 from pathlib import Path
 
 import pytest
+from test_study_safety import ENV, ROOT
 
 from training.studies.stage_process import _die_with, run_tied
-
-from test_study_safety import ENV, ROOT
 
 
 def _children(pid: int) -> list[int]:
@@ -51,14 +50,31 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; the parent-death signal is Linux's")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="reads /proc; the parent-death signal is Linux's"
+)
 def test_a_stage_child_dies_with_a_killed_study(tmp_path):
     plan = tmp_path / "plan.json"
-    plan.write_text(json.dumps({"name": "kill", "root": str(tmp_path / "runs"), "ship": str(tmp_path / "ship"),
-                                "tasks": ["letter"], "seeds": [1], "analyze": False,
-                                "variants": {"tiny": {"preset": "smoke", "set": ["steps=20"]}}}))
-    study = subprocess.Popen([sys.executable, "-m", "training", "study", str(plan), "--no-progress"], cwd=ROOT,
-                             env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    plan.write_text(
+        json.dumps(
+            {
+                "name": "kill",
+                "root": str(tmp_path / "runs"),
+                "ship": str(tmp_path / "ship"),
+                "tasks": ["letter"],
+                "seeds": [1],
+                "analyze": False,
+                "variants": {"tiny": {"preset": "smoke", "set": ["steps=20"]}},
+            }
+        )
+    )
+    study = subprocess.Popen(
+        [sys.executable, "-m", "training", "study", str(plan), "--no-progress"],
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     stage = None
     try:
         deadline = time.monotonic() + 120
@@ -88,7 +104,9 @@ def test_a_stage_child_whose_parent_is_already_gone_exits_at_once():
 
 def test_a_stage_child_writes_to_files_never_to_a_pipe(tmp_path):
     # a pipe whose reader died fails the writer with a BrokenPipeError traceback; a file cannot
-    probe = "import os, stat, sys; print(stat.S_ISREG(os.fstat(1).st_mode), stat.S_ISREG(os.fstat(2).st_mode))"
+    probe = (
+        "import os, stat, sys; print(stat.S_ISREG(os.fstat(1).st_mode), stat.S_ISREG(os.fstat(2).st_mode))"
+    )
     with open(tmp_path / "stage.log", "a") as log:
         code, out = run_tied([sys.executable, "-c", probe], log, ENV, tmp_path)
     assert (code, out) == (0, "True True\n")

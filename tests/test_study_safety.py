@@ -43,8 +43,15 @@ def cli(capsys, *args) -> tuple[int, str, str]:
 
 def snapshot(folder: Path) -> dict:
     """Every file under ``folder`` (hidden temporaries included) -> sha256 of its bytes."""
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()} if folder.exists() else {}
+    return (
+        {
+            str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*"))
+            if p.is_file()
+        }
+        if folder.exists()
+        else {}
+    )
 
 
 def one_line(err: str) -> str:
@@ -80,6 +87,7 @@ def mini(tmp_path) -> Path:
 
 # class 2: shipped results are never replaced by emptier ones unasked
 
+
 def _drop_stage(runs: Path):
     (runs / "paper" / "letter" / "seed-3" / "analysis.json").unlink()
 
@@ -90,8 +98,10 @@ def _drop_member(runs: Path):
 
 @pytest.mark.parametrize("damage", [_drop_stage], ids=["a-stage-gone"])
 def test_collect_keeps_a_shipped_summary_with_more_results(capsys, tmp_path, shipped, damage):
-    shutil.copytree(SHIPPED / "paper", tmp_path / "runs" / "paper")  # the runs as they made the shipped files,
-    damage(tmp_path / "runs")                                          # then one result less
+    shutil.copytree(
+        SHIPPED / "paper", tmp_path / "runs" / "paper"
+    )  # the runs as they made the shipped files,
+    damage(tmp_path / "runs")  # then one result less
     before, runs_before = snapshot(tmp_path / "ship"), snapshot(tmp_path / "runs")
     code, out, err = cli(capsys, shipped, "--collect")
     line = one_line(err)
@@ -122,7 +132,9 @@ def test_a_member_without_its_run_is_read_from_its_shipped_copy(capsys, tmp_path
     members = {k: v for k, v in snapshot(tmp_path / "ship").items() if k != "summary.json"}
     code, out, err = cli(capsys, shipped, "--collect")
     assert code == 0 and json.loads(out)["complete"] == 10, err
-    old, new = (json.loads(p.read_text()) for p in (SHIPPED / "summary.json", tmp_path / "ship" / "summary.json"))
+    old, new = (
+        json.loads(p.read_text()) for p in (SHIPPED / "summary.json", tmp_path / "ship" / "summary.json")
+    )
     strip = lambda members: {m: {**e, "reused_from": None} for m, e in members.items()}  # noqa: E731 (made absolute)
     assert strip(new["members"]) == strip(old["members"]) and _same_numbers(new["results"], old["results"])
     assert {k: v for k, v in snapshot(tmp_path / "ship").items() if k != "summary.json"} == members
@@ -138,9 +150,11 @@ def test_overwrite_summary_replaces_it_and_deletes_no_member_file(capsys, tmp_pa
     assert json.loads(out)["complete"] == 9
     summary = json.loads((tmp_path / "ship" / "summary.json").read_text())
     assert "analyze" not in summary["members"]["paper/letter/seed-3"]["stages"]
-    assert {k: v for k, v in snapshot(tmp_path / "ship").items()
-            if k != "summary.json" and not k.endswith("seed-3/analysis.json")} == \
-        {k: v for k, v in members.items() if not k.endswith("seed-3/analysis.json")}
+    assert {
+        k: v
+        for k, v in snapshot(tmp_path / "ship").items()
+        if k != "summary.json" and not k.endswith("seed-3/analysis.json")
+    } == {k: v for k, v in members.items() if not k.endswith("seed-3/analysis.json")}
 
 
 def test_collect_with_every_result_writes_and_leaves_identical_member_files_alone(capsys, tmp_path, mini):
@@ -159,15 +173,20 @@ def test_overwrite_summary_only_goes_with_collect(capsys, mini):
 
 # class 10b: the plan's folders are checked before any work
 
+
 def _file_at(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("not a folder")
     return path
 
 
-FOLDER_CASES = [(mode, key, where) for mode in ("run", "collect") for key in ("root", "ship")
-                for where in (key if key == "ship" else "runs", f"afile/{key}")
-                if mode == "collect" or key == "root"]  # running members writes no ship folder
+FOLDER_CASES = [
+    (mode, key, where)
+    for mode in ("run", "collect")
+    for key in ("root", "ship")
+    for where in (key if key == "ship" else "runs", f"afile/{key}")
+    if mode == "collect" or key == "root"
+]  # running members writes no ship folder
 
 
 @pytest.mark.parametrize("mode, key, where", FOLDER_CASES)
@@ -207,10 +226,12 @@ def test_a_read_only_plan_folder_exits_2_before_any_work(capsys, monkeypatch, tm
 
 # class 3: a full disk while writing the ship folder
 
+
 def _limited(size: int):
     def limit():
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
         resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
     return limit
 
 
@@ -223,16 +244,27 @@ def test_a_full_disk_while_shipping_is_one_line_and_keeps_the_old_files(capsys, 
         changed.write_text(json.dumps(json.loads(changed.read_text()), indent=2))
     if ship == "summary-only":  # a summary already up to date is not rewritten (test_collect_stable): age it
         summary = tmp_path / "ship" / "summary.json"
-        summary.write_text(json.dumps({**json.loads(summary.read_text()), "about": "an older collect"}, indent=1))
+        summary.write_text(
+            json.dumps({**json.loads(summary.read_text()), "about": "an older collect"}, indent=1)
+        )
     before = snapshot(tmp_path / "ship")
-    done = subprocess.run([sys.executable, "-m", "training", "study", str(mini), "--collect"], cwd=ROOT, env=ENV,
-                          capture_output=True, text=True, timeout=120, preexec_fn=_limited(limit))
+    done = subprocess.run(
+        [sys.executable, "-m", "training", "study", str(mini), "--collect"],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_limited(limit),
+    )
     line = one_line(done.stderr)
     assert done.returncode == 2 and "cannot write" in line and "File too large" in line, done.stderr
     after = snapshot(tmp_path / "ship")
     assert not [name for name in after if name.endswith(".tmp")]  # no half-written file left
     if ship == "new":  # what was written is whole: each file is its member's file
-        assert after and all((tmp_path / "runs" / name).read_bytes() == (tmp_path / "ship" / name).read_bytes()
-                             for name in after)
+        assert after and all(
+            (tmp_path / "runs" / name).read_bytes() == (tmp_path / "ship" / name).read_bytes()
+            for name in after
+        )
     else:
         assert after == before

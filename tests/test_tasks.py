@@ -43,6 +43,7 @@ def answer_position(task_name, tokens):
 
 # -- vocabularies and tokenizer -------------------------------------------------------
 
+
 def test_number_vocab_is_the_papers():
     vocab = get_task("number").vocab
     assert len(vocab) == 136 == len(set(vocab))
@@ -96,6 +97,7 @@ def test_vocab_json_round_trip_and_mismatch(tmp_path):
 
 # -- generated sequences against theory.functions ---------------------------------
 
+
 @pytest.mark.parametrize("name", TASKS)
 def test_every_generated_sequence_resolves_to_its_answer(name):
     task = get_task(name)
@@ -137,8 +139,11 @@ def test_balance_is_exact_when_the_count_allows(name, count):
     hop_counts = Counter(batch.hops.tolist())
     assert hop_counts == {h: count // 4 for h in (1, 2, 3, 4)}
     for hop in (1, 2, 3, 4):
-        cells = Counter((int(a), answer_position(name, row)) for row, a, h in zip(rows, batch.answers, batch.hops)
-                        if h == hop)
+        cells = Counter(
+            (int(a), answer_position(name, row))
+            for row, a, h in zip(rows, batch.answers, batch.hops)
+            if h == hop
+        )
         assert len(cells) == task.n_answer_values * 8 and set(cells.values()) == {2}
 
 
@@ -150,11 +155,24 @@ def test_balance_is_as_near_as_possible_otherwise(name):
     hop_counts = Counter(batch.hops.tolist())
     assert set(hop_counts) == {1, 3} and sorted(hop_counts.values()) == [501, 502]
     for hop in (1, 3):
-        mine = [(int(a), answer_position(name, row)) for row, a, h in zip(rows, batch.answers, batch.hops) if h == hop]
-        for counts, size in ((Counter(v for v, _ in mine), task.n_answer_values), (Counter(p for _, p in mine), 8),
-                             (Counter(mine), task.n_answer_values * 8)):
-            full = [counts.get(k, 0) for k in (range(size) if size != task.n_answer_values * 8 else
-                                               [(v, p) for v in range(task.n_answer_values) for p in range(8)])]
+        mine = [
+            (int(a), answer_position(name, row))
+            for row, a, h in zip(rows, batch.answers, batch.hops)
+            if h == hop
+        ]
+        for counts, size in (
+            (Counter(v for v, _ in mine), task.n_answer_values),
+            (Counter(p for _, p in mine), 8),
+            (Counter(mine), task.n_answer_values * 8),
+        ):
+            full = [
+                counts.get(k, 0)
+                for k in (
+                    range(size)
+                    if size != task.n_answer_values * 8
+                    else [(v, p) for v in range(task.n_answer_values) for p in range(8)]
+                )
+            ]
             assert max(full) - min(full) <= 1
 
 
@@ -166,8 +184,18 @@ def test_exact_balance_refuses_counts_that_cannot_be_balanced(name, unit):
     assert len(task.generate(unit, seed=0, exact_balance=True)) == unit
 
 
-@pytest.mark.parametrize("bad", [dict(count=0), dict(hops=(0,)), dict(hops=(5,)), dict(hops=()), dict(seed=-1),
-                                 dict(extra_target=-1), dict(extra_target=1_000_001)])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(count=0),
+        dict(hops=(0,)),
+        dict(hops=(5,)),
+        dict(hops=()),
+        dict(seed=-1),
+        dict(extra_target=-1),
+        dict(extra_target=1_000_001),
+    ],
+)
 def test_generate_refuses_bad_arguments(bad):
     arguments = dict(count=10, seed=0) | bad
     with pytest.raises(ValueError):
@@ -185,6 +213,7 @@ def test_seeds_reproduce_and_differ(name):
 
 
 # -- length extension (Section 3.6) -----------------------------------------------------
+
 
 @pytest.mark.parametrize("name", TASKS)
 @pytest.mark.parametrize("extra", [0, 1, 100, 5000])
@@ -211,8 +240,10 @@ def test_extension_is_the_same_when_streamed_in_blocks(name):
     task = get_task(name)
     whole = task.generate(2 * EXTRA_BLOCK + 50, seed=4, extra_target=9)
     core = task.generate(2 * EXTRA_BLOCK + 50, seed=4)
-    pieces = [task.extend(core.select(slice(s, s + EXTRA_BLOCK)), 9, 4, row_start=s)
-              for s in range(0, len(core), EXTRA_BLOCK)]
+    pieces = [
+        task.extend(core.select(slice(s, s + EXTRA_BLOCK)), 9, 4, row_start=s)
+        for s in range(0, len(core), EXTRA_BLOCK)
+    ]
     assert np.array_equal(whole.inputs, np.concatenate([p.inputs for p in pieces]))
     with pytest.raises(ValueError, match="0..1000000"):
         task.extend(core, 1_000_001, 4)
@@ -274,7 +305,9 @@ def test_paper_splits(name, tmp_path):
     splits = datasets.paper_splits(name, cache_dir=tmp_path)
     sizes = {"train": 432_000, "validation": 2_400, "test": 45_600}
     assert {k: len(v) for k, v in splits.items()} == sizes
-    union = Batch(*(np.concatenate([getattr(b, f) for b in splits.values()]) for f in ("inputs", "answers", "hops")))
+    union = Batch(
+        *(np.concatenate([getattr(b, f) for b in splits.values()]) for f in ("inputs", "answers", "hops"))
+    )
     assert len(datasets.duplicate_rows(union.inputs)) == 0
     task = get_task(name)
     report = datasets.balance_report(name, union)
@@ -297,9 +330,15 @@ def test_paper_splits(name, tmp_path):
 
 # -- command line ------------------------------------------------------------------------------
 
+
 def cli(*args, check=True):
-    result = subprocess.run([sys.executable, "-m", "training", "data", *args], cwd=ROOT, capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "training", "data", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     if check:
         assert result.returncode == 0, result.stderr
     return result
@@ -308,8 +347,20 @@ def cli(*args, check=True):
 def test_cli_is_reproducible_and_matches_the_api(tmp_path):
     out = tmp_path / "letter.tsv"
     first = cli("--task", "letter", "--count", "300", "--seed", "5", "--extra-target", "3", "--hops", "2,4")
-    cli("--task", "letter", "--count", "300", "--seed", "5", "--extra-target", "3", "--hops", "2,4",
-        "--out", str(out))
+    cli(
+        "--task",
+        "letter",
+        "--count",
+        "300",
+        "--seed",
+        "5",
+        "--extra-target",
+        "3",
+        "--hops",
+        "2,4",
+        "--out",
+        str(out),
+    )
     assert out.read_text() == first.stdout and first.stderr == ""
     other = cli("--task", "letter", "--count", "300", "--seed", "6", "--extra-target", "3", "--hops", "2,4")
     assert other.stdout != first.stdout
@@ -323,14 +374,17 @@ def test_cli_is_reproducible_and_matches_the_api(tmp_path):
         assert solve_letter(text.split()) == (answer_token, int(hop_text))
 
 
-@pytest.mark.parametrize("args,names", [
-    (["--task", "words", "--count", "5", "--seed", "0"], "words"),
-    (["--task", "number", "--count", "5", "--seed", "0", "--hops", "1,5"], "1..4"),
-    (["--task", "number", "--count", "5", "--seed", "0", "--extra-target", "-1"], "-1"),
-    (["--task", "number", "--count", "5", "--seed", "0", "--extra-target", "5000000"], "5000000"),
-    (["--task", "number", "--count", "0", "--seed", "0"], "got 0"),
-    (["--task", "number", "--count", "100", "--seed", "0", "--exact-balance"], "multiple of 480"),
-])
+@pytest.mark.parametrize(
+    "args,names",
+    [
+        (["--task", "words", "--count", "5", "--seed", "0"], "words"),
+        (["--task", "number", "--count", "5", "--seed", "0", "--hops", "1,5"], "1..4"),
+        (["--task", "number", "--count", "5", "--seed", "0", "--extra-target", "-1"], "-1"),
+        (["--task", "number", "--count", "5", "--seed", "0", "--extra-target", "5000000"], "5000000"),
+        (["--task", "number", "--count", "0", "--seed", "0"], "got 0"),
+        (["--task", "number", "--count", "100", "--seed", "0", "--exact-balance"], "multiple of 480"),
+    ],
+)
 def test_cli_bad_input_is_one_line_and_status_2(args, names):
     result = cli(*args, check=False)
     assert result.returncode == 2 and result.stdout == ""
@@ -339,6 +393,7 @@ def test_cli_bad_input_is_one_line_and_status_2(args, names):
 
 
 # -- a damaged dataset cache is rebuilt, a bad cache folder refused (issue 13) ---------------------
+
 
 def _damage(folder: Path, how: str) -> Path:
     """Damage the one cache in ``folder``; return the file damaged."""

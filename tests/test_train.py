@@ -1,4 +1,4 @@
-"""training.model.train: run format, resume = uninterrupted, atomic checkpoints, error handling."""
+"""training.run.loop: run format, resume = uninterrupted, atomic checkpoints, error handling."""
 
 import hashlib
 import json
@@ -14,11 +14,11 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from training.model import checkpoints
-from training.model.checkpoints import RunError, list_checkpoints, load_model
 from training.analysis.evaluate import _sliced_accuracy
-from training.model.step_parts import batch_indices, evaluate, lr_factor, make_optimizer
-from training.model.train import train
+from training.run import checkpoints
+from training.run.checkpoints import RunError, list_checkpoints, load_model
+from training.run.loop import train
+from training.run.step import batch_indices, evaluate, lr_factor, make_optimizer
 from training.tasks.definitions import get_task
 
 REPO = Path(__file__).resolve().parents[1]
@@ -28,8 +28,14 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def cli(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "training", *map(str, args)], cwd=REPO, env=ENV,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "training", *map(str, args)],
+        cwd=REPO,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def smoke(out, *extra):
@@ -41,8 +47,11 @@ def tensors_equal(a: dict, b: dict) -> bool:
 
 
 def tree_digest(root: Path) -> dict:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +64,7 @@ def reference_run(tmp_path_factory):
 
 
 # --- pieces ----------------------------------------------------------------------
+
 
 def test_lr_schedule_is_hf_linear_with_warmup():
     assert lr_factor(0, 750, 6000) == 0.0
@@ -88,13 +98,25 @@ def test_weight_decay_skips_biases_and_layernorms():
 
 # --- a run ------------------------------------------------------------------------
 
+
 def test_smoke_run_format(reference_run):
     out, summary = reference_run
-    assert {p.name for p in out.iterdir()} == {"config.json", "model.safetensors", "vocab.json", "tokenizer.json",
-                                                "tokenizer_config.json", "metrics.jsonl", "recipe.json", "checkpoints"}
+    assert {p.name for p in out.iterdir()} == {
+        "config.json",
+        "model.safetensors",
+        "vocab.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "metrics.jsonl",
+        "recipe.json",
+        "checkpoints",
+    }
     recipe = json.loads((out / "recipe.json").read_text())
-    assert recipe["recipe"]["steps"] == 20 and recipe["recipe"]["model"] == {**recipe["recipe"]["model"],
-                                                                             "vocab_size": 136, "n_layer": 2}
+    assert recipe["recipe"]["steps"] == 20 and recipe["recipe"]["model"] == {
+        **recipe["recipe"]["model"],
+        "vocab_size": 136,
+        "n_layer": 2,
+    }
     assert [s for s, _ in list_checkpoints(out / "checkpoints")] == [0, 20]
     assert json.loads((out / "vocab.json").read_text()) == get_task("number").vocab
     config = json.loads((out / "config.json").read_text())
@@ -138,10 +160,14 @@ def test_resume_gives_identical_weights(reference_run, tmp_path):
         b = load_file(out / "checkpoints" / "step-000020" / name)
         assert tensors_equal(a, b), name
     assert tensors_equal(load_file(reference / "model.safetensors"), load_file(out / "model.safetensors"))
-    strip = [{k: v for k, v in json.loads(line).items() if k not in ("seconds_per_step", "checkpoint_dir")}
-             for line in (reference / "metrics.jsonl").read_text().splitlines()]
-    again = [{k: v for k, v in json.loads(line).items() if k not in ("seconds_per_step", "checkpoint_dir")}
-             for line in (out / "metrics.jsonl").read_text().splitlines()]
+    strip = [
+        {k: v for k, v in json.loads(line).items() if k not in ("seconds_per_step", "checkpoint_dir")}
+        for line in (reference / "metrics.jsonl").read_text().splitlines()
+    ]
+    again = [
+        {k: v for k, v in json.loads(line).items() if k not in ("seconds_per_step", "checkpoint_dir")}
+        for line in (out / "metrics.jsonl").read_text().splitlines()
+    ]
     assert strip == again
 
 
@@ -171,8 +197,21 @@ def test_crash_before_checkpoint_rename_leaves_no_checkpoint(reference_run, tmp_
 
 def test_sigkill_leaves_only_complete_checkpoints(tmp_path):
     out = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "training", "train", "--task", "letter", "--out", str(out), "--preset", "smoke",
-           "--steps", "2000", "--no-progress"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "training",
+        "train",
+        "--task",
+        "letter",
+        "--out",
+        str(out),
+        "--preset",
+        "smoke",
+        "--steps",
+        "2000",
+        "--no-progress",
+    ]
     proc = subprocess.Popen(cmd, cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 300  # 200 smoke steps: seconds alone, minutes on a loaded 2-core machine
     while len(list_checkpoints(out / "checkpoints")) < 3 and time.time() < deadline and proc.poll() is None:
@@ -188,6 +227,7 @@ def test_sigkill_leaves_only_complete_checkpoints(tmp_path):
 
 
 # --- bad input: one line on stderr, exit 2, nothing overwritten ------------------
+
 
 def assert_clean_error(result, fragment):
     assert result.returncode == 2, (result.returncode, result.stderr)
@@ -229,8 +269,9 @@ def test_resume_errors(small_run, tmp_path):
     (last / "model.safetensors").write_bytes(b"\0" * 100)
     assert_clean_error(smoke(small_run, "--resume"), "corrupt")
     # config that does not match the weights
-    (last / "model.safetensors").write_bytes((small_run / "checkpoints" / "step-000000" /
-                                              "model.safetensors").read_bytes())
+    (last / "model.safetensors").write_bytes(
+        (small_run / "checkpoints" / "step-000000" / "model.safetensors").read_bytes()
+    )
     config = json.loads((last / "config.json").read_text())
     config["n_embd"] = 48
     (last / "config.json").write_text(json.dumps(config))
@@ -252,7 +293,7 @@ def test_force_replaces_a_run(small_run):
 
 def test_bench_reports_speedup():
     pytest.importorskip("transformers")
-    from training.model.bench import run_bench
+    from training.run.bench.hf_compare import run_bench
 
     result = run_bench(rounds=1, steps_per_round=1, batch_size=8)
     assert result["speedup_vs_hf"] > 0 and result["ours_steps_per_s"] > 0 and result["hf_steps_per_s"] > 0
@@ -261,11 +302,13 @@ def test_bench_reports_speedup():
 
 # --- flags out of range (issue 13, classes 10 and 14c) ---------------------------------
 
+
 def test_seed_outside_torch_range_exits_2(tmp_path):
     assert_clean_error(smoke(tmp_path / "run", "--seed", 2**70), str(2**64 - 1))  # the range is named
     assert not (tmp_path / "run").exists()
-    summary = train("number", tmp_path / "largest", preset="smoke", steps=1, seed=2**64 - 1, device="cpu",
-                    progress=False)
+    summary = train(
+        "number", tmp_path / "largest", preset="smoke", steps=1, seed=2**64 - 1, device="cpu", progress=False
+    )
     assert summary["step"] == 1  # the top of the range works (torch and the data order take it)
 
 
@@ -275,8 +318,9 @@ def test_bench_threads_must_be_positive():
 
 def test_set_overrides_a_recipe_value_and_is_saved(tmp_path):
     out = tmp_path / "run"
-    summary = train("letter", out, preset="smoke", steps=2, progress=False,
-                    overrides=["model.rotary_dim=16", "lr=0.001"])
+    summary = train(
+        "letter", out, preset="smoke", steps=2, progress=False, overrides=["model.rotary_dim=16", "lr=0.001"]
+    )
     assert summary["step"] == 2
     recipe = json.loads((out / "recipe.json").read_text())
     assert recipe["overrides"] == ["model.rotary_dim=16", "lr=0.001"]
@@ -285,7 +329,14 @@ def test_set_overrides_a_recipe_value_and_is_saved(tmp_path):
     with pytest.raises(RunError, match="changes model"):
         train("letter", out, resume=True, progress=False, overrides=["model.rotary_dim=8"])
     with pytest.raises(RunError, match="unknown key 'model.rotary'"):
-        train("letter", tmp_path / "other", preset="smoke", steps=2, progress=False, overrides=["model.rotary=8"])
+        train(
+            "letter",
+            tmp_path / "other",
+            preset="smoke",
+            steps=2,
+            progress=False,
+            overrides=["model.rotary=8"],
+        )
     assert not (tmp_path / "other").exists()
 
 
@@ -309,5 +360,7 @@ def test_accuracy_is_count_over_total_so_180_of_200_is_0_9():
     data = {"inputs": torch.zeros(200, 4, dtype=torch.long), "answers": answers, "hops": hops}
     scores = evaluate(_AlwaysZero(), data, batch_size=7)
     assert scores["accuracy"] == 0.9 and scores["accuracy_by_hop"] == {"1": 0.9, "2": 0.9}
-    accuracy, _, by_hop = _sliced_accuracy(_AlwaysZero(), data, 64, 7, lambda rows: None)  # 4 slices re-weighted
+    accuracy, _, by_hop = _sliced_accuracy(
+        _AlwaysZero(), data, 64, 7, lambda rows: None
+    )  # 4 slices re-weighted
     assert accuracy == 0.9 and by_hop == {"1": 0.9, "2": 0.9}

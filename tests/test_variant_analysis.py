@@ -49,7 +49,9 @@ def variant_model(name: str, seed: int = 0) -> GPTJ:
     with torch.no_grad():
         for block in model.transformer.h:
             if block.attn.query_scale.kind == "learned":
-                block.attn.query_scale.weight.copy_(torch.randn(2, generator=generator, dtype=torch.float64) * 0.5)
+                block.attn.query_scale.weight.copy_(
+                    torch.randn(2, generator=generator, dtype=torch.float64) * 0.5
+                )
     return model
 
 
@@ -120,7 +122,9 @@ def test_query_factor_is_the_ratio_of_the_models_logits(kind):
         assert factor.shape == (adapter.n_heads,)
         hidden = internals.hidden_in[layer]  # the same states into both: only the query scale differs
         with torch.no_grad():
-            ratio = scaled.layer_last_token_logits(layer, hidden) / plain.layer_last_token_logits(layer, hidden)
+            ratio = scaled.layer_last_token_logits(layer, hidden) / plain.layer_last_token_logits(
+                layer, hidden
+            )
         assert np.allclose(ratio.numpy(), factor[None, :, None], rtol=1e-9, atol=0)
     if kind == "log":  # 1 at the training length (17 tokens), larger beyond
         assert np.allclose(adapter.query_factor(0, 17), 1.0) and adapter.query_factor(0, 100)[0] > 1
@@ -134,8 +138,17 @@ def test_frequency_and_geometry_of_nope_layers_say_no_plane():
     hidden = adapter.hidden_states(ids)
     use = frequency_use(adapter, hidden)
     assert use["rotary"] == [True, True, False]
-    for field in ("weights", "weighted_id", "rounded_id", "frequency", "frequency_interpolated", "dominant_id",
-                  "dominant_frequency", "weights_max_per_plane", "weighted_id_max_per_plane"):
+    for field in (
+        "weights",
+        "weighted_id",
+        "rounded_id",
+        "frequency",
+        "frequency_interpolated",
+        "dominant_id",
+        "dominant_frequency",
+        "weights_max_per_plane",
+        "weighted_id_max_per_plane",
+    ):
         assert len(use[field]) == 3 and use[field][2] is None, field
     assert all(isinstance(use["dominant_id"][layer], int) for layer in (0, 1))
     json.dumps(use)
@@ -167,14 +180,33 @@ def test_frequency_reads_the_models_own_angles(name):
     if name == "p-rope":
         assert (angles == 0).sum() == 2  # the slowest quarter of 8 planes
     else:
-        assert use["frequency_interpolated"][0] == pytest.approx(500000.0 ** (-2 * (use["weighted_id"][0] - 1) / 16))
+        assert use["frequency_interpolated"][0] == pytest.approx(
+            500000.0 ** (-2 * (use["weighted_id"][0] - 1) / 16)
+        )
 
 
 def test_cli_analyze_runs_on_a_variant_smoke_run(tmp_path):
     run = tmp_path / "letter-variant"
-    done = cli("train", "--task", "letter", "--out", run, "--preset", "smoke", "--steps", "10", "--no-progress",
-               "--set", "model.query_scale=log", "--set", "model.nope_from_layer=1",
-               "--set", "checkpoint_every=10", "--set", "eval_every=10")
+    done = cli(
+        "train",
+        "--task",
+        "letter",
+        "--out",
+        run,
+        "--preset",
+        "smoke",
+        "--steps",
+        "10",
+        "--no-progress",
+        "--set",
+        "model.query_scale=log",
+        "--set",
+        "model.nope_from_layer=1",
+        "--set",
+        "checkpoint_every=10",
+        "--set",
+        "eval_every=10",
+    )
     assert done.returncode == 0, done.stderr
     out = tmp_path / "analysis.json"
     base = ("analyze", "--run", run, "--task", "letter", "--json", out, "--n-inputs", "8", "--no-progress")

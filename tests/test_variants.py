@@ -12,11 +12,11 @@ import pytest
 import torch
 
 from theory.rope import rope_angles
-from training.model.checkpoints import load_model, save_weights
 from training.model.gptj import GPTJ, ModelConfig, scale_queries_at_inference
 from training.model.layers import TRAINING_LENGTH, QueryScale
-from training.model.recipe import RecipeError, apply_overrides
-from training.model.presets import get_preset
+from training.run.checkpoints import load_model, save_weights
+from training.run.presets import get_preset
+from training.run.recipe import RecipeError, apply_overrides
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -82,7 +82,9 @@ def test_learned_query_scale_is_a_parameter_per_head_that_trains():
     names = [n for n, _ in m.named_parameters() if "query_scale" in n]
     assert names == [f"transformer.h.{i}.attn.query_scale.weight" for i in range(3)]
     weight = m.transformer.h[0].attn.query_scale.weight
-    assert weight.shape == (2,) and torch.allclose(weight, torch.full((2,), 1 / math.log(17), dtype=torch.float64))
+    assert weight.shape == (2,) and torch.allclose(
+        weight, torch.full((2,), 1 / math.log(17), dtype=torch.float64)
+    )
     m.train()
     logits = m(torch.randint(0, 40, (4, 17)), last_only=True)
     logits.sum().backward()
@@ -98,7 +100,9 @@ def test_a_scale_switched_on_at_inference_is_the_trained_scale_on_the_same_weigh
         scale_queries_at_inference(plain)
         after, reference = plain(x), trained(x)
     assert torch.equal(after, reference) and not torch.allclose(after, before)
-    assert plain.config.query_scale == "none" and plain.inference_query_scale == "log"  # how it was trained, kept
+    assert (
+        plain.config.query_scale == "none" and plain.inference_query_scale == "log"
+    )  # how it was trained, kept
     with pytest.raises(ValueError, match="trained with query_scale='log'"):
         scale_queries_at_inference(trained)
     with pytest.raises(ValueError, match="must be one of log, got 'learned'"):
@@ -118,8 +122,22 @@ def test_query_scale_at_inference_from_the_command_line(tmp_path, capsys, comman
     from training.__main__ import main
 
     def run(folder, out):
-        return main([*command, "--run", str(folder), "--task", "letter", "--lengths", "17,30", "--query-scale", "log",
-                     "--json", str(out), "--no-progress"])
+        return main(
+            [
+                *command,
+                "--run",
+                str(folder),
+                "--task",
+                "letter",
+                "--lengths",
+                "17,30",
+                "--query-scale",
+                "log",
+                "--json",
+                str(out),
+                "--no-progress",
+            ]
+        )
 
     assert run(letter_run(tmp_path / "plain"), tmp_path / "plain.json") == 0
     assert json.loads((tmp_path / "plain.json").read_text())["inference_query_scale"] == "log"
@@ -136,8 +154,16 @@ def test_paper_model_is_unchanged_by_the_variant_code():
     assert "query_scale" not in " ".join(n for n, _ in GPTJ(ModelConfig(**SMALL)).named_parameters())
 
 
-@pytest.mark.parametrize("variant", [dict(nope_from_layer=0), dict(rope_fraction=0.5), dict(rope_base=5e5),
-                                     dict(query_scale="log"), dict(query_scale="learned")])
+@pytest.mark.parametrize(
+    "variant",
+    [
+        dict(nope_from_layer=0),
+        dict(rope_fraction=0.5),
+        dict(rope_base=5e5),
+        dict(query_scale="log"),
+        dict(query_scale="learned"),
+    ],
+)
 def test_a_variant_saves_loads_and_is_refused_by_hf_export(tmp_path, variant):
     m = model(**variant).float()
     save_weights(tmp_path, m)
@@ -155,11 +181,26 @@ def test_a_variant_saves_loads_and_is_refused_by_hf_export(tmp_path, variant):
 
 
 def test_variant_keys_of_the_recipe_are_checked():
-    recipe = apply_overrides(get_preset("paper"), ["model.nope_from_layer=4", "model.rope_fraction=0.75",
-                                                   "model.query_scale=learned", "model.rope_base=500000"])
-    assert recipe.model == {"nope_from_layer": 4, "rope_fraction": 0.75, "query_scale": "learned",
-                            "rope_base": 500000.0}
-    for bad, message in (("model.nope_from_layer=13", "nope_from_layer"), ("model.rope_fraction=1.5", "rope_fraction"),
-                         ("model.query_scale=sqrt", "query_scale"), ("model.nope_from_layer=-1", "nope_from_layer")):
+    recipe = apply_overrides(
+        get_preset("paper"),
+        [
+            "model.nope_from_layer=4",
+            "model.rope_fraction=0.75",
+            "model.query_scale=learned",
+            "model.rope_base=500000",
+        ],
+    )
+    assert recipe.model == {
+        "nope_from_layer": 4,
+        "rope_fraction": 0.75,
+        "query_scale": "learned",
+        "rope_base": 500000.0,
+    }
+    for bad, message in (
+        ("model.nope_from_layer=13", "nope_from_layer"),
+        ("model.rope_fraction=1.5", "rope_fraction"),
+        ("model.query_scale=sqrt", "query_scale"),
+        ("model.nope_from_layer=-1", "nope_from_layer"),
+    ):
         with pytest.raises(RecipeError, match=message):
             apply_overrides(get_preset("paper"), [bad])

@@ -37,19 +37,31 @@ TASKS = ("number", "letter")
 def accuracy(variant: str, task: str, seed: int, position: int, hop: int = 0) -> float:
     """A made-up accuracy in [0, 1] that differs by every argument and falls with length."""
     base = 1.0 - 0.21 * position - 0.05 * hop
-    return max(0.0, min(1.0, base + 0.037 * seed * (1 + position) - 0.06 * (variant != "paper") + 0.02 * len(task)))
+    return max(
+        0.0, min(1.0, base + 0.037 * seed * (1 + position) - 0.06 * (variant != "paper") + 0.02 * len(task))
+    )
 
 
 def write_member(folder: Path, variant: str, task: str, seed: int, with_lengths: bool) -> None:
     folder.mkdir(parents=True)
-    (folder / "test_accuracy.json").write_text(json.dumps({"accuracy": accuracy(variant, task, seed, 0),
-                                                           "per_hop": {h: 1.0 for h in "1234"}}))
+    (folder / "test_accuracy.json").write_text(
+        json.dumps({"accuracy": accuracy(variant, task, seed, 0), "per_hop": {h: 1.0 for h in "1234"}})
+    )
     if with_lengths:
-        (folder / "length_generalisation.json").write_text(json.dumps({
-            "task": task, "lengths": LENGTHS, "n_per_length": [40] * len(LENGTHS),
-            "accuracy": [accuracy(variant, task, seed, i) for i in range(len(LENGTHS))],
-            "per_hop": {str(h): [accuracy(variant, task, seed, i, h) for i in range(len(LENGTHS))]
-                        for h in range(1, 5)}}))
+        (folder / "length_generalisation.json").write_text(
+            json.dumps(
+                {
+                    "task": task,
+                    "lengths": LENGTHS,
+                    "n_per_length": [40] * len(LENGTHS),
+                    "accuracy": [accuracy(variant, task, seed, i) for i in range(len(LENGTHS))],
+                    "per_hop": {
+                        str(h): [accuracy(variant, task, seed, i, h) for i in range(len(LENGTHS))]
+                        for h in range(1, 5)
+                    },
+                }
+            )
+        )
 
 
 LONG = 20000  # the long stage's length, measured for the "paper" variant only (write_study(long=True))
@@ -64,10 +76,19 @@ def write_study(root: Path, measured=TASKS, long: bool = False, rescale: bool = 
     collected into <root>/ship/summary.json by the study's collector; returns the ship folder.
     With ``long``, the "paper" members also have a long stage at LONG tokens; with ``rescale``,
     a rescale stage (the length grid, made-up accuracies a little above the grid's)."""
-    plan = {"name": "variants-test", "about": "synthetic", "root": str(root / "members"), "ship": str(root / "ship"),
-            "tasks": list(TASKS), "seeds": SEEDS, "analyze": False,
-            "variants": {name: {"preset": "paper", "set": sets, "about": f"{'ae'[i]}. made-up variant {name}"}
-                         for i, (name, sets) in enumerate(VARIANTS.items())}}
+    plan = {
+        "name": "variants-test",
+        "about": "synthetic",
+        "root": str(root / "members"),
+        "ship": str(root / "ship"),
+        "tasks": list(TASKS),
+        "seeds": SEEDS,
+        "analyze": False,
+        "variants": {
+            name: {"preset": "paper", "set": sets, "about": f"{'ae'[i]}. made-up variant {name}"}
+            for i, (name, sets) in enumerate(VARIANTS.items())
+        },
+    }
     if long:
         plan["long"] = {"lengths": [LONG], "count": 8, "variants": ["paper"]}
     if rescale:
@@ -81,21 +102,41 @@ def write_study(root: Path, measured=TASKS, long: bool = False, rescale: bool = 
                 write_member(folder, variant, task, seed, task in measured)
                 if rescale and variant == "paper" and task in measured:
                     scaled = [min(1.0, accuracy(variant, task, seed, i) + 0.1) for i in range(len(LENGTHS))]
-                    (folder / "length_rescaled.json").write_text(json.dumps({
-                        "task": task, "lengths": LENGTHS, "n_per_length": [40] * len(LENGTHS), "accuracy": scaled,
-                        "per_hop": {"1": scaled}}))
+                    (folder / "length_rescaled.json").write_text(
+                        json.dumps(
+                            {
+                                "task": task,
+                                "lengths": LENGTHS,
+                                "n_per_length": [40] * len(LENGTHS),
+                                "accuracy": scaled,
+                                "per_hop": {"1": scaled},
+                            }
+                        )
+                    )
                 if long and variant == "paper":
-                    (folder / "length_long.json").write_text(json.dumps({
-                        "task": task, "lengths": [LONG], "n_per_length": [8], "accuracy": [long_accuracy(task, seed)],
-                        "per_hop": {str(h): [long_accuracy(task, seed, h)] for h in range(1, 5)}}))
+                    (folder / "length_long.json").write_text(
+                        json.dumps(
+                            {
+                                "task": task,
+                                "lengths": [LONG],
+                                "n_per_length": [8],
+                                "accuracy": [long_accuracy(task, seed)],
+                                "per_hop": {str(h): [long_accuracy(task, seed, h)] for h in range(1, 5)},
+                            }
+                        )
+                    )
     collect(load_plan(root / "plan.json"))
     return root / "ship"
 
 
 def member_values(ship: Path, variant: str, task: str, pick) -> dict:
     """{seed: pick(length_generalisation.json)} from the member files the collector shipped."""
-    return {seed: pick(json.loads((ship / variant / task / f"seed-{seed}" / "length_generalisation.json")
-                                  .read_text())) for seed in SEEDS}
+    return {
+        seed: pick(
+            json.loads((ship / variant / task / f"seed-{seed}" / "length_generalisation.json").read_text())
+        )
+        for seed in SEEDS
+    }
 
 
 @pytest.fixture(scope="module")
@@ -105,12 +146,17 @@ def ship(tmp_path_factory):
 
 def band_extent(ax, colour) -> dict:
     """{x: (lowest, highest)} of the one band drawn in ``colour``."""
-    fills = [c for c in ax.collections if isinstance(c, PolyCollection)
-             and np.allclose(c.get_facecolor()[0][:3], to_rgb(colour))]
+    fills = [
+        c
+        for c in ax.collections
+        if isinstance(c, PolyCollection) and np.allclose(c.get_facecolor()[0][:3], to_rgb(colour))
+    ]
     assert len(fills) == 1
     vertices = np.concatenate([path.vertices for path in fills[0].get_paths()])
-    return {x: (vertices[vertices[:, 0] == x, 1].min(), vertices[vertices[:, 0] == x, 1].max())
-            for x in np.unique(vertices[:, 0])}
+    return {
+        x: (vertices[vertices[:, 0] == x, 1].min(), vertices[vertices[:, 0] == x, 1].max())
+        for x in np.unique(vertices[:, 0])
+    }
 
 
 def table_rows(text: str) -> dict:
@@ -169,8 +215,11 @@ def test_curves_are_median_and_min_max_and_the_data_variant_dashed(ship, tmp_pat
         band = band_extent(top, line.get_color())
         for x, column in zip(LENGTHS, columns):
             assert band[x] == pytest.approx((min(column), max(column)))
-    references = sorted(ln.get_xdata()[0] for ln in top.get_lines() if ln.get_linestyle() == ":"
-                        and ln.get_xdata()[0] == ln.get_xdata()[1])
+    references = sorted(
+        ln.get_xdata()[0]
+        for ln in top.get_lines()
+        if ln.get_linestyle() == ":" and ln.get_xdata()[0] == ln.get_xdata()[1]
+    )
     assert references == [17, 850]
 
 
@@ -179,8 +228,13 @@ def test_hop_panel_is_the_median_per_hop_at_the_longest_length(ship, tmp_path, k
     bottom = next(ax for ax in kept["fig_variants"].axes if ax.get_title().startswith("B. Number task"))
     assert str(max(LENGTHS)) in bottom.get_title()
     medians = sorted(tuple(c.lines[0].get_ydata()) for c in bottom.containers)
-    expected = sorted(tuple(statistics.median(member_values(ship, v, "number", lambda d, h=h: d["per_hop"][h][-1])
-                                               .values()) for h in "1234") for v in VARIANTS)
+    expected = sorted(
+        tuple(
+            statistics.median(member_values(ship, v, "number", lambda d, h=h: d["per_hop"][h][-1]).values())
+            for h in "1234"
+        )
+        for v in VARIANTS
+    )
     assert medians == [pytest.approx(e) for e in expected]
 
 
@@ -194,15 +248,21 @@ def test_the_long_stage_continues_its_variants_curve_and_adds_a_column(tmp_path,
     top = next(ax for ax in kept["fig_variants"].axes if ax.get_title().startswith("A. Letter task"))
     paper = next(ln for ln in top.get_lines() if ln.get_label().startswith("paper"))
     assert list(paper.get_xdata()) == LENGTHS + [LONG]
-    assert paper.get_ydata()[-1] == pytest.approx(statistics.median(long_accuracy("letter", s) for s in SEEDS))
+    assert paper.get_ydata()[-1] == pytest.approx(
+        statistics.median(long_accuracy("letter", s) for s in SEEDS)
+    )
     bottom = next(ax for ax in kept["fig_variants"].axes if ax.get_title().startswith("B. Letter task"))
     assert str(max(LENGTHS)) in bottom.get_title()  # the hop panel stays on the grid's longest length
     assert "run for paper only." in (tmp_path / "variants_table.md").read_text()  # every task: none named
 
 
 def test_a_long_stage_on_one_task_says_so_in_the_table_note():
-    summary = {"interval": "t", "variants": {"paper": {}}, "results": {"paper": {t: {} for t in TASKS}},
-               "long": {"lengths": [LONG], "count": 8, "seed": 4, "variants": ["paper"], "tasks": ["letter"]}}
+    summary = {
+        "interval": "t",
+        "variants": {"paper": {}},
+        "results": {"paper": {t: {} for t in TASKS}},
+        "long": {"lengths": [LONG], "count": 8, "seed": 4, "variants": ["paper"], "tasks": ["letter"]},
+    }
     assert "run for paper (the letter task) only." in variants_markdown(summary)
 
 
@@ -222,7 +282,10 @@ def test_absent_summary_is_missing_input_skipped_by_default(tmp_path, capsys):
     assert not (tmp_path / "out" / "fig_variants.png").exists()
     assert not (tmp_path / "out" / "variants_table.md").exists()
     # the default run (no names) warns and still succeeds with the other figures (fig4a: committed input)
-    assert build_all(["fig4a", "fig_variants"], Inputs(variants_dir=empty), tmp_path / "out", explicit=False) == 0
+    assert (
+        build_all(["fig4a", "fig_variants"], Inputs(variants_dir=empty), tmp_path / "out", explicit=False)
+        == 0
+    )
     assert "warning: fig_variants: skipped, missing" in capsys.readouterr().err
 
 
@@ -253,11 +316,13 @@ def test_baselines_are_black_then_grey_and_no_variant_borrows_their_colours():
 
     names = ["paper-3k", "scale", "paper", *[f"v{i}" for i in range(len(VARIANT_COLOURS))]]
     abouts = {"paper-3k": "a. baseline, short schedule", "paper": "a. baseline, long schedule"}
-    summary = {"variants": {n: {"about": abouts.get(n, "f. a variant")} for n in names},
-               "results": {n: {"letter": {}} for n in names}}
+    summary = {
+        "variants": {n: {"about": abouts.get(n, "f. a variant")} for n in names},
+        "results": {n: {"letter": {}} for n in names},
+    }
     colours = {name: style[1] for name, style in looks(summary, "letter").items()}
     assert colours["paper-3k"] == BASELINE_COLOURS[0] and colours["paper"] == BASELINE_COLOURS[1]
     others = [colours[n] for n in names if n not in abouts]
-    assert others[:len(VARIANT_COLOURS)] == list(VARIANT_COLOURS)  # plan order, none skipped
+    assert others[: len(VARIANT_COLOURS)] == list(VARIANT_COLOURS)  # plan order, none skipped
     assert others[-1] == VARIANT_COLOURS[0]  # past the palette it wraps (markers still differ)
     assert not set(others) & set(BASELINE_COLOURS) and len(set(VARIANT_COLOURS)) == len(VARIANT_COLOURS)

@@ -11,28 +11,48 @@ from proofs_check.runner import format_table, run_claims
 from proofs_check.verdicts import ALL_WORDS, KINDS, UP_TO_ROUNDING, verdict
 
 
-@pytest.mark.parametrize("kind, status, rounding, word", [
-    ("statement", "verified", False, "holds in every case checked"),  # no evidence class: the weakest word
-    ("statement", "refuted", False, "false"),
-    ("statement", "refuted", True, UP_TO_ROUNDING),
-    ("statement", "undecided", False, "undecided"),
-    ("statement", "verified", True, "holds in every case checked"),  # only a refutation can sit on a boundary
-    ("experiment", "verified", False, "reproduced"),
-    ("experiment", "refuted", False, "not reproduced"),
-    ("experiment", "refuted", True, "not reproduced"),  # a measurement is not a printed number
-    ("experiment", "undecided", False, "undecided"),
-    ("experiment", "error", False, "error"),
-])
+@pytest.mark.parametrize(
+    "kind, status, rounding, word",
+    [
+        (
+            "statement",
+            "verified",
+            False,
+            "holds in every case checked",
+        ),  # no evidence class: the weakest word
+        ("statement", "refuted", False, "false"),
+        ("statement", "refuted", True, UP_TO_ROUNDING),
+        ("statement", "undecided", False, "undecided"),
+        (
+            "statement",
+            "verified",
+            True,
+            "holds in every case checked",
+        ),  # only a refutation can sit on a boundary
+        ("experiment", "verified", False, "reproduced"),
+        ("experiment", "refuted", False, "not reproduced"),
+        ("experiment", "refuted", True, "not reproduced"),  # a measurement is not a printed number
+        ("experiment", "undecided", False, "undecided"),
+        ("experiment", "error", False, "error"),
+    ],
+)
 def test_each_kind_and_status_has_its_word(kind, status, rounding, word):
     assert verdict(kind, status, rounding) == word and word in ALL_WORDS
 
 
-@pytest.mark.parametrize("evidence_class, word", [("proved", "verified (proved)"),
-                                                  ("exhaustive", "verified (exhaustive)"),
-                                                  ("finite cases", "holds in every case checked")])
+@pytest.mark.parametrize(
+    "evidence_class, word",
+    [
+        ("proved", "verified (proved)"),
+        ("exhaustive", "verified (exhaustive)"),
+        ("finite cases", "holds in every case checked"),
+    ],
+)
 def test_a_verified_statement_is_worded_by_its_evidence_class(evidence_class, word):
     assert verdict("statement", "verified", False, evidence_class) == word and word in ALL_WORDS
-    assert verdict("experiment", "verified", False, evidence_class) == "reproduced"  # classes word statements only
+    assert (
+        verdict("experiment", "verified", False, evidence_class) == "reproduced"
+    )  # classes word statements only
     assert verdict("statement", "refuted", False, evidence_class) == "false"
 
 
@@ -43,10 +63,12 @@ def test_every_claim_has_a_kind_and_the_registration_refuses_none():
 
 
 def test_the_trained_claims_are_experiments_and_the_theorems_statements():
-    assert {REGISTRY[c].kind for c in ("C1", "C2", "C10", "C11", "C11-llm", "V-scale", "P-break", "T4-cost")} == \
-        {"experiment"}
-    assert {REGISTRY[c].kind for c in ("C4-index", "C7-index-sup", "C13", "B1-formal", "T4-totals",
-                                       "C12-summary")} == {"statement"}
+    assert {
+        REGISTRY[c].kind for c in ("C1", "C2", "C10", "C11", "C11-llm", "V-scale", "P-break", "T4-cost")
+    } == {"experiment"}
+    assert {
+        REGISTRY[c].kind for c in ("C4-index", "C7-index-sup", "C13", "B1-formal", "T4-totals", "C12-summary")
+    } == {"statement"}
 
 
 def test_c12_summary_holds_up_to_rounding_and_a_real_miss_does_not(monkeypatch):
@@ -57,6 +79,7 @@ def test_c12_summary_holds_up_to_rounding_and_a_real_miss_does_not(monkeypatch):
     assert UP_TO_ROUNDING in format_table([row])
     # a mean printed 0.87 cannot be above 0.88 before rounding: false, not a boundary
     from proofs_check.claims import llm
+
     table = {m: {t: dict(c) for t, c in v.items()} for m, v in llm.TABLE3.items()}
     model = next(iter(table))
     table[model]["letter"][32] = (0.87, 0.01)

@@ -9,9 +9,9 @@ import json
 import shutil
 
 import pytest
+from test_proofs_check import tiny_run
 
 from proofs_check import __main__ as cli
-from test_proofs_check import tiny_run
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +33,7 @@ def _config(**changes):
     def change(run, made):
         config = json.loads((run / "config.json").read_text())
         (run / "config.json").write_text(json.dumps({**config, **changes}))
+
     return change
 
 
@@ -48,21 +49,39 @@ def _no_vocab(run, made):
 CASES = [  # (damage, what the line says, the file it names)
     (_truncate, "bytes, but its header describes", "model.safetensors"),  # and "truncated": below
     (_padded, "bytes after the last tensor", "model.safetensors"),
-    (_other_task_config, "has vocab_size 128, but its vocab.json is the number task's (136 tokens); "
-                         "a config of the letter task", "config.json"),
-    (_config(n_layer=2), "does not match", "model.safetensors"),               # a config of another shape
-    (_config(n_inner=64), "shape of transformer.h.0.mlp.fc_in.weight (32, 16) (config: (64, 16))",
-     "model.safetensors"),
+    (
+        _other_task_config,
+        "has vocab_size 128, but its vocab.json is the number task's (136 tokens); "
+        "a config of the letter task",
+        "config.json",
+    ),
+    (_config(n_layer=2), "does not match", "model.safetensors"),  # a config of another shape
+    (
+        _config(n_inner=64),
+        "shape of transformer.h.0.mlp.fc_in.weight (32, 16) (config: (64, 16))",
+        "model.safetensors",
+    ),
     (_config(model_type="llama"), "model_type must be 'gptj'", "config.json"),  # not this package's model
     (_no_vocab, "is not a run: missing vocab.json", ""),
 ]
 
 
-@pytest.mark.parametrize("damage, says, names", CASES, ids=["truncated", "padded", "another-task-config",
-                                                            "another-n-layer", "another-n-inner", "not-gpt-j",
-                                                            "no-vocab"])
-def test_a_bad_weights_run_is_one_line_exit_2_before_any_claim(made, tmp_path, capsys, monkeypatch, damage, says,
-                                                               names):
+@pytest.mark.parametrize(
+    "damage, says, names",
+    CASES,
+    ids=[
+        "truncated",
+        "padded",
+        "another-task-config",
+        "another-n-layer",
+        "another-n-inner",
+        "not-gpt-j",
+        "no-vocab",
+    ],
+)
+def test_a_bad_weights_run_is_one_line_exit_2_before_any_claim(
+    made, tmp_path, capsys, monkeypatch, damage, says, names
+):
     def started(*args, **kwargs):
         raise AssertionError("a claim ran")
 
@@ -80,7 +99,7 @@ def test_a_bad_weights_run_is_one_line_exit_2_before_any_claim(made, tmp_path, c
 
 
 def test_an_intact_run_passes_the_checks(made, monkeypatch):
-    from proofs_check.claims import trained_sources
+    from proofs_check.evidence import trained_sources
 
     monkeypatch.setattr(trained_sources, "_CHECKED", {})
     assert trained_sources.runs_by_task([made["number"], made["letter"]]) == {t: str(made[t]) for t in made}

@@ -49,8 +49,17 @@ from .formula import Formula
 from .functions import is_integer_token, retrieval, split_pair
 from .numbers import Interval
 
-__all__ = ["witness_inputs", "extremal_weights", "head_scores", "certificate", "THRESHOLD", "threshold", "forced_at",
-           "residual_head_errors", "exact_readout"]
+__all__ = [
+    "witness_inputs",
+    "extremal_weights",
+    "head_scores",
+    "certificate",
+    "THRESHOLD",
+    "threshold",
+    "forced_at",
+    "residual_head_errors",
+    "exact_readout",
+]
 
 
 def witness_inputs(n: int) -> list:
@@ -72,7 +81,9 @@ def head_scores(weights, V: dict, tokens, c: dict | None = None) -> dict:
     """score(tau) = sum_j w_j V[tau][x_j] + c[tau] over the tokens tau that V reads out (a linear
     readout of a_n with bias c; the bias joins the term P the three witnesses share)."""
     c = c or {}
-    return {tau: sum(w * row.get(x, 0) for w, x in zip(weights, tokens)) + c.get(tau, 0) for tau, row in V.items()}
+    return {
+        tau: sum(w * row.get(x, 0) for w, x in zip(weights, tokens)) + c.get(tau, 0) for tau, row in V.items()
+    }
 
 
 def certificate(weights, V: dict, c: dict | None = None) -> dict:
@@ -84,11 +95,14 @@ def certificate(weights, V: dict, c: dict | None = None) -> dict:
         s = head_scores(weights, V, tokens, c)
         other = "b1" if answer == "a1" else "a1"
         margins.append(s[answer] - s[other])
-    W, w_n = sum(weights[2:n - 1]), weights[-1]
+    W, w_n = sum(weights[2 : n - 1]), weights[-1]
     coefficients = (W, W - w_n, w_n)
-    return {"margins": margins, "coefficients": coefficients,
-            "combination": sum(c * m for c, m in zip(coefficients, margins)),
-            "forces_error": all(c >= 0 for c in coefficients) and any(c > 0 for c in coefficients)}
+    return {
+        "margins": margins,
+        "coefficients": coefficients,
+        "combination": sum(c * m for c, m in zip(coefficients, margins)),
+        "forces_error": all(c >= 0 for c in coefficients) and any(c > 0 for c in coefficients),
+    }
 
 
 # The first length the theorem forces, as the claim prints it: every n >= THRESHOLD errs.  The
@@ -126,15 +140,19 @@ def residual_head_errors(letters: str, m: int, n_top: int, bonus=Fraction(2)) ->
     """Issue 30 (ii): uniform attention plus a residual readout K [left(tau) = right(query)]
     (an ALPH x INT query: K [tau = query]) on every proper input of every length <= n_top,
     exactly; returns the errors and the least decoding gap (>= 1/n)."""
-    from .referee_retrieval import proper_inputs
+    from .brute_retrieval import proper_inputs
+
     errors, least = [], None
     for n in range(1, n_top + 1):
         for tokens in proper_inputs(len(letters), m, n):
             right = split_pair(tokens[-1])[1]
             pointer = not is_integer_token(right)  # ALPH x ALPH: boost its right letter; ALPH x INT: itself
             vocab = {x + y for x in letters for y in list(letters) + [str(i) for i in range(1, m + 1)]}
-            score = {tau: Fraction(tokens.count(tau), n)
-                     + (bonus if (split_pair(tau)[0] == right if pointer else tau == tokens[-1]) else 0) for tau in vocab}
+            score = {
+                tau: Fraction(tokens.count(tau), n)
+                + (bonus if (split_pair(tau)[0] == right if pointer else tau == tokens[-1]) else 0)
+                for tau in vocab
+            }
             order = sorted(score.values(), reverse=True)
             best = [tau for tau, v in score.items() if v == order[0]]
             gap = order[0] - order[1]
@@ -155,12 +173,15 @@ def exact_readout(A: int, n: int, ratio: Fraction) -> dict:
     import numpy as np
     from scipy.optimize import linprog
 
-    from .referee_retrieval import proper_inputs
+    from .brute_retrieval import proper_inputs
+
     groups = {}
     for i in range(1, n + 1):
         for tokens in proper_inputs(A, 1, i):
             groups[(i, tokens[-1], tuple(sorted(Counter(tokens[:-1]).items())))] = retrieval(list(tokens))[-1]
-    vocab = sorted({tok for (_, q, rest) in groups for tok in [q] + [t for t, _ in rest]} | set(groups.values()))
+    vocab = sorted(
+        {tok for (_, q, rest) in groups for tok in [q] + [t for t, _ in rest]} | set(groups.values())
+    )
     index, size = {t: k for k, t in enumerate(vocab)}, len(vocab)
 
     def presence(i, q, rest):  # a_i over the vocabulary, exact
@@ -170,22 +191,36 @@ def exact_readout(A: int, n: int, ratio: Fraction) -> dict:
         for tok, count in rest:
             a[index[tok]] += Fraction(count) / total
         return a
+
     rows = []
     for (i, q, rest), answer in groups.items():
         a = np.array([float(x) for x in presence(i, q, rest)])
         for tau in vocab:
             if tau != answer:
                 row = np.zeros(size * size)
-                row[index[answer] * size:(index[answer] + 1) * size] -= a
-                row[index[tau] * size:(index[tau] + 1) * size] += a
+                row[index[answer] * size : (index[answer] + 1) * size] -= a
+                row[index[tau] * size : (index[tau] + 1) * size] += a
                 rows.append(row)
-    res = linprog(np.zeros(size * size), A_ub=np.array(rows), b_ub=-np.ones(len(rows)), bounds=(None, None),
-                  method="highs")
-    out = {"A": A, "n": n, "ratio": str(ratio), "inputs_grouped": len(groups), "found": res.status == 0,
-           "certified": False}
+    res = linprog(
+        np.zeros(size * size),
+        A_ub=np.array(rows),
+        b_ub=-np.ones(len(rows)),
+        bounds=(None, None),
+        method="highs",
+    )
+    out = {
+        "A": A,
+        "n": n,
+        "ratio": str(ratio),
+        "inputs_grouped": len(groups),
+        "found": res.status == 0,
+        "certified": False,
+    }
     if res.status == 0:
-        V = [[Fraction(float(x)).limit_denominator(10 ** 6) for x in res.x[r * size:(r + 1) * size]]
-             for r in range(size)]
+        V = [
+            [Fraction(float(x)).limit_denominator(10**6) for x in res.x[r * size : (r + 1) * size]]
+            for r in range(size)
+        ]
         least = None
         for (i, q, rest), answer in groups.items():
             a = presence(i, q, rest)

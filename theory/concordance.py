@@ -74,14 +74,18 @@ def pooled(predicted: list, measured: list, groups: list) -> dict:
         for i in range(n):
             for j in range(i + 1, n):
                 if groups[i] != groups[j]:
-                    yield (1.0 / (size[groups[i]] * size[groups[j]]), (predicted[i], predicted[j]),
-                           (measured[i], measured[j]))
+                    yield (
+                        1.0 / (size[groups[i]] * size[groups[j]]),
+                        (predicted[i], predicted[j]),
+                        (measured[i], measured[j]),
+                    )
 
     return harrell_c(pairs())
 
 
-def cluster_bootstrap(predicted: list, measured: list, groups: list, draws: int, seed: int,
-                      level: float = 0.95) -> dict:
+def cluster_bootstrap(
+    predicted: list, measured: list, groups: list, draws: int, seed: int, level: float = 0.95
+) -> dict:
     """Percentile interval of ``pooled``'s C over ``draws`` resamples of whole groups."""
     names = sorted(set(groups))
     members = {g: [i for i, x in enumerate(groups) if x == g] for g in names}
@@ -102,5 +106,10 @@ def cluster_bootstrap(predicted: list, measured: list, groups: list, draws: int,
     if not values:
         return {"interval": None, "draws": draws, "without_comparable_pairs": empty, "seed": seed}
     low, high = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
-    return {"interval": [float(low), float(high)], "draws": draws, "without_comparable_pairs": empty,
-            "seed": seed, "level": level}
+    return {
+        "interval": [float(low), float(high)],
+        "draws": draws,
+        "without_comparable_pairs": empty,
+        "seed": seed,
+        "level": level,
+    }

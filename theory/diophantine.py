@@ -31,8 +31,16 @@ import numpy as np
 
 from .numbers import Interval, _as_fraction
 
-__all__ = ["PiRational", "as_real", "continued_fraction", "convergents", "best_denominators",
-           "Nearest", "min_distance", "min_distance_brute"]
+__all__ = [
+    "PiRational",
+    "as_real",
+    "continued_fraction",
+    "convergents",
+    "best_denominators",
+    "Nearest",
+    "min_distance",
+    "min_distance_brute",
+]
 
 MAX_PREC = 1 << 16  # bits; far beyond what any denominator below 1e18 needs
 

@@ -23,20 +23,28 @@ import numpy as np
 from .numbers import Interval
 from .phases import Angle, certified_cosines, cosine_key
 
-__all__ = ["READINGS", "logit_gap", "Decision", "decide", "enclose_max", "enclose_min", "exact_row_gap",
-           "Angle"]
+__all__ = [
+    "READINGS",
+    "logit_gap",
+    "Decision",
+    "decide",
+    "enclose_max",
+    "enclose_min",
+    "exact_row_gap",
+    "Angle",
+]
 
 READINGS = {
     "sup": "Definition 3.1 / F.2.1 as written: the maximum over all inputs of length n of "
-           "(largest - second-largest logit), a tie counting 0",
+    "(largest - second-largest logit), a tie counting 0",
     "inf": "Lemma F.1's lambda(n): the minimum over inputs of length n of (largest logit - "
-           "largest logit strictly below it), over the inputs where that is positive",
+    "largest logit strictly below it), over the inputs where that is positive",
     "min": "the minimum over inputs of length n of (largest - second-largest logit), a tie "
-           "counting 0 (F.2.1's per-input Delta minimised)",
+    "counting 0 (F.2.1's per-input Delta minimised)",
     "competitor": "the Retrieval proof's displayed quantity: the matched key's logit minus the "
-                  "best logit any other left symbol would have at any position, maximised over inputs",
+    "best logit any other left symbol would have at any position, maximised over inputs",
     "margin": "the minimum over inputs of (best logit of a key with the matched left symbol - best "
-              "logit of a key with another left symbol): what average-hard attention needs positive",
+    "logit of a key with another left symbol): what average-hard attention needs positive",
 }
 
 

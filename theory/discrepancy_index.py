@@ -28,9 +28,21 @@ from .discrepancy import decide, enclose_max, enclose_min, exact_row_gap
 from .numbers import FLOAT64, Interval
 from .phases import Angle, cosine_key
 
-__all__ = ["index_queries", "index_L", "IndexGap", "index_gap", "index_discrepancy", "index_blocks",
-           "index_block_value", "index_stated_violations", "index_corrected_holds", "index_first_tie",
-           "index_gap_mpmath", "index_rows", "index_discrepancy_brute"]
+__all__ = [
+    "index_queries",
+    "index_L",
+    "IndexGap",
+    "index_gap",
+    "index_discrepancy",
+    "index_blocks",
+    "index_block_value",
+    "index_stated_violations",
+    "index_corrected_holds",
+    "index_first_tie",
+    "index_gap_mpmath",
+    "index_rows",
+    "index_discrepancy_brute",
+]
 
 
 def index_queries(n: int, m: int) -> list[tuple[str, int, int]]:
@@ -185,11 +197,23 @@ def index_stated_violations(angle, reading: str, n_max: int, m: int = 16, n_min:
             prec *= 4
         lo = max(block["n_lo"], n_c + 1)
         if lo <= block["n_hi"]:
-            ranges.append({"n_lo": lo, "n_hi": block["n_hi"], "q": block["q"],
-                           "value": float(index_block_value(block, reading, Interval(128)).mid())})
+            ranges.append(
+                {
+                    "n_lo": lo,
+                    "n_hi": block["n_hi"],
+                    "q": block["q"],
+                    "value": float(index_block_value(block, reading, Interval(128)).mid()),
+                }
+            )
     count = sum(r["n_hi"] - r["n_lo"] + 1 for r in ranges)
-    return {"reading": reading, "n_range": [n_min, n_max], "violating_ranges": ranges,
-            "violations": count, "blocks": len(blocks), "undecided_blocks": undecided}
+    return {
+        "reading": reading,
+        "n_range": [n_min, n_max],
+        "violating_ranges": ranges,
+        "violations": count,
+        "blocks": len(blocks),
+        "undecided_blocks": undecided,
+    }
 
 
 def index_corrected_holds(angle, reading: str, n_max: int, m: int = 16, n_min: int = 2) -> dict:
@@ -220,8 +244,13 @@ def index_corrected_holds(angle, reading: str, n_max: int, m: int = 16, n_min: i
             ok = ok > 0
         if not ok:
             failures.append({"n_lo": block["n_lo"], "n_hi": block["n_hi"], "q": nearest.q})
-    return {"reading": reading, "n_range": [n_min, n_max], "blocks": len(blocks),
-            "failures": failures, "undecided_blocks": undecided}
+    return {
+        "reading": reading,
+        "n_range": [n_min, n_max],
+        "blocks": len(blocks),
+        "failures": failures,
+        "undecided_blocks": undecided,
+    }
 
 
 def index_first_tie(angle, n_max: int, m: int = 16) -> int | None:

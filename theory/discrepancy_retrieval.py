@@ -65,9 +65,23 @@ from .functions import is_integer_token, split_pair
 from .numbers import Interval
 from .phases import Angle, certified_cosines, cosine_key
 
-__all__ = ["fold", "angle_sign", "omega_of", "bound_stated", "in_regime", "n0_max", "query_letter", "logits_from_tokens", "retrieval_closed_form", "retrieval_brute",
-           "retrieval_general", "inf_lower_bound", "realizable_vectors", "retrieval_discrepancy",
-           "RETRIEVAL_READINGS"]
+__all__ = [
+    "fold",
+    "angle_sign",
+    "omega_of",
+    "bound_stated",
+    "in_regime",
+    "n0_max",
+    "query_letter",
+    "logits_from_tokens",
+    "retrieval_closed_form",
+    "retrieval_brute",
+    "retrieval_general",
+    "inf_lower_bound",
+    "realizable_vectors",
+    "retrieval_discrepancy",
+    "RETRIEVAL_READINGS",
+]
 
 RETRIEVAL_READINGS = ("sup", "inf", "min", "competitor", "margin")
 
@@ -148,8 +162,10 @@ def logits_from_tokens(tokens, theta, letters, numbers):
     with numbers.working():
         theta_v = Angle.of(theta).value(numbers)
         omega_v = 2 * numbers.pi() / A
-        return [numbers.cos((phi[split_pair(tok)[0]] - c) * omega_v + (n - j) * theta_v)
-                for j, tok in enumerate(tokens, start=1)]
+        return [
+            numbers.cos((phi[split_pair(tok)[0]] - c) * omega_v + (n - j) * theta_v)
+            for j, tok in enumerate(tokens, start=1)
+        ]
 
 
 def retrieval_closed_form(theta, A: int, n: int, reading: str, balls: Interval):
@@ -157,30 +173,47 @@ def retrieval_closed_form(theta, A: int, n: int, reading: str, balls: Interval):
     theta' = ``fold(theta)``; lambda at theta' = 0 is 1 - cos omega."""
     theta = Angle.of(theta)
     if n < 2 or not in_regime(theta, A, n):
-        raise ValueError(f"closed forms need n >= 2 and 2(n-1) theta' < omega, theta' = the distance from theta "
-                         f"to 2 pi Z (theta = {theta}, |ALPH| = {A}, n = {n})")
+        raise ValueError(
+            f"closed forms need n >= 2 and 2(n-1) theta' < omega, theta' = the distance from theta "
+            f"to 2 pi Z (theta = {theta}, |ALPH| = {A}, n = {n})"
+        )
     th = fold(theta)
-    forms = {"sup": F.SUP_EVEN if A % 2 == 0 else F.SUP_ODD, "inf": F.INF_AT_ZERO if th == Angle() else F.INF_POSITIVE,
-             "min": F.INF_POSITIVE, "competitor": F.COMPETITOR, "margin": F.MARGIN}
+    forms = {
+        "sup": F.SUP_EVEN if A % 2 == 0 else F.SUP_ODD,
+        "inf": F.INF_AT_ZERO if th == Angle() else F.INF_POSITIVE,
+        "min": F.INF_POSITIVE,
+        "competitor": F.COMPETITOR,
+        "margin": F.MARGIN,
+    }
     if reading in forms:
         return F.value(forms[reading], th, A, n, balls)
     raise ValueError(f"unknown reading {reading!r}; known: {RETRIEVAL_READINGS}")
 
 
-def retrieval_discrepancy(theta, A: int, n: int, reading: str, prec: int = 128, max_rows: int = 20000) -> dict:
+def retrieval_discrepancy(
+    theta, A: int, n: int, reading: str, prec: int = 128, max_rows: int = 20000
+) -> dict:
     """The reading's value at length n as a certified ball, naming the reading and the route:
     the closed form inside the regime, brute force over every row when A^n is small; else
     a ValueError pointing to ``retrieval_general`` (float) and ``inf_lower_bound``."""
     balls = Interval(prec)
     if n >= 2 and in_regime(theta, A, n):
         value, route = retrieval_closed_form(theta, A, n, reading, balls), "closed form"
-    elif A ** n <= max_rows:
+    elif A**n <= max_rows:
         value, route = retrieval_brute(theta, A, n, reading, prec), "brute force"
     else:
-        raise ValueError(f"n = {n} is beyond the closed forms (2 (n-1) theta >= omega) and A^n = {A}^{n} rows "
-                         f"is too many to enumerate; use retrieval_general (float64) or inf_lower_bound")
-    return {"reading": reading, "n": n, "alph_size": A, "route": route, "value": value,
-            "float": float(value.mid())}
+        raise ValueError(
+            f"n = {n} is beyond the closed forms (2 (n-1) theta >= omega) and A^n = {A}^{n} rows "
+            f"is too many to enumerate; use retrieval_general (float64) or inf_lower_bound"
+        )
+    return {
+        "reading": reading,
+        "n": n,
+        "alph_size": A,
+        "route": route,
+        "value": value,
+        "float": float(value.mid()),
+    }
 
 
 def realizable_vectors(A: int, n: int):

@@ -31,8 +31,18 @@ __all__ = ["Formula", "Condition", "parse", "to_arb", "THETA_PRIME"]
 
 THETA_PRIME = sympy.Symbol("theta'")
 _TRANSFORMS = standard_transformations + (implicit_multiplication, implicit_application, convert_xor)
-_NAMES = {"theta_prime": THETA_PRIME, "pi": sympy.pi, "cos": sympy.cos, "sin": sympy.sin, "exp": sympy.exp,
-          "ln": sympy.log, "min": sympy.Min, "max": sympy.Max, "ceil": sympy.ceiling, "floor": sympy.floor}
+_NAMES = {
+    "theta_prime": THETA_PRIME,
+    "pi": sympy.pi,
+    "cos": sympy.cos,
+    "sin": sympy.sin,
+    "exp": sympy.exp,
+    "ln": sympy.log,
+    "min": sympy.Min,
+    "max": sympy.Max,
+    "ceil": sympy.ceiling,
+    "floor": sympy.floor,
+}
 
 
 def parse(text: str) -> sympy.Expr:
@@ -99,7 +109,9 @@ class Formula:
 
     def exact(self, **values) -> sympy.Expr:
         """The formula with exact values substituted (sympy numbers or integers)."""
-        return self.expr.subs({sympy.Symbol("theta'" if k == "theta_prime" else k): v for k, v in values.items()})
+        return self.expr.subs(
+            {sympy.Symbol("theta'" if k == "theta_prime" else k): v for k, v in values.items()}
+        )
 
 
 @dataclass(frozen=True)

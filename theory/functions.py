@@ -62,8 +62,10 @@ def split_pair(token, position: int | None = None):
     if isinstance(token, str) and len(token) >= 2:
         return token[0], token[1:]
     where = "" if position is None else f" at position {position}"
-    raise ValueError(f"token {token!r}{where} is not a pair: expected a 2-tuple or a string of "
-                     f"at least 2 characters (left symbol, then right symbol or integer)")
+    raise ValueError(
+        f"token {token!r}{where} is not a pair: expected a 2-tuple or a string of "
+        f"at least 2 characters (left symbol, then right symbol or integer)"
+    )
 
 
 def _check_nonempty(seq) -> list:
@@ -80,14 +82,17 @@ def _index_target(seq: list, position: int, literal: bool = False) -> int | None
     (``literal``: None before the start instead of an error)."""
     offset = _int_value(seq[position])
     if offset < 1:
-        raise ValueError(f"integer {seq[position]!r} at position {position} is not in INT = [m]: "
-                         f"offsets must be >= 1")
+        raise ValueError(
+            f"integer {seq[position]!r} at position {position} is not in INT = [m]: offsets must be >= 1"
+        )
     target = position - offset
     if target < 0 and literal:
         return None
     if target < 0:
-        raise ValueError(f"integer {seq[position]!r} at position {position} points to position "
-                         f"{target}, before the start of the sequence (allowed offsets: 1..{position})")
+        raise ValueError(
+            f"integer {seq[position]!r} at position {position} points to position "
+            f"{target}, before the start of the sequence (allowed offsets: 1..{position})"
+        )
     return target
 
 
@@ -114,13 +119,16 @@ def _retrieval_match(seq: list, pairs: list, j: int):
     wanted = pairs[j][1]
     matches = [k for k in range(j + 1) if pairs[k][0] == wanted]
     if not matches:
-        raise ValueError(f"token {seq[j]!r} at position {j} has no match: no token at positions "
-                         f"0..{j} starts with {wanted!r}")
+        raise ValueError(
+            f"token {seq[j]!r} at position {j} has no match: no token at positions "
+            f"0..{j} starts with {wanted!r}"
+        )
     distinct = {seq[k] for k in matches}
     if len(distinct) > 1:
         shown = ", ".join(f"{seq[k]!r}@{k}" for k in matches)
-        raise ValueError(f"the sequence is not proper at position {j}: token {seq[j]!r} matches "
-                         f"different tokens {shown}")
+        raise ValueError(
+            f"the sequence is not proper at position {j}: token {seq[j]!r} matches different tokens {shown}"
+        )
     return seq[matches[0]]
 
 
@@ -166,8 +174,10 @@ def solve_number(tokens: Sequence) -> tuple:
     seq = _check_nonempty(tokens)
     position = len(seq) - 1
     if not is_integer_token(seq[position]):
-        raise ValueError(f"the query {seq[position]!r} at position {position} is not an integer: "
-                         f"number-task queries are in INT = [m]")
+        raise ValueError(
+            f"the query {seq[position]!r} at position {position} is not an integer: "
+            f"number-task queries are in INT = [m]"
+        )
     hops = 0
     while is_integer_token(seq[position]):
         position = _index_target(seq, position)
@@ -186,14 +196,18 @@ def solve_letter(tokens: Sequence) -> tuple:
     pairs = [split_pair(token, j) for j, token in enumerate(seq)]
     position = len(seq) - 1
     if is_integer_token(pairs[position][1]):
-        raise ValueError(f"the query {seq[position]!r} at position {position} is not a letter-letter "
-                         f"token: letter-task queries are in ALPH x ALPH")
+        raise ValueError(
+            f"the query {seq[position]!r} at position {position} is not a letter-letter "
+            f"token: letter-task queries are in ALPH x ALPH"
+        )
     hops = 0
     visited = set()
     while not is_integer_token(pairs[position][1]):
         if position in visited:
-            raise ValueError(f"the chain from the query returns to position {position} "
-                             f"({seq[position]!r}): it never reaches an ALPH x INT token")
+            raise ValueError(
+                f"the chain from the query returns to position {position} "
+                f"({seq[position]!r}): it never reaches an ALPH x INT token"
+            )
         visited.add(position)
         answer = _retrieval_match(seq, pairs, position)
         position = max(k for k in range(position + 1) if seq[k] == answer)

@@ -37,11 +37,20 @@ import numpy as np
 
 from .functions import is_integer_token, retrieval, split_pair
 
-__all__ = ["symbolic_head_output", "index_swap_pair", "PositionalRetrieval", "proper_inputs",
-           "hard_positional_pair", "logit_matrix", "exclusion_terms", "additive_matrix"]
+__all__ = [
+    "symbolic_head_output",
+    "index_swap_pair",
+    "PositionalRetrieval",
+    "proper_inputs",
+    "hard_positional_pair",
+    "logit_matrix",
+    "exclusion_terms",
+    "additive_matrix",
+]
 
 
 # ---- symbolic heads and Index -----------------------------------------------------------
+
 
 def symbolic_head_output(x, W_Q, W_K, W_V, theta: float | None = None):
     """Output a_n (plus the residual x_n) of a one-layer softmax head at the last position.
@@ -64,6 +73,7 @@ def index_swap_pair() -> tuple[list, list]:
 
 
 # ---- positional heads and Retrieval -------------------------------------------------------
+
 
 class PositionalRetrieval:
     """The purely positional one-layer model of the module docstring, in exact rationals."""
@@ -131,12 +141,14 @@ def hard_positional_pair(n: int, attended: set[int]):
 
 # ---- the exclusion principle (C13) ----------------------------------------------------------
 
+
 def logit_matrix(logit, contents, n: int):
     """M[k, j] = L(x_n, n, x_k, j) for k, j in 1..n-1 (content of key k placed at position j);
     ``logit(query_content, i, key_content, j)`` is any logit function."""
     N = n - 1
-    return np.array([[logit(contents[-1], n, contents[k], j + 1) for j in range(N)] for k in range(N)],
-                    dtype=object)
+    return np.array(
+        [[logit(contents[-1], n, contents[k], j + 1) for j in range(N)] for k in range(N)], dtype=object
+    )
 
 
 def exclusion_terms(M) -> dict:
@@ -154,8 +166,7 @@ def exclusion_terms(M) -> dict:
             pos += (M[pi[j], j] - M[j, j]) ** 2
             sym += (M[j, pi[j]] - M[j, j]) ** 2
     rhs = (pos + sym) / (math.factorial(N) * N)
-    return {"N": N, "var": var, "pos": pos, "sym": sym, "rhs": rhs,
-            "ratio": (var / rhs) if rhs else None}
+    return {"N": N, "var": var, "pos": pos, "sym": sym, "rhs": rhs, "ratio": (var / rhs) if rhs else None}
 
 
 def additive_matrix(diagonal) -> np.ndarray:

@@ -1,7 +1,7 @@
 """The formulas of the package's corrected T_Index statements (C4-index-corrected,
 C4-index-unique-top, C7-index-sup-corrected, C7-index-inf-corrected) as printed formulas
 (``theory.formula``): the statements print these objects and the brute-force referee
-(``proofs_check.brute_index``) evaluates them, so a printed formula cannot drift from the one
+(``proofs_check.evidence.brute_index``) evaluates them, so a printed formula cannot drift from the one
 checked (issue 42).  ``integer`` evaluates an integer-valued one exactly; ``circle_points`` reads
 P from a bound printed as 1 - cos(2 pi/P); ``exact`` evaluates a rational multiple of pi^2.
 """
@@ -15,16 +15,27 @@ import sympy
 
 from .formula import Formula
 
-__all__ = ["D_MAX", "Q_MAX", "L_MIN", "SUP_CAP", "SUP_QUADRATIC", "SUP_TAIL", "INF_CAP", "INF_QUADRATIC",
-           "integer", "circle_points", "pi_squared_multiple"]
+__all__ = [
+    "D_MAX",
+    "Q_MAX",
+    "L_MIN",
+    "SUP_CAP",
+    "SUP_QUADRATIC",
+    "SUP_TAIL",
+    "INF_CAP",
+    "INF_QUADRATIC",
+    "integer",
+    "circle_points",
+    "pi_squared_multiple",
+]
 
-D_MAX = Formula("max(m, n0-2)")                  # C4-index-corrected: ties at D <= D_MAX break T_Index
-Q_MAX = Formula("n0 - 1")                        # C4-index-unique-top: theta/2pi = p/q ties iff q <= Q_MAX
-L_MIN = Formula("max(ceil((n-1)/2), n-1-m)")     # C7-index-sup-corrected: the farthest offset of the best query
+D_MAX = Formula("max(m, n0-2)")  # C4-index-corrected: ties at D <= D_MAX break T_Index
+Q_MAX = Formula("n0 - 1")  # C4-index-unique-top: theta/2pi = p/q ties iff q <= Q_MAX
+L_MIN = Formula("max(ceil((n-1)/2), n-1-m)")  # C7-index-sup-corrected: the farthest offset of the best query
 SUP_CAP = Formula("1 - cos(2 pi/(L+1))")
 SUP_QUADRATIC = Formula("2 pi^2/(L+1)^2")
 SUP_TAIL = Formula("8 pi^2/(n+1)^2")
-INF_CAP = Formula("1 - cos(2 pi/n)")             # C7-index-inf-corrected
+INF_CAP = Formula("1 - cos(2 pi/n)")  # C7-index-inf-corrected
 INF_QUADRATIC = Formula("2 pi^2/n^2")
 
 
@@ -53,7 +64,9 @@ def _circle_points(formula: Formula, items: tuple) -> int:
     cosines = [a for a in formula.expr.atoms(sympy.cos)]
     if len(cosines) != 1 or sympy.simplify(formula.expr - (1 - cosines[0])) != 0:
         raise ValueError(f"{formula.text!r} is not 1 - cos(2 pi/P)")
-    P = sympy.simplify(2 * sympy.pi / cosines[0].args[0].subs({sympy.Symbol(k): v for k, v in values.items()}))
+    P = sympy.simplify(
+        2 * sympy.pi / cosines[0].args[0].subs({sympy.Symbol(k): v for k, v in values.items()})
+    )
     if not P.is_Integer:
         raise ValueError(f"{formula.text!r} at {values}: 2 pi over the angle is {P}, not an integer")
     return int(P)
@@ -66,7 +79,7 @@ def pi_squared_multiple(formula: Formula, **values) -> Fraction:
 
 @functools.lru_cache(maxsize=65536)
 def _pi_squared(formula: Formula, items: tuple) -> Fraction:
-    c = sympy.simplify(formula.exact(**dict(items)) / sympy.pi ** 2)
+    c = sympy.simplify(formula.exact(**dict(items)) / sympy.pi**2)
     if not c.is_Rational:
         raise ValueError(f"{formula.text!r} at {dict(items)} is not a rational multiple of pi^2")
     return Fraction(int(c.p), int(c.q))

@@ -23,9 +23,24 @@ only with "at least".
 
 from __future__ import annotations
 
-__all__ = ["WORKED_EXAMPLES", "DEPTH_ROWS", "TABLE1", "TABLE1_HEAD_DIM", "TABLE1_BASE",
-           "TABLE3_MODELS", "TABLE3_LENGTHS", "TABLE3", "reference_curve", "TRAINING_LENGTH", "LENGTH_850",
-           "FIGURE5A", "FIGURE3A_FLOW", "LETTER_LAST_SYMBOLIC_LAYER", "PURITY_GAMMAS", "TABLE4"]
+__all__ = [
+    "WORKED_EXAMPLES",
+    "DEPTH_ROWS",
+    "TABLE1",
+    "TABLE1_HEAD_DIM",
+    "TABLE1_BASE",
+    "TABLE3_MODELS",
+    "TABLE3_LENGTHS",
+    "TABLE3",
+    "reference_curve",
+    "TRAINING_LENGTH",
+    "LENGTH_850",
+    "FIGURE5A",
+    "FIGURE3A_FLOW",
+    "LETTER_LAST_SYMBOLIC_LAYER",
+    "PURITY_GAMMAS",
+    "TABLE4",
+]
 
 
 # Worked examples: (where, task, input tokens, printed answer, printed hop count or None)
@@ -45,30 +60,58 @@ WORKED_EXAMPLES = [
 # Figures 3C and 3D: Index (resp. Retrieval) applied `depth + 1` times to the input.
 # The printed row "Depth 0" is one application; rows past Depth 3 repeat Depth 3.
 DEPTH_ROWS = {
-    "number": ("C B A 1 4 1 3 2 1", [
-        "C B A A C 1 3 2 1",
-        "C B A A C C A 2 1",
-        "C B A A C C A C 1",
-        "C B A A C C A C C",
-        "C B A A C C A C C",
-    ]),
-    "letter": ("C2 B1 A3 FA EC DE HF GD IG", [
-        "C2 B1 A3 A3 C2 EC FA DE GD",
-        "C2 B1 A3 A3 C2 C2 A3 EC DE",
-        "C2 B1 A3 A3 C2 C2 A3 C2 EC",
-        "C2 B1 A3 A3 C2 C2 A3 C2 C2",
-        "C2 B1 A3 A3 C2 C2 A3 C2 C2",
-    ]),
+    "number": (
+        "C B A 1 4 1 3 2 1",
+        [
+            "C B A A C 1 3 2 1",
+            "C B A A C C A 2 1",
+            "C B A A C C A C 1",
+            "C B A A C C A C C",
+            "C B A A C C A C C",
+        ],
+    ),
+    "letter": (
+        "C2 B1 A3 FA EC DE HF GD IG",
+        [
+            "C2 B1 A3 A3 C2 EC FA DE GD",
+            "C2 B1 A3 A3 C2 C2 A3 EC DE",
+            "C2 B1 A3 A3 C2 C2 A3 C2 EC",
+            "C2 B1 A3 A3 C2 C2 A3 C2 C2",
+            "C2 B1 A3 A3 C2 C2 A3 C2 C2",
+        ],
+    ),
 }
 
 # Table 1: the weighted-average frequency ID per layer and the frequency printed beside it.
 TABLE1 = {
-    "number": [(1, "1.0000"), (2, "0.8660"), (2, "0.8660"), (2, "0.8660"), (10, "0.2738"),
-               (39, "0.0042"), (38, "0.0049"), (38, "0.0049"), (38, "0.0049"), (37, "0.0056"),
-               (37, "0.0056"), (38, "0.0049")],
-    "letter": [(18, "0.0866"), (32, "0.0115"), (42, "0.0027"), (37, "0.0056"), (40, "0.0037"),
-               (38, "0.0049"), (41, "0.0032"), (38, "0.0049"), (41, "0.0032"), (39, "0.0042"),
-               (38, "0.0049"), (40, "0.0037")],
+    "number": [
+        (1, "1.0000"),
+        (2, "0.8660"),
+        (2, "0.8660"),
+        (2, "0.8660"),
+        (10, "0.2738"),
+        (39, "0.0042"),
+        (38, "0.0049"),
+        (38, "0.0049"),
+        (38, "0.0049"),
+        (37, "0.0056"),
+        (37, "0.0056"),
+        (38, "0.0049"),
+    ],
+    "letter": [
+        (18, "0.0866"),
+        (32, "0.0115"),
+        (42, "0.0027"),
+        (37, "0.0056"),
+        (40, "0.0037"),
+        (38, "0.0049"),
+        (41, "0.0032"),
+        (38, "0.0049"),
+        (41, "0.0032"),
+        (39, "0.0042"),
+        (38, "0.0049"),
+        (40, "0.0037"),
+    ],
 }
 TABLE1_HEAD_DIM = 128
 TABLE1_BASE = 10000
@@ -114,9 +157,14 @@ def reference_curve(model: str, task: str) -> dict:
     if task not in ("number", "letter"):
         raise ValueError(f"unknown task {task!r}; allowed: number, letter")
     column = TABLE3[model][task]
-    return {"model": model, "task": task, "source": "paper Table 3", "lengths": list(TABLE3_LENGTHS),
-            "accuracy_mean": [column[length][0] for length in TABLE3_LENGTHS],
-            "accuracy_std": [column[length][1] for length in TABLE3_LENGTHS]}
+    return {
+        "model": model,
+        "task": task,
+        "source": "paper Table 3",
+        "lengths": list(TABLE3_LENGTHS),
+        "accuracy_mean": [column[length][0] for length in TABLE3_LENGTHS],
+        "accuracy_std": [column[length][1] for length in TABLE3_LENGTHS],
+    }
 
 
 # -- Items of the coverage audit (issue 30, section 5) ----------------------------------------------
@@ -130,8 +178,11 @@ LENGTH_850 = (850, 53)
 # Figure 5A's caption: "For Index function, theta = theta_2 = 0.8, while for the Retrieval
 # function, theta = theta_42 = 0.0027 and |ALPH| = 8", "for input length n <= 100"; the text
 # says the angles are those of "the second layer in each model" (Table 1's IDs 2 and 42).
-FIGURE5A = {"index": {"theta": "0.8", "id": 2}, "retrieval": {"theta": "0.0027", "id": 42, "alph": 8},
-            "n_max": 100}
+FIGURE5A = {
+    "index": {"theta": "0.8", "id": 2},
+    "retrieval": {"theta": "0.0027", "id": 42, "alph": 8},
+    "n_max": 100,
+}
 
 # Section 3.2 on Figure 3A (number task, 4-hop example): "layer 0 maximally attends to 'n'"
 # (from the token '6', whose target is a letter); "in layers 1 and 2, attention is maximized at
@@ -147,7 +198,13 @@ PURITY_GAMMAS = ("0.1", "0.05")
 
 # Appendix I, Table 4, as printed: training times as (minutes, seconds), metrics in hours; the
 # text says the metric costs are "for each model" and that "we trained two models".
-TABLE4 = {"training_time": {"number": (28, 30), "letter": (26, 29)}, "training_total_time": (54, 59),
-          "hardware": "NVIDIA GeForce RTX A5000 (3 GPUs), AMD EPYC 7282 16-Core",
-          "attention_gpu_hours_per_model": 5.0, "metrics_cpu_hours_per_model": 8.5,
-          "total_gpu_hours": 10.0, "total_cpu_hours": 17.0, "models": 2}
+TABLE4 = {
+    "training_time": {"number": (28, 30), "letter": (26, 29)},
+    "training_total_time": (54, 59),
+    "hardware": "NVIDIA GeForce RTX A5000 (3 GPUs), AMD EPYC 7282 16-Core",
+    "attention_gpu_hours_per_model": 5.0,
+    "metrics_cpu_hours_per_model": 8.5,
+    "total_gpu_hours": 10.0,
+    "total_cpu_hours": 17.0,
+    "models": 2,
+}

@@ -42,7 +42,7 @@ class Angle:
     pi_multiple: Fraction = Fraction(0)
 
     @classmethod
-    def of(cls, value) -> "Angle":
+    def of(cls, value) -> Angle:
         """Read an Angle; an int, Fraction, float (its binary value) or decimal string as
         radians; or a sympy expression / string ``a + b*pi`` such as ``"2*pi/9 + 1/10**6"``.
         Anything else raises ValueError (AngleFormError for a number of another form)."""
@@ -70,15 +70,15 @@ class Angle:
             raise AngleFormError(f"angle {value!r} is not of the form a + b*pi with rational a, b")
         return cls(Fraction(int(a.p), int(a.q)), Fraction(int(b.p), int(b.q)))
 
-    def __mul__(self, k: int) -> "Angle":
+    def __mul__(self, k: int) -> Angle:
         return Angle(self.rational * k, self.pi_multiple * k)
 
     __rmul__ = __mul__
 
-    def __add__(self, other: "Angle") -> "Angle":
+    def __add__(self, other: Angle) -> Angle:
         return Angle(self.rational + other.rational, self.pi_multiple + other.pi_multiple)
 
-    def __neg__(self) -> "Angle":
+    def __neg__(self) -> Angle:
         return Angle(-self.rational, -self.pi_multiple)
 
     def turns(self) -> PiRational:
@@ -149,6 +149,7 @@ def cos_ball(phase: Angle, balls: Interval):
     """cos(phase) as a ball (arb's exact-argument routine for rational multiples of pi)."""
     with balls.working():
         if phase.rational == 0:
-            return flint.arb.cos_pi_fmpq(flint.fmpq(phase.pi_multiple.numerator,
-                                                    phase.pi_multiple.denominator))
+            return flint.arb.cos_pi_fmpq(
+                flint.fmpq(phase.pi_multiple.numerator, phase.pi_multiple.denominator)
+            )
         return phase.ball(balls).cos()

@@ -1,6 +1,6 @@
 """T_Retrieval's closed forms (``theory.discrepancy_retrieval``'s module docstring) as printed
 formulas (``theory.formula``): one object per formula, which the claim statements print, the
-closed forms evaluate and the referee (``theory.referee_retrieval``) compares with its token-level
+closed forms evaluate and the referee (``theory.brute_retrieval``) compares with its token-level
 brute force.  Changing a formula's text changes all three together, so a statement can no longer
 print one formula while its check evaluates another (issue 42).
 
@@ -17,24 +17,40 @@ import sympy
 from .formula import THETA_PRIME, Condition, Formula
 from .phases import Angle
 
-__all__ = ["SUP_EVEN", "SUP_ODD", "SUP_FLOOR", "COMPETITOR", "MARGIN", "MARGIN_PRODUCT", "INF_AT_ZERO",
-           "INF_POSITIVE", "COPY_GAP", "BOUND", "REGIME", "EXACT_RANGE", "INF_RANGE", "CHAIN_RANGE",
-           "EQUALITY_FAILS", "value", "coefficient"]
+__all__ = [
+    "SUP_EVEN",
+    "SUP_ODD",
+    "SUP_FLOOR",
+    "COMPETITOR",
+    "MARGIN",
+    "MARGIN_PRODUCT",
+    "INF_AT_ZERO",
+    "INF_POSITIVE",
+    "COPY_GAP",
+    "BOUND",
+    "REGIME",
+    "EXACT_RANGE",
+    "INF_RANGE",
+    "CHAIN_RANGE",
+    "EQUALITY_FAILS",
+    "value",
+    "coefficient",
+]
 
-SUP_EVEN = Formula("1 + cos((n-1) theta')")       # |ALPH| even: top 1 at offset 0, every other key lowest
-SUP_ODD = Formula("1 + cos(omega/2 - theta')")    # |ALPH| odd
-SUP_FLOOR = Formula("1 + cos(omega/2)")           # the sup never falls below this
+SUP_EVEN = Formula("1 + cos((n-1) theta')")  # |ALPH| even: top 1 at offset 0, every other key lowest
+SUP_ODD = Formula("1 + cos(omega/2 - theta')")  # |ALPH| odd
+SUP_FLOOR = Formula("1 + cos(omega/2)")  # the sup never falls below this
 COMPETITOR = Formula("1 - cos(omega - (n-1) theta')")
 MARGIN = Formula("cos((n-2) theta') - cos(omega - (n-1) theta')")
 MARGIN_PRODUCT = Formula("2 sin((omega - theta')/2) sin((omega - (2n-3) theta')/2)")
-INF_AT_ZERO = Formula("1 - cos omega")            # theta' = 0: a copy of the top ties it (C8)
+INF_AT_ZERO = Formula("1 - cos omega")  # theta' = 0: a copy of the top ties it (C8)
 INF_POSITIVE = Formula("min{1 - cos theta', cos((n-2) theta') - cos(omega - (n-1) theta')}")
 COPY_GAP = Formula("1 - cos theta'")
-BOUND = Formula("1 - cos(omega - n theta')")      # Theorem 3.2's bound, in theta'
+BOUND = Formula("1 - cos(omega - n theta')")  # Theorem 3.2's bound, in theta'
 
 # the ranges the statements name, each "k(n) theta' < omega" (or <=)
-REGIME = Condition("2(n-1) theta' < omega")       # where the closed forms hold
-EXACT_RANGE = Condition("2n theta' < omega")       # "n <= n0 with theta' < omega/(2 n0)"
+REGIME = Condition("2(n-1) theta' < omega")  # where the closed forms hold
+EXACT_RANGE = Condition("2n theta' < omega")  # "n <= n0 with theta' < omega/(2 n0)"
 INF_RANGE = REGIME
 CHAIN_RANGE = Condition("(n+1) theta' <= omega")
 EQUALITY_FAILS = Condition("(2n-3) theta' < omega")

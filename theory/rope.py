@@ -106,8 +106,9 @@ def rotate(x, position, angles, numbers: NumberSystem = FLOAT64, pairing: str = 
         return out
 
 
-def rope_matrix(position, angles, dim: int | None = None, numbers: NumberSystem = FLOAT64,
-                pairing: str = "adjacent"):
+def rope_matrix(
+    position, angles, dim: int | None = None, numbers: NumberSystem = FLOAT64, pairing: str = "adjacent"
+):
     """The ``dim x dim`` matrix ``R_position`` (identity beyond the rotary dims).
 
     Built by rotating the unit vectors, so it is the same map as ``rotate``.
@@ -132,11 +133,12 @@ def rope_logit(query, i, key, j, angles, numbers: NumberSystem = FLOAT64, pairin
         return (numbers.array(key) * rotated).sum(axis=-1)
 
 
-def rope_logit_absolute(query, i, key, j, angles, numbers: NumberSystem = FLOAT64,
-                        pairing: str = "adjacent"):
+def rope_logit_absolute(query, i, key, j, angles, numbers: NumberSystem = FLOAT64, pairing: str = "adjacent"):
     """``(R_j k)^T (R_i q)``: the paper's absolute form, kept to check the identity."""
     with numbers.working():
-        return (rotate(key, j, angles, numbers, pairing) * rotate(query, i, angles, numbers, pairing)).sum(axis=-1)
+        return (rotate(key, j, angles, numbers, pairing) * rotate(query, i, angles, numbers, pairing)).sum(
+            axis=-1
+        )
 
 
 def pairing_permutation(dim: int, rotary_dim: int | None = None):
@@ -152,7 +154,7 @@ def pairing_permutation(dim: int, rotary_dim: int | None = None):
     a, b = plane_indices(dim, r, "adjacent")
     perm = np.arange(dim)
     perm[: r // 2] = a
-    perm[r // 2: r] = b
+    perm[r // 2 : r] = b
     return perm
 
 

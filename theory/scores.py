@@ -29,8 +29,16 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DEFAULT_TAU", "ALPHA_FORMS", "swap_pairs", "softmax", "swapped_rows_from_cross", "head_scores",
-           "head_scores_from_cross", "attention_entropy"]
+__all__ = [
+    "DEFAULT_TAU",
+    "ALPHA_FORMS",
+    "swap_pairs",
+    "softmax",
+    "swapped_rows_from_cross",
+    "head_scores",
+    "head_scores_from_cross",
+    "attention_entropy",
+]
 
 DEFAULT_TAU = 1e-4
 
@@ -78,6 +86,7 @@ def _cosines_scaled(u_a, u_b, w_a, w_b):
     normal double has lost its relative precision (one route of the scores may keep 5e-324
     where another rounds to 0), so it counts as 0; a zero vector has no direction and counts
     as agreeing (cosine 1)."""
+
     def unit(x, y):
         x, y = (np.where(np.abs(v) < _SMALLEST_NORMAL, 0.0, v) for v in (x, y))
         scale = np.maximum(np.abs(x), np.abs(y))
@@ -105,7 +114,11 @@ def _swap_weights(d_a, d_b, tau: float, form: str = "absolute"):
         raise ValueError(f"tau must be > 0, got {tau}")
     if form not in ALPHA_FORMS:
         raise ValueError(f"form must be one of {ALPHA_FORMS}, got {form!r}")
-    moved = {"absolute": lambda: np.abs(d_a - d_b), "signed": lambda: d_a - d_b, "signed_reversed": lambda: d_b - d_a}
+    moved = {
+        "absolute": lambda: np.abs(d_a - d_b),
+        "signed": lambda: d_a - d_b,
+        "signed_reversed": lambda: d_b - d_a,
+    }
     return softmax(moved[form]() / tau)
 
 
@@ -165,7 +178,10 @@ def head_scores_from_cross(cross, pairs, tau: float = DEFAULT_TAU, form: str = "
     d_a, d_b = e_a / total, e_b / total
     alpha = _swap_weights(d_a, d_b, tau, form)  # (N, P)
     row, pair = np.nonzero(alpha)  # the swaps that weigh anything
-    moved_a, moved_b = flat[row, b[pair] * n + a[pair]], flat[row, a[pair] * n + b[pair]]  # logits after the swap
+    moved_a, moved_b = (
+        flat[row, b[pair] * n + a[pair]],
+        flat[row, a[pair] * n + b[pair]],
+    )  # logits after the swap
     top, total = top[row, 0], total[row, 0]
     rest = total - e_a[row, pair] - e_b[row, pair]  # mass on the untouched positions, relative to exp(top)
     # log-sum-exp over {rest, moved_a, moved_b}, all relative to exp(top)
@@ -184,8 +200,10 @@ def head_scores_from_cross(cross, pairs, tau: float = DEFAULT_TAU, form: str = "
         s_a[unsafe], s_b[unsafe] = exact[k, where_a], exact[k, where_b]
     positional, symbolic = _cosines(d_a[row, pair], d_b[row, pair], s_a, s_b)
     weight = alpha[row, pair]
-    return tuple(np.bincount(row, weight * cosine, minlength=len(flat)).reshape(lead)[()]
-                 for cosine in (positional, symbolic))
+    return tuple(
+        np.bincount(row, weight * cosine, minlength=len(flat)).reshape(lead)[()]
+        for cosine in (positional, symbolic)
+    )
 
 
 def attention_entropy(logits) -> np.ndarray:

@@ -25,8 +25,10 @@ from scipy import stats
 
 __all__ = ["INTERVAL_METHOD", "ACCURACY_TOLERANCE", "mean_interval", "binomial_interval", "reaches"]
 
-INTERVAL_METHOD = ("Student t 95% interval for the mean over seeds: mean +- t(0.975, n-1) * sd / sqrt(n), "
-                   "sd with n-1; clipped to the quantity's range where it has one")
+INTERVAL_METHOD = (
+    "Student t 95% interval for the mean over seeds: mean +- t(0.975, n-1) * sd / sqrt(n), "
+    "sd with n-1; clipped to the quantity's range where it has one"
+)
 ACCURACY_TOLERANCE = 1e-6
 
 

@@ -35,27 +35,41 @@ import numpy as np
 from .discrepancy_retrieval import retrieval_general
 from .rope import rope_angles
 
-__all__ = ["TRAINING_LENGTH", "variant_angles", "slowest_angle", "retrieval_horizon", "retrieval_margin_law",
-           "query_scale_law", "logit_growth", "variant_prediction"]
+__all__ = [
+    "TRAINING_LENGTH",
+    "variant_angles",
+    "slowest_angle",
+    "retrieval_horizon",
+    "retrieval_margin_law",
+    "query_scale_law",
+    "logit_growth",
+    "variant_prediction",
+]
 
 TRAINING_LENGTH = 17
 
 
-def variant_angles(rotary_dim: int, base: float = 10000.0, fraction: float = 1.0, rope: bool = True) -> np.ndarray:
+def variant_angles(
+    rotary_dim: int, base: float = 10000.0, fraction: float = 1.0, rope: bool = True
+) -> np.ndarray:
     """Float64 angles of every rotary plane, fastest first (module doc)."""
     if not 0 <= fraction <= 1:
         raise ValueError(f"rope fraction must be in [0, 1], got {fraction}")
     angles = np.asarray(rope_angles(rotary_dim, base), dtype=np.float64)
     if not rope:
         return np.zeros_like(angles)
-    angles[int(round(fraction * len(angles))):] = 0.0  # p-RoPE: the slowest planes do not rotate
+    angles[int(round(fraction * len(angles))) :] = 0.0  # p-RoPE: the slowest planes do not rotate
     return angles
 
 
 def _layer_angles(variant: dict, layer: int, rotary_dim: int) -> np.ndarray:
     nope = variant.get("nope_from_layer")
-    return variant_angles(rotary_dim, variant.get("rope_base", 10000.0), variant.get("rope_fraction", 1.0),
-                          rope=nope is None or layer < nope)
+    return variant_angles(
+        rotary_dim,
+        variant.get("rope_base", 10000.0),
+        variant.get("rope_fraction", 1.0),
+        rope=nope is None or layer < nope,
+    )
 
 
 def slowest_angle(angles) -> float:
@@ -101,11 +115,24 @@ def variant_prediction(variant: dict, n_layer: int, rotary_dim: int, alph_size: 
         angles = _layer_angles(variant, layer, rotary_dim)
         theta = slowest_angle(angles)
         horizon = retrieval_horizon(theta, alph_size)
-        layers.append({"layer": layer, "rotates": bool(np.any(angles > 0)), "slowest_angle": theta,
-                       "retrieval_horizon": None if math.isinf(horizon) else horizon,
-                       "retrieval_law": "constant in n (Remark 3.2)" if theta == 0 else
-                       f"near constant up to n_R = {horizon:.0f}, then decays (Theorem 3.2)",
-                       "index_law": "decays like 1/n^2 (corrected Theorem 3.2)" if np.any(angles > 0) else
-                       "impossible: no rotating plane",
-                       "logit_growth": logit_growth(variant, layer, rotary_dim, alph_size, lengths)})
-    return {"variant": variant, "alph_size": alph_size, "lengths": [int(n) for n in lengths], "layers": layers}
+        layers.append(
+            {
+                "layer": layer,
+                "rotates": bool(np.any(angles > 0)),
+                "slowest_angle": theta,
+                "retrieval_horizon": None if math.isinf(horizon) else horizon,
+                "retrieval_law": "constant in n (Remark 3.2)"
+                if theta == 0
+                else f"near constant up to n_R = {horizon:.0f}, then decays (Theorem 3.2)",
+                "index_law": "decays like 1/n^2 (corrected Theorem 3.2)"
+                if np.any(angles > 0)
+                else "impossible: no rotating plane",
+                "logit_growth": logit_growth(variant, layer, rotary_dim, alph_size, lengths),
+            }
+        )
+    return {
+        "variant": variant,
+        "alph_size": alph_size,
+        "lengths": [int(n) for n in lengths],
+        "layers": layers,
+    }

@@ -8,30 +8,41 @@ command, append its parser function to COMMANDS (the order is the order of ``--h
 What the dispatcher promises for every command: a usage error or an output that cannot be
 written (``UsageError``, ``OutputError``) is one line on stderr and exit status 2; Ctrl-C is
 one line and exit status 130, no traceback.  An interrupt leaves files consistent because
-every output and checkpoint is written atomically (theory.files): the old file or none.
+every output and checkpoint is written atomically (theory.io.files): the old file or none.
 """
 
 from __future__ import annotations
 
 import sys
 
-from .cli_common import quiet_interrupt_while_starting  # light: standard library and theory.cli only
+from .cli_common import quiet_interrupt_while_starting  # light: standard library and theory.io.cli only
 
 with quiet_interrupt_while_starting("python -m training"):  # Ctrl-C during the imports: one line, exit 130
+    from training.run import cli as model_cli
+
     from .analysis import cli as analysis_cli
     from .analysis import dilution_cli
     from .cli_common import OneLineParser, OutputError, UsageError, interrupted, report_usage_error
     from .llm import cache_cli
     from .llm import cli as llm_cli
-    from .model import cli as model_cli
     from .studies import cli as studies_cli
     from .tasks import cli as tasks_cli
 
-DESCRIPTION = ("Generate the tasks' data, train and evaluate the paper's GPT-J, analyse its heads and those of "
-               "pretrained models, run studies, and manage the model cache.")
-COMMANDS = [tasks_cli.add_data_parser, model_cli.add_train_parser, model_cli.add_bench_parser,
-            llm_cli.add_llm_parser, analysis_cli.add_evaluate_parser, analysis_cli.add_analyze_parser,
-            dilution_cli.add_dilution_parser, studies_cli.add_study_parser, cache_cli.add_cache_parser]
+DESCRIPTION = (
+    "Generate the tasks' data, train and evaluate the paper's GPT-J, analyse its heads and those of "
+    "pretrained models, run studies, and manage the model cache."
+)
+COMMANDS = [
+    tasks_cli.add_data_parser,
+    model_cli.add_train_parser,
+    model_cli.add_bench_parser,
+    llm_cli.add_llm_parser,
+    analysis_cli.add_evaluate_parser,
+    analysis_cli.add_analyze_parser,
+    dilution_cli.add_dilution_parser,
+    studies_cli.add_study_parser,
+    cache_cli.add_cache_parser,
+]
 
 
 def build_parser() -> OneLineParser:

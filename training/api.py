@@ -75,8 +75,10 @@ class HeadResults(list):
         try:
             import pandas as pd
         except ImportError:
-            raise ImportError("HeadResults.to_dataframe needs pandas (pip install pandas); the records "
-                              "themselves are plain dataclasses") from None
+            raise ImportError(
+                "HeadResults.to_dataframe needs pandas (pip install pandas); the records "
+                "themselves are plain dataclasses"
+            ) from None
         return pd.DataFrame([asdict(record) for record in self])
 
 
@@ -115,18 +117,37 @@ def _saved_tokenizer(model):
     return AutoTokenizer.from_pretrained(folder, local_files_only=True)
 
 
-def analyze_heads(model, task: str = "number", n_inputs: int = 100, seed: int = SCORE_SEED,
-                  batch_size: int = DEFAULT_BATCH, tokenizer=None, progress: bool = False) -> HeadResults:
+def analyze_heads(
+    model,
+    task: str = "number",
+    n_inputs: int = 100,
+    seed: int = SCORE_SEED,
+    batch_size: int = DEFAULT_BATCH,
+    tokenizer=None,
+    progress: bool = False,
+) -> HeadResults:
     """Every head's scores on ``n_inputs`` inputs of ``task`` ("number" or "letter") drawn with
     ``seed``.  ``model``: a ``LoadedModel`` or anything ``load_model`` accepts."""
     if isinstance(n_inputs, bool) or not isinstance(n_inputs, int) or n_inputs < 1:
         raise ValueError(f"n_inputs must be an int >= 1, got {n_inputs!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_LLM_BATCH:
+    if (
+        isinstance(batch_size, bool)
+        or not isinstance(batch_size, int)
+        or not 1 <= batch_size <= MAX_LLM_BATCH
+    ):
         raise ValueError(f"batch_size must be an int in 1..{MAX_LLM_BATCH}, got {batch_size!r}")
     check_seed(seed)
     loaded = load_model(model, tokenizer)
-    analysis = analyse_llm(loaded.model, loaded.tokenizer, task, n_inputs=n_inputs, seed=seed, batch_size=batch_size,
-                           progress=progress, name=loaded.name)
+    analysis = analyse_llm(
+        loaded.model,
+        loaded.tokenizer,
+        task,
+        n_inputs=n_inputs,
+        seed=seed,
+        batch_size=batch_size,
+        progress=progress,
+        name=loaded.name,
+    )
     return HeadResults(_records(analysis, adapter_for(loaded.model)), analysis)
 
 
@@ -143,10 +164,19 @@ def _records(analysis: dict, adapter) -> list[HeadRecord]:
         kind = adapter.layer_kind(layer) if hasattr(adapter, "layer_kind") else "full"
         for h in range(analysis["heads"]):
             plane = int(frequency["dominant_id"][layer][h])
-            records.append(HeadRecord(
-                layer=layer, head=h, positional=number(head["positional"][layer][h]),
-                symbolic=number(head["symbolic"][layer][h]), head_class=str(classes[layer][h]),
-                dominant_plane=plane, angle_per_token=float(adapter.layer_angles(layer)[plane - 1]),
-                layer_kind=kind, weighted_plane=number(frequency["weighted_id"][layer][h]),
-                entropy=number(head["entropy"][layer][h]), sink=number(head["sink"][layer][h])))
+            records.append(
+                HeadRecord(
+                    layer=layer,
+                    head=h,
+                    positional=number(head["positional"][layer][h]),
+                    symbolic=number(head["symbolic"][layer][h]),
+                    head_class=str(classes[layer][h]),
+                    dominant_plane=plane,
+                    angle_per_token=float(adapter.layer_angles(layer)[plane - 1]),
+                    layer_kind=kind,
+                    weighted_plane=number(frequency["weighted_id"][layer][h]),
+                    entropy=number(head["entropy"][layer][h]),
+                    sink=number(head["sink"][layer][h]),
+                )
+            )
     return records

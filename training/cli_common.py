@@ -5,7 +5,7 @@ the dispatcher turns it into that line, and does the same for ``OutputError`` (a
 destination that cannot be written, found before the work or turned bad during it).
 argparse's own errors go the same way through ``OneLineParser``.
 
-``check_output`` (``theory.output_policy``) is the one guard every command's pre-flight output
+``check_output`` (``theory.io.output_policy``) is the one guard every command's pre-flight output
 check runs: an output is never one of the command's inputs, a file in a folder that a training
 run owns, nor the package's own source or shipped results; outputs are declared with
 ``output_argument`` so that a test finds every one.
@@ -17,13 +17,29 @@ import os
 import sys
 
 # the rooms' cli modules and the dispatcher (which may import only this module and the rooms) take these from here
-from theory.cli import (OneLineParser, UsageError, ascii_int, int_list, interrupted,  # noqa: F401
-                        parse_int, quiet_interrupt_while_starting)
-from theory.files import OutputError  # noqa: F401
-# outputs: the one policy, and what a run owns (theory.output_policy); the rooms take them from here
-from theory.output_policy import (CHECKPOINT, CHECKPOINT_FOLDER, REPLACE_SHIPPED, RUN_FILE_NAMES,  # noqa: F401
-                                  RUN_FOLDER, check_not_owned, check_output, folder_kind, output_argument)
+from theory.io.cli import (  # noqa: F401
+    OneLineParser,
+    UsageError,
+    ascii_int,
+    int_list,
+    interrupted,
+    parse_int,
+    quiet_interrupt_while_starting,
+)
+from theory.io.files import OutputError  # noqa: F401
 
+# outputs: the one policy, and what a run owns (theory.io.output_policy); the rooms take them from here
+from theory.io.output_policy import (  # noqa: F401
+    CHECKPOINT,
+    CHECKPOINT_FOLDER,
+    REPLACE_SHIPPED,
+    RUN_FILE_NAMES,
+    RUN_FOLDER,
+    check_not_owned,
+    check_output,
+    folder_kind,
+    output_argument,
+)
 
 TASK_HELP = "the task: number or letter (Appendix B)"  # every command's --task
 

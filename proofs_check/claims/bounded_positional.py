@@ -10,15 +10,23 @@ import math
 import random
 from fractions import Fraction
 
+from proofs_check.evidence.binding import bound_statement, part
 from theory import bounded_positional as bp
 from theory.numbers import Interval
 
-from ..binding import bound_statement, part
 from ..proofs import bounded
 from ..registry import Outcome, claim
 
-B_GRID = (Fraction(0), Fraction(1, 4), Fraction(1, 2), Fraction(1), Fraction(3, 2), Fraction(2), Fraction(3),
-          Fraction(5))
+B_GRID = (
+    Fraction(0),
+    Fraction(1, 4),
+    Fraction(1, 2),
+    Fraction(1),
+    Fraction(3, 2),
+    Fraction(2),
+    Fraction(3),
+    Fraction(5),
+)
 
 
 def _below_exp(B: Fraction) -> Fraction:
@@ -39,11 +47,17 @@ def _certificate_rows(rng: random.Random) -> list:
     rows = []
     for B in B_GRID:
         n_star, r = bp.threshold(B), _below_exp(B)
-        row = {"B": str(B), "n_star": n_star, "forced_at_n_star": bp.forced_at(B, n_star),
-               "forced_at_n_star_minus_1": bp.forced_at(B, n_star - 1) if n_star > 4 else False, "heads": 0,
-               "all_err": True, "identity": True}
+        row = {
+            "B": str(B),
+            "n_star": n_star,
+            "forced_at_n_star": bp.forced_at(B, n_star),
+            "forced_at_n_star_minus_1": bp.forced_at(B, n_star - 1) if n_star > 4 else False,
+            "heads": 0,
+            "all_err": True,
+            "identity": True,
+        }
         # the head itself up to n = 500 (Retrieval on the inputs is quadratic); beyond, the arb condition alone
-        for n in ((n_star, n_star + 3) if n_star < 60 else (n_star,) if n_star <= 500 else ()):
+        for n in (n_star, n_star + 3) if n_star < 60 else (n_star,) if n_star <= 500 else ():
             if n < 4:  # no pointer position: the argument (and a threshold below 4) cannot hold
                 row["identity"] = False
                 continue
@@ -51,8 +65,12 @@ def _certificate_rows(rng: random.Random) -> list:
                 # positional weights: self ratio r, the others uniform in [1, r] (all ratios <= r <= e^(2B))
                 raw = [1 + Fraction(rng.randint(0, 100), 100) * (r - 1) for _ in range(n - 1)] + [r]
                 weights = [w / sum(raw) for w in raw]
-                V = {t: {x: Fraction(rng.randint(-50, 50), rng.randint(1, 9)) for x in ("a1", "b1", "ca", "cb")}
-                     for t in ("a1", "b1")}
+                V = {
+                    t: {
+                        x: Fraction(rng.randint(-50, 50), rng.randint(1, 9)) for x in ("a1", "b1", "ca", "cb")
+                    }
+                    for t in ("a1", "b1")
+                }
                 bias = {t: Fraction(rng.randint(-50, 50), rng.randint(1, 9)) for t in ("a1", "b1")}  # joins P
                 cert = bp.certificate(weights, V, bias)
                 row["heads"] += 1
@@ -62,23 +80,38 @@ def _certificate_rows(rng: random.Random) -> list:
     return rows
 
 
-@claim("C6-retrieval-bounded", bound_statement(
-       "C6-retrieval-bounded",
-       "A purely positional one-layer head with bounded logits, |l_nj| <= B, whose output is read out linearly "
-       "from the head output alone (F(x, a) = a, then the argmax of a linear map: C6-retrieval's witness, T_Retrieval) "
-       "errs on Retrieval at every length n >= {threshold} (|ALPH| >= 3, |INT| >= 1): on b1 a1 (cb)^(n-3) ca, b1 a1 "
-       "(cb)^(n-3) cb or b1 a1 (ca)^(n-3) cb. Open: the exact first forced length (at e^(2B) = 5 some readout is exact "
-       "on every proper input of length <= 4, |ALPH| = 3, INT = {{1}}) and |ALPH| = 2. With a residual F(x, a) = x + a "
-       "no length is forced: uniform attention (B = 0) is exact at every n, decoding gap >= e^(-2B)/n",
-       threshold=part(bp, "THRESHOLD")),
-       "bounds Remark 3.1 / C6-retrieval (issue 30)", recorded="verified", kind="statement", origin="corrected", evidence=bounded.BOUNDED)
+@claim(
+    "C6-retrieval-bounded",
+    bound_statement(
+        "C6-retrieval-bounded",
+        "A purely positional one-layer head with bounded logits, |l_nj| <= B, whose output is read out linearly "
+        "from the head output alone (F(x, a) = a, then the argmax of a linear map: C6-retrieval's witness, T_Retrieval) "
+        "errs on Retrieval at every length n >= {threshold} (|ALPH| >= 3, |INT| >= 1): on b1 a1 (cb)^(n-3) ca, b1 a1 "
+        "(cb)^(n-3) cb or b1 a1 (ca)^(n-3) cb. Open: the exact first forced length (at e^(2B) = 5 some readout is exact "
+        "on every proper input of length <= 4, |ALPH| = 3, INT = {{1}}) and |ALPH| = 2. With a residual F(x, a) = x + a "
+        "no length is forced: uniform attention (B = 0) is exact at every n, decoding gap >= e^(-2B)/n",
+        threshold=part(bp, "THRESHOLD"),
+    ),
+    "bounds Remark 3.1 / C6-retrieval (issue 30)",
+    recorded="verified",
+    kind="statement",
+    origin="corrected",
+    evidence=bounded.BOUNDED,
+)
 def bounded_positional(options):
     rng = random.Random(30)
     witnesses = {n: [answer for _, answer in bp.witness_inputs(n)] for n in range(4, 13)}
-    witness_ok = all(a == ["a1", "b1", "b1"] for a in witnesses.values())  # proper (Retrieval defined) and answers
+    witness_ok = all(
+        a == ["a1", "b1", "b1"] for a in witnesses.values()
+    )  # proper (Retrieval defined) and answers
     rows = _certificate_rows(rng)
-    certified = all(r["forced_at_n_star"] is True and r["forced_at_n_star_minus_1"] is False and r["identity"]
-                    and r["all_err"] for r in rows)
+    certified = all(
+        r["forced_at_n_star"] is True
+        and r["forced_at_n_star_minus_1"] is False
+        and r["identity"]
+        and r["all_err"]
+        for r in rows
+    )
     bracket = [bp.exact_readout(3, n, Fraction(5)) for n in ((4, 5) if options.thorough else (4,))]
     residual = bp.residual_head_errors("abc", 1, 5 if options.thorough else 4)
     n_top = 5 if options.thorough else 4
@@ -93,11 +126,19 @@ def bounded_positional(options):
         f"{max(b['n'] for b in bracket if b['certified']) if any(b['certified'] for b in bracket) else '-'} "
         f"(exact rationals), so the first forced length lies in between; with a residual: 0 errors at every length "
         f"<= {n_top}, least gap {residual['least_gap']}",
-        {"proof": "theory.bounded_positional module docstring", "witness_answers": witnesses,
-         "threshold_rows": rows, "open_bracket": bracket,
-         "residual_uniform_head": {"errors": len(residual["errors"]), "least_gap": str(residual["least_gap"])},
-         "c6_retrieval_witness": "weights 9/10 and 2^(j-1)/(10 (2^(n-1) - 1)): logit spread ln 9 + (n-2) ln 2 + ... "
-                                 "grows like (n-1) ln 2; the theorem needs only spread 2B > ln(n - 3) for exactness "
-                                 f"(n = 17: {spread_17:.4f})",
-         "not_claimed": "the exact first forced length; |ALPH| = 2; nonlinear readouts of a_n (they can separate the "
-                        "three inputs); heads with a residual (never forced)"})
+        {
+            "proof": "theory.bounded_positional module docstring",
+            "witness_answers": witnesses,
+            "threshold_rows": rows,
+            "open_bracket": bracket,
+            "residual_uniform_head": {
+                "errors": len(residual["errors"]),
+                "least_gap": str(residual["least_gap"]),
+            },
+            "c6_retrieval_witness": "weights 9/10 and 2^(j-1)/(10 (2^(n-1) - 1)): logit spread ln 9 + (n-2) ln 2 + ... "
+            "grows like (n-1) ln 2; the theorem needs only spread 2B > ln(n - 3) for exactness "
+            f"(n = 17: {spread_17:.4f})",
+            "not_claimed": "the exact first forced length; |ALPH| = 2; nonlinear readouts of a_n (they can separate the "
+            "three inputs); heads with a residual (never forced)",
+        },
+    )

@@ -48,16 +48,18 @@ from training.tasks.vocab import SEQ_LEN
 from .premise import shipped_breaks
 
 MIN_RECIPES, C_SUPPORT, DRAWS, SEED = 6, 0.7, 2000, 20261204
-RULE = (f"relative reading on P-break-relative's held-out members; Harrell's C of predicted vs measured break, a "
-        f"break that never happens within the lengths measured right-censored at the longest one; one pooled C over "
-        f"pairs of members of different recipes weighted 1/(n_i n_j); 95% percentile bootstrap over recipes "
-        f"({DRAWS} draws, seed {SEED}); with >= {MIN_RECIPES} recipes verified when C >= {C_SUPPORT} and the "
-        f"interval's lower end > 0.5, refuted when its upper end < 0.5, else undecided; rule registered 2026-12-04 "
-        f"before its value on the shipped data was computed")
+RULE = (
+    f"relative reading on P-break-relative's held-out members; Harrell's C of predicted vs measured break, a "
+    f"break that never happens within the lengths measured right-censored at the longest one; one pooled C over "
+    f"pairs of members of different recipes weighted 1/(n_i n_j); 95% percentile bootstrap over recipes "
+    f"({DRAWS} draws, seed {SEED}); with >= {MIN_RECIPES} recipes verified when C >= {C_SUPPORT} and the "
+    f"interval's lower end > 0.5, refuted when its upper end < 0.5, else undecided; rule registered 2026-12-04 "
+    f"before its value on the shipped data was computed"
+)
 
 
 def recipe_of(member: str) -> str:
-    """"log-scale/letter/seed-3" -> "log-scale/letter"."""
+    """ "log-scale/letter/seed-3" -> "log-scale/letter"."""
     return member.rsplit("/", 1)[0]
 
 
@@ -74,27 +76,44 @@ def within_recipes(predicted: list, measured: list, recipes: list) -> dict:
     from theory.concordance import harrell_c
 
     n = len(recipes)
-    return harrell_c((1.0, (predicted[i], predicted[j]), (measured[i], measured[j]))
-                     for i in range(n) for j in range(i + 1, n) if recipes[i] == recipes[j])
+    return harrell_c(
+        (1.0, (predicted[i], predicted[j]), (measured[i], measured[j]))
+        for i in range(n)
+        for j in range(i + 1, n)
+        if recipes[i] == recipes[j]
+    )
 
 
-def decide_concordance(members: dict, rule: str = "relative", draws: int = DRAWS, seed: int = SEED) -> Outcome:
+def decide_concordance(
+    members: dict, rule: str = "relative", draws: int = DRAWS, seed: int = SEED
+) -> Outcome:
     """The registered rule (module doc) on ``members`` ({id: member_breaks block})."""
     ids, predicted, measured, recipes = censored_columns(members, rule)
     judged = pooled(predicted, measured, recipes)
     interval = cluster_bootstrap(predicted, measured, recipes, draws, seed)
     c, ci, count = judged["c"], interval["interval"], len(set(recipes))
-    evidence = {"rule": RULE, "c": c, "comparable_pairs": judged["comparable_pairs"], "bootstrap": interval,
-                "recipes": {r: recipes.count(r) for r in sorted(set(recipes))},
-                "within_recipes_unjudged": within_recipes(predicted, measured, recipes),
-                "members": {m: {"predicted": p[0], "measured": v[0], "censoring_limit": v[1]}
-                            for m, p, v in zip(ids, predicted, measured)}}
+    evidence = {
+        "rule": RULE,
+        "c": c,
+        "comparable_pairs": judged["comparable_pairs"],
+        "bootstrap": interval,
+        "recipes": {r: recipes.count(r) for r in sorted(set(recipes))},
+        "within_recipes_unjudged": within_recipes(predicted, measured, recipes),
+        "members": {
+            m: {"predicted": p[0], "measured": v[0], "censoring_limit": v[1]}
+            for m, p, v in zip(ids, predicted, measured)
+        },
+    }
     if count < MIN_RECIPES or c is None or ci is None:
         return Outcome("undecided", f"{count} recipes (need {MIN_RECIPES}), C {c}", evidence)
-    status = ("verified" if c >= C_SUPPORT and ci[0] > 0.5 else "refuted" if ci[1] < 0.5 else "undecided")
-    return Outcome(status, f"{len(ids)} members in {count} recipes: Harrell's C {c:.3f} over "
-                   f"{judged['comparable_pairs']} comparable between-recipe pairs, 95% recipe-bootstrap interval "
-                   f"[{ci[0]:.3f}, {ci[1]:.3f}]", evidence)
+    status = "verified" if c >= C_SUPPORT and ci[0] > 0.5 else "refuted" if ci[1] < 0.5 else "undecided"
+    return Outcome(
+        status,
+        f"{len(ids)} members in {count} recipes: Harrell's C {c:.3f} over "
+        f"{judged['comparable_pairs']} comparable between-recipe pairs, 95% recipe-bootstrap interval "
+        f"[{ci[0]:.3f}, {ci[1]:.3f}]",
+        evidence,
+    )
 
 
 def held_out(members: dict) -> dict:
@@ -103,13 +122,19 @@ def held_out(members: dict) -> dict:
     return {m: b for m, b in members.items() if m not in SEEN_BY_RELATIVE and m not in excluded}
 
 
-@claim("P-break-concordance", "The relative reading of the premise (P-break-relative's members and predictions), "
-       "judged with censoring: Harrell's C between predicted and measured break, a break beyond the lengths measured "
-       "right-censored at the longest one, each recipe counted once (pairs between recipes, weighted 1/(n_i n_j)); "
-       "supported if C >= 0.7 with a 95% recipe-bootstrap interval (2000 draws, seed 20261204) whose lower end is "
-       "> 0.5, refuted if its upper end < 0.5, else undecided", "issue 42 B (revises P-break-relative's rule); rule "
-       "registered 2026-12-04 before its value on the shipped data was computed", recorded="undecided",
-       kind="experiment", origin="package")
+@claim(
+    "P-break-concordance",
+    "The relative reading of the premise (P-break-relative's members and predictions), "
+    "judged with censoring: Harrell's C between predicted and measured break, a break beyond the lengths measured "
+    "right-censored at the longest one, each recipe counted once (pairs between recipes, weighted 1/(n_i n_j)); "
+    "supported if C >= 0.7 with a 95% recipe-bootstrap interval (2000 draws, seed 20261204) whose lower end is "
+    "> 0.5, refuted if its upper end < 0.5, else undecided",
+    "issue 42 B (revises P-break-relative's rule); rule "
+    "registered 2026-12-04 before its value on the shipped data was computed",
+    recorded="undecided",
+    kind="experiment",
+    origin="package",
+)
 # computed for the first time after the rule above was in this file (2026-12-04): 30 members in 10
 # recipes, C 0.608 over 362 comparable between-recipe pairs, interval [0.315, 0.861]: undecided (the
 # interval holds 0.5).  Within recipes (unjudged): C 0.556 over 18 pairs.
@@ -118,5 +143,6 @@ def concordance_of_breaks(options):
     outcome = decide_concordance(held_out(members))
     learned = {m: b for m, b in members.items() if m not in never_learned(members, SEQ_LEN)}
     outcome.evidence["other_readings_all_learned_members_unjudged"] = {
-        rule: pooled(*censored_columns(learned, rule)[1:]) for rule in RULES if rule != "relative"}
+        rule: pooled(*censored_columns(learned, rule)[1:]) for rule in RULES if rule != "relative"
+    }
     return outcome

@@ -7,12 +7,12 @@ from fractions import Fraction
 
 import sympy
 
+from proofs_check.evidence.classes import exhaustive
 from theory import paper_data
 from theory.functions import index, iterate, retrieval, solve_letter, solve_number
 from theory.numbers import SYMBOLIC, Interval
 from theory.rope import PAIRINGS, rope_angles, rope_logit, rope_logit_absolute, rope_matrix
 
-from ..evidence import exhaustive
 from ..proofs import foundations
 from ..registry import Outcome, claim
 
@@ -25,8 +25,11 @@ def _is_zero(expr) -> bool:
     "S1-rope-relative",
     "R_i^T R_j = R_(j-i) for every i, j and every base; hence (R_j k)^T (R_i q) = k^T R_(i-j) q",
     "Appendix C.1",
-    recorded="verified", kind="statement",
-    origin="paper", evidence=foundations.ROPE_RELATIVE)
+    recorded="verified",
+    kind="statement",
+    origin="paper",
+    evidence=foundations.ROPE_RELATIVE,
+)
 def rope_relative(options):
     i, j = sympy.symbols("i j", integer=True)
     base = sympy.Symbol("base", positive=True)
@@ -42,8 +45,9 @@ def rope_relative(options):
             if not _is_zero(expr):
                 bad.append((pairing, a, b, str(expr)))
         if bad:
-            return Outcome("refuted", f"R_i^T R_j - R_(j-i) has a non-zero entry ({pairing})",
-                           {"nonzero_entries": bad})
+            return Outcome(
+                "refuted", f"R_i^T R_j - R_(j-i) has a non-zero entry ({pairing})", {"nonzero_entries": bad}
+            )
     q = sympy.symbols("q0:6")
     k = sympy.symbols("k0:6")
     logit_gap = rope_logit_absolute(q, i, k, j, angles, SYMBOLIC) - rope_logit(q, i, k, j, angles, SYMBOLIC)
@@ -53,8 +57,13 @@ def rope_relative(options):
         "verified",
         f"sympy reduced all {entries} entries of R_i^T R_j - R_(j-i) to 0 (symbolic i, j, base; "
         f"d=8, rotary 6, both pairings) and the absolute-minus-relative logit to 0",
-        {"symbols": ["i", "j", "base", "q0..q5", "k0..k5"], "dim": dim, "rotary_dim": rotary,
-         "pairings": list(PAIRINGS), "entries_proved_zero": entries},
+        {
+            "symbols": ["i", "j", "base", "q0..q5", "k0..k5"],
+            "dim": dim,
+            "rotary_dim": rotary,
+            "pairings": list(PAIRINGS),
+            "entries_proved_zero": entries,
+        },
     )
 
 
@@ -70,8 +79,13 @@ def _entries(matrix):
     "With d = 128 and base 10000, frequency ID k is g_k = 10000^(-2(k-1)/128), rounding to Table 1's "
     "printed values (ID 2 = 0.8660, ID 10 = 0.2738, ID 42 = 0.0027, ...)",
     "Table 1, Appendix C.1",
-    recorded="verified", kind="statement",
-    origin="paper", evidence=exhaustive("every distinct (frequency ID, printed value) pair of Table 1: g_k certified (arb, 128 bits) within half a unit of the printed fourth decimal"))
+    recorded="verified",
+    kind="statement",
+    origin="paper",
+    evidence=exhaustive(
+        "every distinct (frequency ID, printed value) pair of Table 1: g_k certified (arb, 128 bits) within half a unit of the printed fourth decimal"
+    ),
+)
 def id_to_frequency(options):
     balls = Interval(128)
     angles = rope_angles(paper_data.TABLE1_HEAD_DIM, paper_data.TABLE1_BASE, balls)
@@ -84,15 +98,29 @@ def id_to_frequency(options):
             lo = balls.convert(Fraction(printed) - half_unit)
             hi = balls.convert(Fraction(printed) + half_unit)
             certified = bool(g > lo and g < hi)
-            rows.append({"id": freq_id, "printed": printed, "value": g.mid().str(12, radius=False),
-                         "rounds_to_printed": certified})
+            rows.append(
+                {
+                    "id": freq_id,
+                    "printed": printed,
+                    "value": g.mid().str(12, radius=False),
+                    "rounds_to_printed": certified,
+                }
+            )
             if not certified:
                 mismatches.append(rows[-1])
     if mismatches:
-        return Outcome("refuted", f"{len(mismatches)} of {len(rows)} printed frequencies do not round "
-                                  "from g_k", {"rows": rows}, counterexample=mismatches[0])
-    return Outcome("verified", f"all {len(rows)} distinct (ID, frequency) pairs of Table 1 certified "
-                               "(arb, 128 bits) to round to the printed 4 decimals", {"rows": rows})
+        return Outcome(
+            "refuted",
+            f"{len(mismatches)} of {len(rows)} printed frequencies do not round from g_k",
+            {"rows": rows},
+            counterexample=mismatches[0],
+        )
+    return Outcome(
+        "verified",
+        f"all {len(rows)} distinct (ID, frequency) pairs of Table 1 certified "
+        "(arb, 128 bits) to round to the printed 4 decimals",
+        {"rows": rows},
+    )
 
 
 SOLVERS = {"number": solve_number, "letter": solve_letter}
@@ -104,26 +132,44 @@ FUNCTIONS = {"number": index, "letter": retrieval}
     "The worked examples of Figures 1 and 3 and Table 2 have the printed answers and hop counts, and "
     "the depth rows of Figures 3C/3D are Index/Retrieval applied repeatedly",
     "Figures 1, 3A-3D; Table 2",
-    recorded="verified", kind="statement",
-    origin="paper", evidence=exhaustive("every worked example printed in Figures 1 and 3A-3B and Table 2 (answer and hop count) and every depth row of Figures 3C-3D"))
+    recorded="verified",
+    kind="statement",
+    origin="paper",
+    evidence=exhaustive(
+        "every worked example printed in Figures 1 and 3A-3B and Table 2 (answer and hop count) and every depth row of Figures 3C-3D"
+    ),
+)
 def worked_examples(options):
     results, failures = [], []
     for where, task, text, answer, hops in paper_data.WORKED_EXAMPLES:
         got_answer, got_hops = SOLVERS[task](text.split())
         ok = got_answer == answer and (hops is None or got_hops == hops)
-        results.append({"where": where, "printed": [answer, hops], "computed": [got_answer, got_hops], "ok": ok})
+        results.append(
+            {"where": where, "printed": [answer, hops], "computed": [got_answer, got_hops], "ok": ok}
+        )
         if not ok:
             failures.append(results[-1])
     for task, (text, rows) in paper_data.DEPTH_ROWS.items():
         for depth, row in enumerate(rows):
             got = " ".join(iterate(FUNCTIONS[task], text.split(), depth + 1))
             ok = got == row
-            results.append({"where": f"Figure 3{'C' if task == 'number' else 'D'}, depth {depth}",
-                            "printed": row, "computed": got, "ok": ok})
+            results.append(
+                {
+                    "where": f"Figure 3{'C' if task == 'number' else 'D'}, depth {depth}",
+                    "printed": row,
+                    "computed": got,
+                    "ok": ok,
+                }
+            )
             if not ok:
                 failures.append(results[-1])
     if failures:
-        return Outcome("refuted", f"{len(failures)} of {len(results)} examples differ from the print",
-                       {"examples": results}, counterexample=failures[0])
-    return Outcome("verified", f"all {len(results)} printed examples and depth rows reproduced",
-                   {"examples": results})
+        return Outcome(
+            "refuted",
+            f"{len(failures)} of {len(results)} examples differ from the print",
+            {"examples": results},
+            counterexample=failures[0],
+        )
+    return Outcome(
+        "verified", f"all {len(results)} printed examples and depth rows reproduced", {"examples": results}
+    )

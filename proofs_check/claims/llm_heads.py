@@ -32,10 +32,10 @@ from pathlib import Path
 
 import numpy as np
 
+from proofs_check.evidence.shipped import LLM_HEADS, read
 from training.analysis.head_classes import SCORE_LIMIT, SINK_LIMIT, classify_heads  # steps 1-2: the rule
 
 from ..registry import Outcome, claim
-from .shipped import LLM_HEADS, read
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "training" / "reference" / "llm" / "smollm2"
@@ -43,13 +43,17 @@ SHIPPED_GEMMA3 = ROOT / "training" / "reference" / "llm" / "gemma3"
 TASKS = ("number", "letter")
 ALPHA = 0.01
 ID_FIELD = "dominant_id"
-RULE = (f"per task: exclude heads with sink share (mean attention on the first token) > {SINK_LIMIT}; of the rest, "
-        f"positional if s_POS >= {SCORE_LIMIT} > s_SYM, symbolic if s_SYM >= {SCORE_LIMIT} > s_POS, else mixed "
-        f"(left out); compare frequency.{ID_FIELD} (1 = fastest plane) of positional vs symbolic heads with one-sided "
-        f"Mann-Whitney U tests. Verified if positional IDs are lower with p < {ALPHA} in every task; refuted if they "
-        f"are higher with p < {ALPHA} in any task; undecided otherwise")
-COMMAND = ("python -m training analyze --model {model} --task {task} --json {path} "
-           "(training/reference/llm/{folder}/README.md)")
+RULE = (
+    f"per task: exclude heads with sink share (mean attention on the first token) > {SINK_LIMIT}; of the rest, "
+    f"positional if s_POS >= {SCORE_LIMIT} > s_SYM, symbolic if s_SYM >= {SCORE_LIMIT} > s_POS, else mixed "
+    f"(left out); compare frequency.{ID_FIELD} (1 = fastest plane) of positional vs symbolic heads with one-sided "
+    f"Mann-Whitney U tests. Verified if positional IDs are lower with p < {ALPHA} in every task; refuted if they "
+    f"are higher with p < {ALPHA} in any task; undecided otherwise"
+)
+COMMAND = (
+    "python -m training analyze --model {model} --task {task} --json {path} "
+    "(training/reference/llm/{folder}/README.md)"
+)
 GGUF = {"smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf", "gemma3": "gemma-3-270m-Q4_K_M.gguf"}
 
 
@@ -60,22 +64,33 @@ def compare_groups(analysis: dict) -> dict:
     kinds = classify_heads(analysis)
     ids = np.array(analysis["frequency"][ID_FIELD], dtype=float)
     groups = {kind: ids[kinds == kind] for kind in ("positional", "symbolic")}
-    row = {"heads": int(kinds.size), "sink_dominated": int((kinds == "sink").sum()),
-           "mixed": int((kinds == "mixed").sum()), **{f"n_{k}": len(v) for k, v in groups.items()},
-           **{f"median_id_{k}": float(np.median(v)) if len(v) else None for k, v in groups.items()},
-           "weighted_id_median": _weighted_medians(analysis, kinds)}
+    row = {
+        "heads": int(kinds.size),
+        "sink_dominated": int((kinds == "sink").sum()),
+        "mixed": int((kinds == "mixed").sum()),
+        **{f"n_{k}": len(v) for k, v in groups.items()},
+        **{f"median_id_{k}": float(np.median(v)) if len(v) else None for k, v in groups.items()},
+        "weighted_id_median": _weighted_medians(analysis, kinds),
+    }
     if not all(len(v) for v in groups.values()):
         return {**row, "U": None, "p_lower": None, "p_higher": None}
     lower = mannwhitneyu(groups["positional"], groups["symbolic"], alternative="less")
     higher = mannwhitneyu(groups["positional"], groups["symbolic"], alternative="greater")
-    return {**row, "U": float(lower.statistic), "p_lower": float(lower.pvalue), "p_higher": float(higher.pvalue)}
+    return {
+        **row,
+        "U": float(lower.statistic),
+        "p_lower": float(lower.pvalue),
+        "p_higher": float(higher.pvalue),
+    }
 
 
 def _weighted_medians(analysis: dict, kinds: np.ndarray) -> dict:
     """Beside the decision (not part of it): the groups' medians of the weighted-average ID."""
     weighted = np.array(analysis["frequency"]["weighted_id"], dtype=float)
-    return {kind: float(np.nanmedian(weighted[kinds == kind])) if (kinds == kind).any() else None
-            for kind in ("positional", "symbolic")}
+    return {
+        kind: float(np.nanmedian(weighted[kinds == kind])) if (kinds == kind).any() else None
+        for kind in ("positional", "symbolic")
+    }
 
 
 def decide(rows: dict) -> str:
@@ -89,9 +104,11 @@ def decide(rows: dict) -> str:
 
 def _line(task: str, r: dict) -> str:
     test = "no test (a group is empty)" if r["U"] is None else f"U = {r['U']:g}, p = {r['p_lower']:.2g}"
-    return (f"{task}: {r['n_positional']} positional (median ID {r['median_id_positional']}) vs {r['n_symbolic']} "
-            f"symbolic (median ID {r['median_id_symbolic']}), {test}; {r['sink_dominated']} sink-dominated and "
-            f"{r['mixed']} mixed of {r['heads']} left out")
+    return (
+        f"{task}: {r['n_positional']} positional (median ID {r['median_id_positional']}) vs {r['n_symbolic']} "
+        f"symbolic (median ID {r['median_id_symbolic']}), {test}; {r['sink_dominated']} sink-dominated and "
+        f"{r['mixed']} mixed of {r['heads']} left out"
+    )
 
 
 def _show(path: Path) -> str:
@@ -105,32 +122,57 @@ def _show(path: Path) -> str:
 def check_folder(folder: Path) -> Outcome:
     """Decide the claim on ``folder``/analysis_<task>.json."""
     folder = Path(folder)
-    absent = {t: folder / f"analysis_{t}.json" for t in TASKS if not (folder / f"analysis_{t}.json").is_file()}
+    absent = {
+        t: folder / f"analysis_{t}.json" for t in TASKS if not (folder / f"analysis_{t}.json").is_file()
+    }
     if absent:
-        commands = "; ".join(COMMAND.format(model=GGUF.get(folder.name, "MODEL"), task=t, path=_show(p),
-                                            folder=folder.name) for t, p in absent.items())
-        return Outcome("undecided", f"missing {', '.join(_show(p) for p in absent.values())} (write it with: "
-                       f"{commands})", {"rule": RULE, "missing": [_show(p) for p in absent.values()]})
+        commands = "; ".join(
+            COMMAND.format(model=GGUF.get(folder.name, "MODEL"), task=t, path=_show(p), folder=folder.name)
+            for t, p in absent.items()
+        )
+        return Outcome(
+            "undecided",
+            f"missing {', '.join(_show(p) for p in absent.values())} (write it with: {commands})",
+            {"rule": RULE, "missing": [_show(p) for p in absent.values()]},
+        )
     analyses = {t: read(folder / f"analysis_{t}.json", LLM_HEADS) for t in TASKS}
     rows = {t: compare_groups(a) for t, a in analyses.items()}
     status = decide(rows)
-    evidence = {"rule": RULE, "source": _show(folder), "model": analyses[TASKS[0]].get("model"),
-                "per_task": rows}
-    return Outcome(status, "; ".join(_line(t, r) for t, r in rows.items()) + f" (source: {_show(folder)})",
-                   evidence)
+    evidence = {
+        "rule": RULE,
+        "source": _show(folder),
+        "model": analyses[TASKS[0]].get("model"),
+        "per_task": rows,
+    }
+    return Outcome(
+        status, "; ".join(_line(t, r) for t, r in rows.items()) + f" (source: {_show(folder)})", evidence
+    )
 
 
-@claim("C11-llm", "In a pretrained LLM (SmolLM2-135M-Instruct), positional heads use faster RoPE planes than "
-       "symbolic heads", "Appendix G, Table 1 (C11), asked of a real model", recorded="verified", kind="experiment", origin="package")
+@claim(
+    "C11-llm",
+    "In a pretrained LLM (SmolLM2-135M-Instruct), positional heads use faster RoPE planes than "
+    "symbolic heads",
+    "Appendix G, Table 1 (C11), asked of a real model",
+    recorded="verified",
+    kind="experiment",
+    origin="package",
+)
 def positional_heads_use_faster_planes(options):
     return check_folder(SHIPPED)
 
 
-@claim("C11-llm-gemma3", "In a second pretrained LLM family (Gemma 3 270M, base model; sliding-window layers with "
-       "RoPE base 10,000 and full-attention layers with base 1,000,000), positional heads use faster RoPE planes "
-       "than symbolic heads, each plane ID counted in its own layer's base",
-       "Appendix G, Table 1 (C11), asked of a second model family (issue 32); the rule of C11-llm, unchanged, "
-       "registered 2026-12-03 before Gemma 3 was analysed", recorded="verified", kind="experiment", origin="package")
+@claim(
+    "C11-llm-gemma3",
+    "In a second pretrained LLM family (Gemma 3 270M, base model; sliding-window layers with "
+    "RoPE base 10,000 and full-attention layers with base 1,000,000), positional heads use faster RoPE planes "
+    "than symbolic heads, each plane ID counted in its own layer's base",
+    "Appendix G, Table 1 (C11), asked of a second model family (issue 32); the rule of C11-llm, unchanged, "
+    "registered 2026-12-03 before Gemma 3 was analysed",
+    recorded="verified",
+    kind="experiment",
+    origin="package",
+)
 # recorded undecided when registered: no Gemma 3 analysis had run.  Recorded verified when it ran
 # (2026-12-03): number 26 positional (median ID 76) vs 11 symbolic (114), p = 0.00037; letter 15
 # vs 12 (76 vs 116.5), p = 5.1e-05 (IDs of 128 planes, each in its layer's own base).

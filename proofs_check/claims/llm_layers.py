@@ -22,17 +22,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from proofs_check.evidence.shipped import LLM_HEADS, read
+
 from ..registry import Outcome, claim
 from .llm_heads import SHIPPED_GEMMA3, TASKS, _show, classify_heads
-from .shipped import LLM_HEADS, read
 
 ALPHA = 0.01
 KINDS = ("sliding", "full")
 LAYERED = {**LLM_HEADS, "frequency": {**LLM_HEADS["frequency"], "layer_kind": [str]}}
-RULE = (f"per task: heads classified by C11-llm's rule, sink-dominated left out; 2x2 table of positional vs other "
-        f"heads in sliding vs full layers; one-sided Fisher exact tests. Verified if positional heads are more "
-        f"frequent in sliding layers with p < {ALPHA} in every task; refuted if less frequent with p < {ALPHA} in "
-        f"any task; undecided otherwise")
+RULE = (
+    f"per task: heads classified by C11-llm's rule, sink-dominated left out; 2x2 table of positional vs other "
+    f"heads in sliding vs full layers; one-sided Fisher exact tests. Verified if positional heads are more "
+    f"frequent in sliding layers with p < {ALPHA} in every task; refuted if less frequent with p < {ALPHA} in "
+    f"any task; undecided otherwise"
+)
 
 
 def layer_table(analysis: dict) -> list[list[int]]:
@@ -40,7 +43,9 @@ def layer_table(analysis: dict) -> list[list[int]]:
     kinds = classify_heads(analysis)
     types = analysis["frequency"]["layer_kind"]
     if len(types) != kinds.shape[0] or set(types) - set(KINDS):
-        raise ValueError(f"frequency.layer_kind must name each of the {kinds.shape[0]} layers one of {KINDS}, got {types}")
+        raise ValueError(
+            f"frequency.layer_kind must name each of the {kinds.shape[0]} layers one of {KINDS}, got {types}"
+        )
     table = [[0, 0], [0, 0]]
     for layer, kind_of_layer in enumerate(types):
         row = table[KINDS.index(kind_of_layer)]
@@ -55,8 +60,12 @@ def fisher_row(table: list[list[int]]) -> dict:
 
     more = fisher_exact(table, alternative="greater")
     less = fisher_exact(table, alternative="less")
-    return {"table": table, "odds_ratio": float(more.statistic), "p_more": float(more.pvalue),
-            "p_less": float(less.pvalue)}
+    return {
+        "table": table,
+        "odds_ratio": float(more.statistic),
+        "p_more": float(more.pvalue),
+        "p_less": float(less.pvalue),
+    }
 
 
 def decide(rows: dict) -> str:
@@ -69,29 +78,45 @@ def decide(rows: dict) -> str:
 
 def _line(task: str, r: dict) -> str:
     (ps, os_), (pf, of) = r["table"]
-    return (f"{task}: positional {ps} of {ps + os_} heads in sliding layers vs {pf} of {pf + of} in full layers, "
-            f"Fisher one-sided p = {r['p_more']:.2g} (opposite direction p = {r['p_less']:.2g})")
+    return (
+        f"{task}: positional {ps} of {ps + os_} heads in sliding layers vs {pf} of {pf + of} in full layers, "
+        f"Fisher one-sided p = {r['p_more']:.2g} (opposite direction p = {r['p_less']:.2g})"
+    )
 
 
 def check_folder(folder: Path) -> Outcome:
     paths = {t: Path(folder) / f"analysis_{t}.json" for t in TASKS}
     absent = [_show(p) for p in paths.values() if not p.is_file()]
     if absent:
-        return Outcome("undecided", f"missing {', '.join(absent)} (the Gemma 3 analysis, "
-                                    "python -m training analyze --model ...)", {"rule": RULE, "missing": absent})
+        return Outcome(
+            "undecided",
+            f"missing {', '.join(absent)} (the Gemma 3 analysis, python -m training analyze --model ...)",
+            {"rule": RULE, "missing": absent},
+        )
     analyses = {t: read(p, LLM_HEADS) for t, p in paths.items()}
     if any("layer_kind" not in a["frequency"] for a in analyses.values()):
-        return Outcome("undecided", f"{_show(folder)}: the analysis does not record frequency.layer_kind",
-                       {"rule": RULE})
+        return Outcome(
+            "undecided", f"{_show(folder)}: the analysis does not record frequency.layer_kind", {"rule": RULE}
+        )
     rows = {t: fisher_row(layer_table(read(paths[t], LAYERED))) for t in TASKS}
-    return Outcome(decide(rows), "; ".join(_line(t, r) for t, r in rows.items()) + f" (source: {_show(folder)})",
-                   {"rule": RULE, "source": _show(folder), "per_task": rows})
+    return Outcome(
+        decide(rows),
+        "; ".join(_line(t, r) for t, r in rows.items()) + f" (source: {_show(folder)})",
+        {"rule": RULE, "source": _show(folder), "per_task": rows},
+    )
 
 
-@claim("LLM-local-global", "In Gemma 3 270M, positional heads are more frequent in sliding-window layers (RoPE base "
-       "10,000) than in full-attention layers (base 1,000,000)", "issue 32 (not a claim of the paper; its "
-       "Section 3.5 geometry asked of a model with two RoPE bases); registered 2026-12-03 before Gemma 3 was "
-       "analysed", recorded="undecided", kind="experiment", origin="package")
+@claim(
+    "LLM-local-global",
+    "In Gemma 3 270M, positional heads are more frequent in sliding-window layers (RoPE base "
+    "10,000) than in full-attention layers (base 1,000,000)",
+    "issue 32 (not a claim of the paper; its "
+    "Section 3.5 geometry asked of a model with two RoPE bases); registered 2026-12-03 before Gemma 3 was "
+    "analysed",
+    recorded="undecided",
+    kind="experiment",
+    origin="package",
+)
 # recorded undecided when registered: no Gemma 3 analysis had run.  Still undecided when it ran
 # (2026-12-03): the direction holds (positional 26 of 51 and 15 of 38 non-sink heads in sliding
 # layers, 0 of 4 and 0 of 3 in full layers) but the three full layers leave too few heads once

@@ -42,10 +42,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from proofs_check.evidence.shipped import LLM_RESULTS, read
 from theory.statistics import INTERVAL_METHOD, mean_interval
 
 from ..registry import Outcome, claim
-from .shipped import LLM_RESULTS, read
 
 REFERENCE = Path(__file__).resolve().parents[2] / "training" / "reference" / "llm"
 FILES = {task: f"smollm2_{task}.json" for task in ("number", "letter")}
@@ -55,11 +55,15 @@ MODELS = ("smollm2", "gemma3")  # <model>_<task>.json and <model>_screen.json in
 # length 16, here the mean over seeds of <model>_screen.json (or of <model>_letter.json's row
 # at 16 where the screen file is absent)
 SCREEN_LENGTH, SCREEN_LEVEL = 16, 0.85
-RULE = ("d = letter minus number accuracy per seed (seeds in both files), averaged over the lengths in both; "
-        "verified if the 95% Student t interval of d over seeds is above 0, refuted if below 0, else undecided "
-        "(also with fewer than 2 seeds)")
-CHANCE_RULE = ("copying a uniformly random window token: number 1/L + (L-1)/L/26, letter 1/L; a cell is near "
-               "chance when chance lies inside its 95% interval over seeds, above/below when the interval is")
+RULE = (
+    "d = letter minus number accuracy per seed (seeds in both files), averaged over the lengths in both; "
+    "verified if the 95% Student t interval of d over seeds is above 0, refuted if below 0, else undecided "
+    "(also with fewer than 2 seeds)"
+)
+CHANCE_RULE = (
+    "copying a uniformly random window token: number 1/L + (L-1)/L/26, letter 1/L; a cell is near "
+    "chance when chance lies inside its 95% interval over seeds, above/below when the interval is"
+)
 
 
 def chance(task: str, length: int) -> float:
@@ -69,7 +73,7 @@ def chance(task: str, length: int) -> float:
 
 
 def versus_chance(ci, level: float) -> str | None:
-    """"near", "above" or "below" chance, by where ``level`` lies against the interval ``ci``."""
+    """ "near", "above" or "below" chance, by where ``level`` lies against the interval ``ci``."""
     if ci is None:
         return None
     return "above" if ci[0] > level else "below" if ci[1] < level else "near"
@@ -79,7 +83,9 @@ def per_seed_accuracy(results: dict) -> dict[int, dict[int, float]]:
     """{length: {seed: accuracy}} of a results JSON (seeds that scored nothing left out)."""
     table = {}
     for row in results["per_length"]:
-        table[row["length"]] = {seed: acc for seed, acc in zip(results["seeds"], row["per_seed"]) if acc is not None}
+        table[row["length"]] = {
+            seed: acc for seed, acc in zip(results["seeds"], row["per_seed"]) if acc is not None
+        }
     return table
 
 
@@ -88,9 +94,16 @@ def _cells(task: str, results: dict, lengths) -> list[dict]:
     cells = []
     for length in lengths:
         interval = mean_interval([a for a in rows[length]["per_seed"] if a is not None], bounds=(0.0, 1.0))
-        cells.append({"task": task, "length": length, "accuracy": interval, "chance": chance(task, length),
-                      "versus_chance": versus_chance(interval["ci"], chance(task, length)),
-                      "parse_rate": rows[length].get("parse_rate")})
+        cells.append(
+            {
+                "task": task,
+                "length": length,
+                "accuracy": interval,
+                "chance": chance(task, length),
+                "versus_chance": versus_chance(interval["ci"], chance(task, length)),
+                "parse_rate": rows[length].get("parse_rate"),
+            }
+        )
     return cells
 
 
@@ -98,29 +111,51 @@ def decide(number: dict, letter: dict) -> Outcome:
     """The outcome of C12-local from the two results JSON objects (``RULE``)."""
     tables = {"number": per_seed_accuracy(number), "letter": per_seed_accuracy(letter)}
     lengths = sorted(set(tables["number"]) & set(tables["letter"]))
-    seeds = sorted(s for s in set(number["seeds"]) & set(letter["seeds"])
-                   if all(s in tables[t][L] for t in tables for L in lengths))
-    diffs = [sum(tables["letter"][L][s] - tables["number"][L][s] for L in lengths) / len(lengths)
-             for s in seeds] if lengths else []
+    seeds = sorted(
+        s
+        for s in set(number["seeds"]) & set(letter["seeds"])
+        if all(s in tables[t][L] for t in tables for L in lengths)
+    )
+    diffs = (
+        [sum(tables["letter"][L][s] - tables["number"][L][s] for L in lengths) / len(lengths) for s in seeds]
+        if lengths
+        else []
+    )
     interval = mean_interval(diffs)
     cells = _cells("number", number, lengths) + _cells("letter", letter, lengths)
-    named = {kind: [f"{c['task']} {c['length']}" for c in cells if c["versus_chance"] == kind]
-             for kind in ("near", "above", "below")}
-    evidence = {"model": letter.get("model"), "rule": RULE, "interval_method": INTERVAL_METHOD,
-                "chance_rule": CHANCE_RULE, "lengths": lengths, "seeds": seeds,
-                "difference_per_seed": diffs, "difference": interval, "cells": cells,
-                "cells_versus_chance": named}
+    named = {
+        kind: [f"{c['task']} {c['length']}" for c in cells if c["versus_chance"] == kind]
+        for kind in ("near", "above", "below")
+    }
+    evidence = {
+        "model": letter.get("model"),
+        "rule": RULE,
+        "interval_method": INTERVAL_METHOD,
+        "chance_rule": CHANCE_RULE,
+        "lengths": lengths,
+        "seeds": seeds,
+        "difference_per_seed": diffs,
+        "difference": interval,
+        "cells": cells,
+        "cells_versus_chance": named,
+    }
     if interval["ci"] is None:
-        return Outcome("undecided", f"{len(seeds)} seed(s) with both tasks at every common length: no interval",
-                       evidence)
+        return Outcome(
+            "undecided", f"{len(seeds)} seed(s) with both tasks at every common length: no interval", evidence
+        )
     low, high = interval["ci"]
     status = "verified" if low > 0 else "refuted" if high < 0 else "undecided"
     means = {t: sum(c["accuracy"]["mean"] for c in cells if c["task"] == t) / len(lengths) for t in tables}
-    chance_note = "".join(f"; {kind} chance in {len(named[kind])} of {len(cells)} cells ({', '.join(named[kind])})"
-                          for kind in ("near", "above", "below") if named[kind])
-    summary = (f"letter {means['letter']:.3f} vs number {means['number']:.3f} (mean over lengths "
-               f"{','.join(map(str, lengths))}); letter minus number {interval['mean']:+.3f}, 95% t interval over "
-               f"{len(seeds)} seeds [{low:+.3f}, {high:+.3f}]{chance_note}")
+    chance_note = "".join(
+        f"; {kind} chance in {len(named[kind])} of {len(cells)} cells ({', '.join(named[kind])})"
+        for kind in ("near", "above", "below")
+        if named[kind]
+    )
+    summary = (
+        f"letter {means['letter']:.3f} vs number {means['number']:.3f} (mean over lengths "
+        f"{','.join(map(str, lengths))}); letter minus number {interval['mean']:+.3f}, 95% t interval over "
+        f"{len(seeds)} seeds [{low:+.3f}, {high:+.3f}]{chance_note}"
+    )
     return Outcome(status, summary, evidence)
 
 
@@ -157,37 +192,70 @@ def decide_screened(folder: Path | None = None) -> Outcome:
     first; the claim is decided (``decide``) on those that pass and have both tasks' results."""
     folder = REFERENCE if folder is None else folder
     letters = {m: _letter_file(folder, m) for m in MODELS}
-    screens = {m: screen(folder, m, letters[m]) for m in MODELS
-               if letters[m] is not None or (Path(folder) / f"{m}_screen.json").is_file()}
+    screens = {
+        m: screen(folder, m, letters[m])
+        for m in MODELS
+        if letters[m] is not None or (Path(folder) / f"{m}_screen.json").is_file()
+    }
     if not screens:
-        return Outcome("undecided", f"no shipped results in {folder} (<model>_number.json and <model>_letter.json "
-                                    f"for {', '.join(MODELS)}); run python -m training llm --backend hf", {"rule": RULE})
+        return Outcome(
+            "undecided",
+            f"no shipped results in {folder} (<model>_number.json and <model>_letter.json "
+            f"for {', '.join(MODELS)}); run python -m training llm --backend hf",
+            {"rule": RULE},
+        )
     shipped = {m: load_results(folder, m) for m in screens}
     judged = {m: decide(r["number"], r["letter"]) for m, r in shipped.items() if r and screens[m]["passes"]}
-    said = [f"{m}: " + (f"not screened (no run at length {SCREEN_LENGTH})" if s["passes"] is None else
-                        f"{s['accuracy']:.3f} at length {SCREEN_LENGTH} ({s['seeds']} seeds), "
-                        + ("passes" if s["passes"] else "screened out")) for m, s in screens.items()]
-    evidence = {"rule": RULE, "screen": f"mean 1-hop letter accuracy >= {SCREEN_LEVEL} at length {SCREEN_LENGTH} "
-                                        "(Appendix H)", "screens": screens,
-                "per_model": {m: {"status": o.status, "summary": o.summary, "evidence": o.evidence}
-                              for m, o in judged.items()},
-                "screened_out": {m: decide(r["number"], r["letter"]).summary if r else "one task's results only"
-                                 for m, r in shipped.items() if not screens[m]["passes"]},
-                "passed_without_both_tasks": [m for m in screens if screens[m]["passes"] and not shipped[m]]}
+    said = [
+        f"{m}: "
+        + (
+            f"not screened (no run at length {SCREEN_LENGTH})"
+            if s["passes"] is None
+            else f"{s['accuracy']:.3f} at length {SCREEN_LENGTH} ({s['seeds']} seeds), "
+            + ("passes" if s["passes"] else "screened out")
+        )
+        for m, s in screens.items()
+    ]
+    evidence = {
+        "rule": RULE,
+        "screen": f"mean 1-hop letter accuracy >= {SCREEN_LEVEL} at length {SCREEN_LENGTH} (Appendix H)",
+        "screens": screens,
+        "per_model": {
+            m: {"status": o.status, "summary": o.summary, "evidence": o.evidence} for m, o in judged.items()
+        },
+        "screened_out": {
+            m: decide(r["number"], r["letter"]).summary if r else "one task's results only"
+            for m, r in shipped.items()
+            if not screens[m]["passes"]
+        },
+        "passed_without_both_tasks": [m for m in screens if screens[m]["passes"] and not shipped[m]],
+    }
     screen_line = f"screen (Appendix H, >= {SCREEN_LEVEL} on letter at {SCREEN_LENGTH}): " + "; ".join(said)
     if not judged:
-        return Outcome("undecided", f"no model passes the screen with both tasks' results, so none is judged; "
-                                    f"{screen_line}", evidence)
+        return Outcome(
+            "undecided",
+            f"no model passes the screen with both tasks' results, so none is judged; {screen_line}",
+            evidence,
+        )
     statuses = {o.status for o in judged.values()}
     status = "refuted" if "refuted" in statuses else "verified" if statuses == {"verified"} else "undecided"
-    return Outcome(status, "; ".join(f"{m}: {o.summary}" for m, o in judged.items()) + f"; {screen_line}", evidence)
+    return Outcome(
+        status, "; ".join(f"{m}: {o.summary}" for m, o in judged.items()) + f"; {screen_line}", evidence
+    )
 
 
-@claim("C12-local", "Local pretrained LLMs that pass the paper's screen (Appendix H: at least 0.85 on the 1-hop "
-       "letter task at length 16), like the frontier models of Table 3, are more accurate on the letter task than on "
-       "the number task (per model, letter minus number accuracy, averaged over the shipped lengths, has a 95% "
-       "interval over seeds above 0)", "Section 3.7, Table 3, Appendix H (local analogue; the screen added "
-       "2026-12-03, issue 32, before Gemma 3 ran)", recorded="undecided", kind="experiment", origin="package")
+@claim(
+    "C12-local",
+    "Local pretrained LLMs that pass the paper's screen (Appendix H: at least 0.85 on the 1-hop "
+    "letter task at length 16), like the frontier models of Table 3, are more accurate on the letter task than on "
+    "the number task (per model, letter minus number accuracy, averaged over the shipped lengths, has a 95% "
+    "interval over seeds above 0)",
+    "Section 3.7, Table 3, Appendix H (local analogue; the screen added "
+    "2026-12-03, issue 32, before Gemma 3 ran)",
+    recorded="undecided",
+    kind="experiment",
+    origin="package",
+)
 # recorded undecided on SmolLM2 alone (near chance: letter minus number +0.013 [-0.067, +0.093]);
 # the screen was added, with Gemma 3 270M, before either model's screen run existed.
 def local_letter_above_number(options):

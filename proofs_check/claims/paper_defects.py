@@ -47,7 +47,10 @@ def position_spread(con, offsets, theta=None) -> dict:
     fixed): the largest range over all pairs, and over matching pairs (c_omega = 0)."""
     table = logit_table(con, offsets, theta)
     spread = table.max(axis=0) - table.min(axis=0)
-    match = con.phase_shift(*np.meshgrid(np.arange(len(con.vocab)), np.arange(len(con.vocab)), indexing="ij"))[1] == 0
+    match = (
+        con.phase_shift(*np.meshgrid(np.arange(len(con.vocab)), np.arange(len(con.vocab)), indexing="ij"))[1]
+        == 0
+    )
     return {"any_key": float(spread.max()), "matching_key": float(spread[match].max())}
 
 
@@ -61,8 +64,12 @@ def hard_outputs_at_zero(con, tokens) -> list:
     logits = np.cos(con.phase_shift(q, k)[1] * (0.0 if omega is None else omega))
     logits[np.triu_indices(n, 1)] = -np.inf  # causal
     hidden = con.hidden(ids)
-    out, _ = decode(con.residual(hidden, average_hard(logits, hidden @ con.weights().value.T, FLOAT64))
-                    [..., :len(con.vocab)], FLOAT64)
+    out, _ = decode(
+        con.residual(hidden, average_hard(logits, hidden @ con.weights().value.T, FLOAT64))[
+            ..., : len(con.vocab)
+        ],
+        FLOAT64,
+    )
     return con.tokens(out)
 
 
@@ -74,35 +81,51 @@ def symbolic_outcome(n0: int = N0, theta=None, zero_input=(("a", 2), ("a", 1))) 
     index_con = number_task(n0)  # the positional half: T_Index's logit ignores the key's content
     content = logit_table(index_con, range(n0))
     index_content_spread = float((content.max(axis=2) - content.min(axis=2)).max())
-    evidence = {"rule": "purely symbolic (the predecessor's sense, used by F.2.3): a key's logit depends on its content, "
-                        "never its position; refuted when moving one key among the positions before the query moves "
-                        "its logit by more than float noise (1e-12) at an angle where T_Retrieval is exact",
-                "theta": str(con.theta), "n0": n0, "exact": con.is_exact(), "position_spread": moved,
-                "argument": "a matching key's logit is cos(t theta) (closed form, C4): equal at t = 1 and t = 2 only "
-                            "when theta is in 2 pi Z (or pi Z at these offsets), and T_Retrieval is exact only for "
-                            "angles where matches at different offsets have different logits; at theta = 0 every "
-                            "logit is cos(r omega), content only, and the last token below decodes to a tie",
-                "theta_zero": {"position_spread": at_zero, "input": [f"{a}{b}" for a, b in zero_input],
-                               "outputs": [None if x is None else f"{x[0]}{x[1]}" for x in zero_out],
-                               "reference": [f"{a}{b}" for a, b in definition_retrieval(list(zero_input))]},
-                "t_index_content_spread": index_content_spread}
+    evidence = {
+        "rule": "purely symbolic (the predecessor's sense, used by F.2.3): a key's logit depends on its content, "
+        "never its position; refuted when moving one key among the positions before the query moves "
+        "its logit by more than float noise (1e-12) at an angle where T_Retrieval is exact",
+        "theta": str(con.theta),
+        "n0": n0,
+        "exact": con.is_exact(),
+        "position_spread": moved,
+        "argument": "a matching key's logit is cos(t theta) (closed form, C4): equal at t = 1 and t = 2 only "
+        "when theta is in 2 pi Z (or pi Z at these offsets), and T_Retrieval is exact only for "
+        "angles where matches at different offsets have different logits; at theta = 0 every "
+        "logit is cos(r omega), content only, and the last token below decodes to a tie",
+        "theta_zero": {
+            "position_spread": at_zero,
+            "input": [f"{a}{b}" for a, b in zero_input],
+            "outputs": [None if x is None else f"{x[0]}{x[1]}" for x in zero_out],
+            "reference": [f"{a}{b}" for a, b in definition_retrieval(list(zero_input))],
+        },
+        "t_index_content_spread": index_content_spread,
+    }
     symbolic = moved["any_key"] <= FLOAT_TIE
-    summary = (f"T_Retrieval at theta = {con.theta}, n0 = {n0} (exact: {con.is_exact()}): moving a key among the "
-               f"positions before the query moves its logit by up to {moved['any_key']:.4f} (a matching key: "
-               f"{moved['matching_key']:.4f}); at theta = 0 the logits are content-only (spread "
-               f"{at_zero['any_key']:g}) but {evidence['theta_zero']['input']} decodes to "
-               f"{evidence['theta_zero']['outputs'][-1]} at the last position, not "
-               f"{evidence['theta_zero']['reference'][-1]}; T_Index's head is purely positional (content spread "
-               f"{index_content_spread:g})")
+    summary = (
+        f"T_Retrieval at theta = {con.theta}, n0 = {n0} (exact: {con.is_exact()}): moving a key among the "
+        f"positions before the query moves its logit by up to {moved['any_key']:.4f} (a matching key: "
+        f"{moved['matching_key']:.4f}); at theta = 0 the logits are content-only (spread "
+        f"{at_zero['any_key']:g}) but {evidence['theta_zero']['input']} decodes to "
+        f"{evidence['theta_zero']['outputs'][-1]} at the last position, not "
+        f"{evidence['theta_zero']['reference'][-1]}; T_Index's head is purely positional (content spread "
+        f"{index_content_spread:g})"
+    )
     if not con.is_exact():  # not an angle where it computes Retrieval: the statement is not tested there
         return Outcome("undecided", summary, evidence)
     return Outcome("verified" if symbolic else "refuted", summary, evidence)
 
 
-@claim("R31-retrieval-symbolic", "Remark 3.1 (p. 7): 'our constructed models TIndex and TRetrieval have, respectively, "
-       "purely positional and purely symbolic attention heads' -- T_Retrieval's head is purely symbolic at an angle "
-       "where it computes Retrieval", "Remark 3.1 (p. 7); Appendix F.2.2", recorded="refuted", kind="statement",
-       origin="paper")
+@claim(
+    "R31-retrieval-symbolic",
+    "Remark 3.1 (p. 7): 'our constructed models TIndex and TRetrieval have, respectively, "
+    "purely positional and purely symbolic attention heads' -- T_Retrieval's head is purely symbolic at an angle "
+    "where it computes Retrieval",
+    "Remark 3.1 (p. 7); Appendix F.2.2",
+    recorded="refuted",
+    kind="statement",
+    origin="paper",
+)
 def retrieval_head_symbolic(options):
     return symbolic_outcome()
 
@@ -116,21 +139,36 @@ def omega_angle_outcome(sizes=ALPH_SIZES, m: int = 2, n: int = 2) -> Outcome:
     con = RetrievalConstruction(LETTER_ALPH, 8, omega_of(len(LETTER_ALPH)), n)
     ids = con.all_proper_ids(n)
     report = compare_outputs(con, ids, con.reference_batch(ids), "exact")
-    evidence = {"rule": "verified when T_Retrieval with theta = 2 pi/|ALPH| is exact (every proper input of length "
-                        f"<= n0 = {n}, exact average-hard attention) for every |ALPH| in {list(sizes)}; an error at "
-                        f"length {n} is an error for every n0 >= {n}", "exact_by_alph": exact,
-                "letter_task_alphabet": report}
-    summary = (f"theta = 2 pi/|ALPH| (= omega): exact for |ALPH| in {[A for A, e in exact.items() if e]} of "
-               f"{list(sizes)} at n0 = {n}; letter alphabet: {report['wrong']} wrong of {report['positions']} "
-               f"positions on the {report['inputs']} proper inputs of length {n}, e.g. {report.get('first_failure')}")
-    return Outcome("verified" if all(exact.values()) else "refuted", summary, evidence,
-                   counterexample=report.get("first_failure"))
+    evidence = {
+        "rule": "verified when T_Retrieval with theta = 2 pi/|ALPH| is exact (every proper input of length "
+        f"<= n0 = {n}, exact average-hard attention) for every |ALPH| in {list(sizes)}; an error at "
+        f"length {n} is an error for every n0 >= {n}",
+        "exact_by_alph": exact,
+        "letter_task_alphabet": report,
+    }
+    summary = (
+        f"theta = 2 pi/|ALPH| (= omega): exact for |ALPH| in {[A for A, e in exact.items() if e]} of "
+        f"{list(sizes)} at n0 = {n}; letter alphabet: {report['wrong']} wrong of {report['positions']} "
+        f"positions on the {report['inputs']} proper inputs of length {n}, e.g. {report.get('first_failure')}"
+    )
+    return Outcome(
+        "verified" if all(exact.values()) else "refuted",
+        summary,
+        evidence,
+        counterexample=report.get("first_failure"),
+    )
 
 
-@claim("F22-angle-omega", "Appendix F.2.2 (p. 25): 'the minimum discrepancy (on non-constant inputs) induced by angle "
-       "theta = 2 pi/|ALPH| is strictly positive, Lemma F.1 implies that the same conclusion holds' -- T_Retrieval with "
-       "RoPE angle theta = 2 pi/|ALPH| computes Retrieval", "Appendix F.2.2, conclusion (p. 25)", recorded="refuted",
-       kind="statement", origin="paper")
+@claim(
+    "F22-angle-omega",
+    "Appendix F.2.2 (p. 25): 'the minimum discrepancy (on non-constant inputs) induced by angle "
+    "theta = 2 pi/|ALPH| is strictly positive, Lemma F.1 implies that the same conclusion holds' -- T_Retrieval with "
+    "RoPE angle theta = 2 pi/|ALPH| computes Retrieval",
+    "Appendix F.2.2, conclusion (p. 25)",
+    recorded="refuted",
+    kind="statement",
+    origin="paper",
+)
 def retrieval_at_omega(options):
     return omega_angle_outcome()
 
@@ -138,27 +176,48 @@ def retrieval_at_omega(options):
 def attended_equally_outcome(n0: int = N0, theta=None) -> Outcome:
     """The last query's logits on proper inputs whose tokens share one left symbol."""
     con = letter_task(n0, theta)
-    families = {"a1 ... a1": lambda n: [("a", 1)] * n, "a1 ... a1 a2": lambda n: [("a", 1)] * (n - 1) + [("a", 2)],
-                "aa ... aa": lambda n: [("a", "a")] * n}
-    spread = {name: [float(np.ptp(con.attention_logits(make(n))[-1])) for n in range(2, n0 + 1)]
-              for name, make in families.items()}
+    families = {
+        "a1 ... a1": lambda n: [("a", 1)] * n,
+        "a1 ... a1 a2": lambda n: [("a", 1)] * (n - 1) + [("a", 2)],
+        "aa ... aa": lambda n: [("a", "a")] * n,
+    }
+    spread = {
+        name: [float(np.ptp(con.attention_logits(make(n))[-1])) for n in range(2, n0 + 1)]
+        for name, make in families.items()
+    }
     smallest = min(min(v) for v in spread.values())
-    evidence = {"rule": "(ii) holds when on every proper input whose tokens share one left symbol the last query's "
-                        "logits are equal (range <= 1e-12); refuted by one input where they are not",
-                "theta": str(con.theta), "n0": n0, "last_row_range_by_length_2_to_n0": spread,
-                "also": "a1 ... a1 a2 is proper, shares one left symbol and is not constant, against (ii)'s 'the "
-                        "input sequence is a constant sequence'"}
-    summary = (f"theta = {con.theta}, lengths 2..{n0}: the last query's logits on a1...a1, a1...a1 a2 and aa...aa range "
-               f"over at least {smallest:.2e} (a1 a1: {spread['a1 ... a1'][0]:.2e}; length {n0}: "
-               f"{spread['a1 ... a1'][-1]:.4f}); a1...a1 a2 is proper and not constant")
-    return Outcome("verified" if smallest <= FLOAT_TIE else "refuted", summary, evidence,
-                   counterexample=None if smallest <= FLOAT_TIE else {"input": "a1 a1", "theta": str(con.theta)})
+    evidence = {
+        "rule": "(ii) holds when on every proper input whose tokens share one left symbol the last query's "
+        "logits are equal (range <= 1e-12); refuted by one input where they are not",
+        "theta": str(con.theta),
+        "n0": n0,
+        "last_row_range_by_length_2_to_n0": spread,
+        "also": "a1 ... a1 a2 is proper, shares one left symbol and is not constant, against (ii)'s 'the "
+        "input sequence is a constant sequence'",
+    }
+    summary = (
+        f"theta = {con.theta}, lengths 2..{n0}: the last query's logits on a1...a1, a1...a1 a2 and aa...aa range "
+        f"over at least {smallest:.2e} (a1 a1: {spread['a1 ... a1'][0]:.2e}; length {n0}: "
+        f"{spread['a1 ... a1'][-1]:.4f}); a1...a1 a2 is proper and not constant"
+    )
+    return Outcome(
+        "verified" if smallest <= FLOAT_TIE else "refuted",
+        summary,
+        evidence,
+        counterexample=None if smallest <= FLOAT_TIE else {"input": "a1 a1", "theta": str(con.theta)},
+    )
 
 
-@claim("F22-step-ii", "Appendix F.2.2 (p. 24), step (ii): 'if all the symbol sigma_j, with j <= n, has the same "
-       "left-symbol sigma^L_j, then all the sequence is attended equally. Then by the property (i) the input sequence is a "
-       "constant sequence'", "Appendix F.2.2, logit computation (p. 24)", recorded="refuted", kind="statement",
-       origin="paper")
+@claim(
+    "F22-step-ii",
+    "Appendix F.2.2 (p. 24), step (ii): 'if all the symbol sigma_j, with j <= n, has the same "
+    "left-symbol sigma^L_j, then all the sequence is attended equally. Then by the property (i) the input sequence is a "
+    "constant sequence'",
+    "Appendix F.2.2, logit computation (p. 24)",
+    recorded="refuted",
+    kind="statement",
+    origin="paper",
+)
 def step_two(options):
     return attended_equally_outcome()
 
@@ -174,20 +233,36 @@ def case1_outcome(con: IndexConstruction | None = None) -> Outcome:
     scores = np.sort(R[:, :size], axis=1)
     gaps = scores[:, -1] - scores[:, -2]
     coords = sorted({int(c) for _, c in off})
-    evidence = {"rule": "verified when R = E + W_V E equals 3 E in every coordinate for every letter of T_Index "
-                        "(number-task vocabulary); the decoding gap is reported beside it",
-                "letters": len(letters), "coordinates_that_differ": coords, "embedding_dim": int(E.shape[1]),
-                "example": {"letter": con.vocab[letters[0]], "R_last": float(R[0, -1]), "3E_last": float(3 * E[0, -1])},
-                "decoding_gap": sorted({float(g) for g in gaps})}
-    summary = (f"{len(letters)} letters: R differs from 3E in coordinate(s) {coords} of {E.shape[1]} (the constant "
-               f"coordinate: R has {R[0, -1]:g}, 3E has {3 * E[0, -1]:g}, since W_V is 0 there); the decoding gap is "
-               f"{evidence['decoding_gap']} as the paper says (decoding reads only the first |Sigma| coordinates)")
+    evidence = {
+        "rule": "verified when R = E + W_V E equals 3 E in every coordinate for every letter of T_Index "
+        "(number-task vocabulary); the decoding gap is reported beside it",
+        "letters": len(letters),
+        "coordinates_that_differ": coords,
+        "embedding_dim": int(E.shape[1]),
+        "example": {
+            "letter": con.vocab[letters[0]],
+            "R_last": float(R[0, -1]),
+            "3E_last": float(3 * E[0, -1]),
+        },
+        "decoding_gap": sorted({float(g) for g in gaps}),
+    }
+    summary = (
+        f"{len(letters)} letters: R differs from 3E in coordinate(s) {coords} of {E.shape[1]} (the constant "
+        f"coordinate: R has {R[0, -1]:g}, 3E has {3 * E[0, -1]:g}, since W_V is 0 there); the decoding gap is "
+        f"{evidence['decoding_gap']} as the paper says (decoding reads only the first |Sigma| coordinates)"
+    )
     return Outcome("refuted" if len(off) else "verified", summary, evidence)
 
 
-@claim("F21-case1-3E", "Appendix F.2.1 (p. 22), Case 1: 'the residual stream equals to three times the input "
-       "embedding: R(sigma_n, sigma_n) = 3E(sigma_n)'", "Appendix F.2.1, unembedding step, Case 1 (p. 22)",
-       recorded="refuted", kind="statement", origin="paper")
+@claim(
+    "F21-case1-3E",
+    "Appendix F.2.1 (p. 22), Case 1: 'the residual stream equals to three times the input "
+    "embedding: R(sigma_n, sigma_n) = 3E(sigma_n)'",
+    "Appendix F.2.1, unembedding step, Case 1 (p. 22)",
+    recorded="refuted",
+    kind="statement",
+    origin="paper",
+)
 def case_one(options):
     return case1_outcome()
 
@@ -203,24 +278,44 @@ def single_frequency_outcome(alph=tuple(LETTER_ALPH), m: int = 8, n0s=range(2, N
     index_exact = IndexConstruction(NUMBER_ALPH, 16, theta, max(n0s)).is_exact()
     omega = float(2 * np.pi / len(alph))
     planes = [k + 1 for k, g in enumerate(rope_angles(128, 10000)) if g < omega / (2 * N0)]
-    evidence = {"rule": "reading: 'standard RoPE with a single frequency' = RoPE on a 2-dim head (one rotary plane), "
-                        "angle g_1 = base^0 = 1 rad for every base; verified when T_Retrieval at theta = 1 is exact "
-                        f"for every n0 in {list(n0s)} (|ALPH| = {len(alph)}, m = {m})", "g_1": g1,
-                "exact_by_n0": exact, "first_n0": report, "t_index_at_theta_1_exact_n0_17": index_exact,
-                "other_reading": {"what": "one plane of a 128-dim RoPE (base 10^4): planes whose angle meets the "
-                                          "paper's theta < omega/(2 n0) at n0 = 17, float64", "ids": planes}}
-    summary = (f"theta = g_1 = {g1:g} rad: T_Retrieval (|ALPH| = {len(alph)}) exact for no n0 in {min(n0s)}..{max(n0s)} "
-               f"({report['wrong']} wrong positions of {report['positions']} at length {min(n0s)}); T_Index is exact "
-               f"there ({index_exact}); reading 'one plane of a 128-dim RoPE': IDs {planes[0]}..{planes[-1]} meet the "
-               f"paper's condition at n0 = {N0}")
-    return Outcome("verified" if all(exact.values()) else "refuted", summary, evidence,
-                   counterexample=report.get("first_failure"))
+    evidence = {
+        "rule": "reading: 'standard RoPE with a single frequency' = RoPE on a 2-dim head (one rotary plane), "
+        "angle g_1 = base^0 = 1 rad for every base; verified when T_Retrieval at theta = 1 is exact "
+        f"for every n0 in {list(n0s)} (|ALPH| = {len(alph)}, m = {m})",
+        "g_1": g1,
+        "exact_by_n0": exact,
+        "first_n0": report,
+        "t_index_at_theta_1_exact_n0_17": index_exact,
+        "other_reading": {
+            "what": "one plane of a 128-dim RoPE (base 10^4): planes whose angle meets the "
+            "paper's theta < omega/(2 n0) at n0 = 17, float64",
+            "ids": planes,
+        },
+    }
+    summary = (
+        f"theta = g_1 = {g1:g} rad: T_Retrieval (|ALPH| = {len(alph)}) exact for no n0 in {min(n0s)}..{max(n0s)} "
+        f"({report['wrong']} wrong positions of {report['positions']} at length {min(n0s)}); T_Index is exact "
+        f"there ({index_exact}); reading 'one plane of a 128-dim RoPE': IDs {planes[0]}..{planes[-1]} meet the "
+        f"paper's condition at n0 = {N0}"
+    )
+    return Outcome(
+        "verified" if all(exact.values()) else "refuted",
+        summary,
+        evidence,
+        counterexample=report.get("first_failure"),
+    )
 
 
-@claim("S34-single-frequency", "Section 3.4 (p. 7): 'these constructions do not rely on ad-hoc components: they use "
-       "standard RoPE with a single frequency and softmax attention' -- T_Retrieval works with a standard single-"
-       "frequency RoPE (a 2-dim head, angle g_1 = 1 rad)", "Section 3.4 (p. 7); Appendix F.2.2", recorded="refuted",
-       kind="statement", origin="paper")
+@claim(
+    "S34-single-frequency",
+    "Section 3.4 (p. 7): 'these constructions do not rely on ad-hoc components: they use "
+    "standard RoPE with a single frequency and softmax attention' -- T_Retrieval works with a standard single-"
+    "frequency RoPE (a 2-dim head, angle g_1 = 1 rad)",
+    "Section 3.4 (p. 7); Appendix F.2.2",
+    recorded="refuted",
+    kind="statement",
+    origin="paper",
+)
 def single_frequency(options):
     return single_frequency_outcome()
 
@@ -235,24 +330,37 @@ def listing_index_outcome(listing=listing1.index, alph=("A", "B"), ms=(1, 2, 3),
         for n in range(m + 1, n_max + 1):
             for seq in itertools.product(sigma, repeat=n):
                 got, want = listing(seq), definition_index(seq, literal=True)
-                valid = all(isinstance(x, str) or j >= x for j, x in enumerate(seq))  # every integer points inside
+                valid = all(
+                    isinstance(x, str) or j >= x for j, x in enumerate(seq)
+                )  # every integer points inside
                 counts["inputs"] += 1
                 counts["valid_inputs"] += valid
                 if got != want:
                     counts["differ"] += 1
                     counts["differ_on_valid"] += valid
-                    first = first or {"input": list(map(str, seq)), "listing_1": list(map(str, got)),
-                                      "definition_f1": list(map(str, want)), "m": m}
+                    first = first or {
+                        "input": list(map(str, seq)),
+                        "listing_1": list(map(str, got)),
+                        "definition_f1": list(map(str, want)),
+                        "m": m,
+                    }
     proper_agree = _listing_retrieval_on_proper()
-    evidence = {"rule": "verified when Listing 1's index equals Definition F.1 (read literally: an integer pointing "
-                        "before the start stays itself) on every input over ALPH + [m], m < n <= n_max",
-                "alphabet": list(alph), "m": list(ms), "n_max": n_max, **counts,
-                "listing_retrieval_vs_f2_on_proper_inputs": proper_agree}
-    summary = (f"{counts['differ']} of {counts['inputs']} inputs differ, {counts['differ'] - counts['differ_on_valid']} "
-               f"of them with an integer pointing before the start ({counts['differ_on_valid']} of "
-               f"{counts['valid_inputs']} valid inputs differ): seq[n - i] wraps to the end, e.g. {first}; Listing 1's "
-               f"retrieval equals F.2 on {proper_agree['agree']} of {proper_agree['inputs']} proper inputs "
-               f"({proper_agree['alphabet']}, m = {proper_agree['m']}, lengths {proper_agree['lengths']})")
+    evidence = {
+        "rule": "verified when Listing 1's index equals Definition F.1 (read literally: an integer pointing "
+        "before the start stays itself) on every input over ALPH + [m], m < n <= n_max",
+        "alphabet": list(alph),
+        "m": list(ms),
+        "n_max": n_max,
+        **counts,
+        "listing_retrieval_vs_f2_on_proper_inputs": proper_agree,
+    }
+    summary = (
+        f"{counts['differ']} of {counts['inputs']} inputs differ, {counts['differ'] - counts['differ_on_valid']} "
+        f"of them with an integer pointing before the start ({counts['differ_on_valid']} of "
+        f"{counts['valid_inputs']} valid inputs differ): seq[n - i] wraps to the end, e.g. {first}; Listing 1's "
+        f"retrieval equals F.2 on {proper_agree['agree']} of {proper_agree['inputs']} proper inputs "
+        f"({proper_agree['alphabet']}, m = {proper_agree['m']}, lengths {proper_agree['lengths']})"
+    )
     return Outcome("refuted" if counts["differ"] else "verified", summary, evidence, counterexample=first)
 
 
@@ -263,8 +371,14 @@ def _listing_retrieval_on_proper(alph=("a", "b", "c"), m: int = 1, n_max: int = 
     return {"inputs": len(rows), "agree": agree, "alphabet": list(alph), "m": m, "lengths": f"1..{n_max}"}
 
 
-@claim("L1-listing-index", "Listing 1 (p. 6) is 'pseudo-code formalization' of Definition F.1: its index "
-       "(out[n] = seq[n - i] when is_letter(seq[n - i])) gives Index on every input of the Definition",
-       "Listing 1 and Section 3.2 (p. 6); Definition F.1 (p. 20)", recorded="refuted", kind="statement", origin="paper")
+@claim(
+    "L1-listing-index",
+    "Listing 1 (p. 6) is 'pseudo-code formalization' of Definition F.1: its index "
+    "(out[n] = seq[n - i] when is_letter(seq[n - i])) gives Index on every input of the Definition",
+    "Listing 1 and Section 3.2 (p. 6); Definition F.1 (p. 20)",
+    recorded="refuted",
+    kind="statement",
+    origin="paper",
+)
 def listing_index(options):
     return listing_index_outcome()

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
+from proofs_check.evidence.over_seeds import trained_claim
 from theory import paper_data
 from training.analysis.break_prediction import THRESHOLD
 
 from ..registry import Outcome, claim
 from .coverage_trained import GAMMA, last_symbolic_layer
-from .over_seeds import trained_claim
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = {task: ROOT / "training" / "reference" / task for task in ("number", "letter")}
@@ -46,7 +46,7 @@ def signed_outcome(runs=REFERENCE, gamma: float = float(GAMMA)) -> Outcome:
 
     from theory.scores import ALPHA_FORMS
     from training.analysis.scores import model_scores, score_inputs
-    from training.model.weights import load_model
+    from training.run.weights import load_model
 
     rows, differ = {}, []
     for task, run in runs.items():
@@ -54,29 +54,52 @@ def signed_outcome(runs=REFERENCE, gamma: float = float(GAMMA)) -> Outcome:
         with torch.no_grad():
             scores = {form: model_scores(model, ids, form=form) for form in ALPHA_FORMS}
         kinds = {form: layer_kinds(s, gamma) for form, s in scores.items()}
-        rows[task] = {form: {"kind": kinds[form],
-                             "mean_positional": np.round(s["positional"].mean(axis=(1, 2)), 4).tolist(),
-                             "mean_symbolic": np.round(s["symbolic"].mean(axis=(1, 2)), 4).tolist()}
-                      for form, s in scores.items()}
-        differ += [(task, form, layer) for form in ALPHA_FORMS[1:] for layer, (a, b) in
-                   enumerate(zip(kinds["absolute"], kinds[form])) if a != b]
-    evidence = {"rule": f"gamma = {gamma}: verified when the printed signed weights (pair (i, j) = (a, b), a < b, and "
-                        f"the other way round) give every layer of both shipped models the pure kind the absolute "
-                        f"value gives; refuted when one layer differs",
-                "where_the_package_uses_the_absolute_value": "theory.scores._swap_weights (form 'absolute')",
-                "models": {t: str(p.relative_to(ROOT)) for t, p in runs.items()}, "per_model": rows,
-                "layers_that_differ": [{"task": t, "form": f, "layer": k} for t, f, k in differ]}
+        rows[task] = {
+            form: {
+                "kind": kinds[form],
+                "mean_positional": np.round(s["positional"].mean(axis=(1, 2)), 4).tolist(),
+                "mean_symbolic": np.round(s["symbolic"].mean(axis=(1, 2)), 4).tolist(),
+            }
+            for form, s in scores.items()
+        }
+        differ += [
+            (task, form, layer)
+            for form in ALPHA_FORMS[1:]
+            for layer, (a, b) in enumerate(zip(kinds["absolute"], kinds[form]))
+            if a != b
+        ]
+    evidence = {
+        "rule": f"gamma = {gamma}: verified when the printed signed weights (pair (i, j) = (a, b), a < b, and "
+        f"the other way round) give every layer of both shipped models the pure kind the absolute "
+        f"value gives; refuted when one layer differs",
+        "where_the_package_uses_the_absolute_value": "theory.scores._swap_weights (form 'absolute')",
+        "models": {t: str(p.relative_to(ROOT)) for t, p in runs.items()},
+        "per_model": rows,
+        "layers_that_differ": [{"task": t, "form": f, "layer": k} for t, f, k in differ],
+    }
     count = {t: {f: sum(k is not None for k in r[f]["kind"]) for f in r} for t, r in rows.items()}
-    summary = "; ".join(f"{t}: pure heads (gamma {gamma}) absolute {c['absolute']}, signed {c['signed']}, signed "
-                        f"reversed {c['signed_reversed']}" for t, c in count.items())
-    return Outcome("refuted" if differ else "verified", summary + (f"; {len(differ)} (model, form, layer) differ, "
-                   f"e.g. {differ[0]}" if differ else ""), evidence)
+    summary = "; ".join(
+        f"{t}: pure heads (gamma {gamma}) absolute {c['absolute']}, signed {c['signed']}, signed "
+        f"reversed {c['signed_reversed']}"
+        for t, c in count.items()
+    )
+    return Outcome(
+        "refuted" if differ else "verified",
+        summary + (f"; {len(differ)} (model, form, layer) differ, e.g. {differ[0]}" if differ else ""),
+        evidence,
+    )
 
 
-@claim("D-alpha-signed", "Appendix D (p. 17): the swap weights 'alpha(pi) = softmax((d_i(x) - d_j(x))/tau)' as printed "
-       "(signed) give the purity the package finds with |d_i - d_j| (the authors' code): the same pure heads at "
-       "gamma = 0.1 on the shipped final models", "Appendix D (p. 17)", recorded="refuted", kind="experiment",
-       origin="paper")
+@claim(
+    "D-alpha-signed",
+    "Appendix D (p. 17): the swap weights 'alpha(pi) = softmax((d_i(x) - d_j(x))/tau)' as printed "
+    "(signed) give the purity the package finds with |d_i - d_j| (the authors' code): the same pure heads at "
+    "gamma = 0.1 on the shipped final models",
+    "Appendix D (p. 17)",
+    recorded="refuted",
+    kind="experiment",
+    origin="paper",
+)
 def signed_alpha(options):
     return signed_outcome()
 
@@ -88,8 +111,10 @@ def accuracy_per_hop(model, batch) -> dict:
         logits = model(torch.as_tensor(batch.inputs), last_only=True)
     logits = logits[0] if isinstance(logits, tuple) else logits
     predicted = logits.reshape(len(batch.answers), -1).argmax(-1).numpy()
-    return {int(h): float((predicted[batch.hops == h] == batch.answers[batch.hops == h]).mean())
-            for h in sorted(set(batch.hops.tolist()))}
+    return {
+        int(h): float((predicted[batch.hops == h] == batch.answers[batch.hops == h]).mean())
+        for h in sorted(set(batch.hops.tolist()))
+    }
 
 
 def ablated(model, layers, batch) -> dict:
@@ -114,27 +139,38 @@ def ablated(model, layers, batch) -> dict:
             model.transformer.h[layer].attn.attend = attend
 
 
-def needed_outcome(run=REFERENCE["letter"], layer: int = paper_data.LETTER_LAST_SYMBOLIC_LAYER,
-                   count: int = ABLATION_INPUTS, seed: int = ABLATION_SEED) -> Outcome:
-    from training.model.weights import load_model
+def needed_outcome(
+    run=REFERENCE["letter"],
+    layer: int = paper_data.LETTER_LAST_SYMBOLIC_LAYER,
+    count: int = ABLATION_INPUTS,
+    seed: int = ABLATION_SEED,
+) -> Outcome:
+    from training.run.weights import load_model
     from training.tasks.definitions import get_task
 
     model, batch = load_model(run), get_task("letter").generate(count, seed)
     full, without = accuracy_per_hop(model, batch), ablated(model, [layer], batch)
     upper = list(range(model.config.n_layer // 2, model.config.n_layer))
-    evidence = {"rule": f"layer {layer} is needed for an n-hop condition when zeroing its attention output drops that "
-                        f"hop count's accuracy below {THRESHOLD} (the package's 'solved'); verified when it does so "
-                        f"for every hop count, refuted when one stays >= {THRESHOLD}",
-                "model": str(Path(run).relative_to(ROOT)), "inputs": count, "seed": seed, "accuracy": full,
-                "without_layer": without,
-                "without_layers": {"layers": upper, "accuracy": ablated(model, upper, batch)},
-                "scope": "one model (seed 0): the shipped study keeps no other weights; zero-ablation only",
-                "explored_2026_12_04": "zeroing any ONE layer 0-11 alone (2,000 inputs) left every hop count >= 0.928 "
-                                       "(layer 0: 4-hop 0.928; layers 2-11: 1.000); not rechecked here (14 passes)"}
+    evidence = {
+        "rule": f"layer {layer} is needed for an n-hop condition when zeroing its attention output drops that "
+        f"hop count's accuracy below {THRESHOLD} (the package's 'solved'); verified when it does so "
+        f"for every hop count, refuted when one stays >= {THRESHOLD}",
+        "model": str(Path(run).relative_to(ROOT)),
+        "inputs": count,
+        "seed": seed,
+        "accuracy": full,
+        "without_layer": without,
+        "without_layers": {"layers": upper, "accuracy": ablated(model, upper, batch)},
+        "scope": "one model (seed 0): the shipped study keeps no other weights; zero-ablation only",
+        "explored_2026_12_04": "zeroing any ONE layer 0-11 alone (2,000 inputs) left every hop count >= 0.928 "
+        "(layer 0: 4-hop 0.928; layers 2-11: 1.000); not rechecked here (14 passes)",
+    }
     kept = [h for h, a in without.items() if a >= THRESHOLD]
-    summary = (f"letter model, {count} inputs: accuracy per hop {_fmt(full)}; with layer {layer}'s attention zeroed "
-               f"{_fmt(without)}; with layers {upper[0]}-{upper[-1]} zeroed together "
-               f"{_fmt(evidence['without_layers']['accuracy'])}")
+    summary = (
+        f"letter model, {count} inputs: accuracy per hop {_fmt(full)}; with layer {layer}'s attention zeroed "
+        f"{_fmt(without)}; with layers {upper[0]}-{upper[-1]} zeroed together "
+        f"{_fmt(evidence['without_layers']['accuracy'])}"
+    )
     return Outcome("verified" if not kept else "refuted", summary, evidence)
 
 
@@ -142,19 +178,31 @@ def _fmt(acc: dict) -> str:
     return ", ".join(f"{h}-hop {a:.3f}" for h, a in acc.items())
 
 
-@claim("S33-L11-needed", "Section 3.3 (p. 6), letter task: 'all hop conditions depend on the emergence of the symbolic "
-       "computation in the final layer. The last required symbolic head appears in layer 11, which is needed for every "
-       "n-hop condition' -- without layer 11's head the trained model fails every hop count", "Section 3.3 (p. 6)",
-       recorded="refuted", kind="experiment", origin="paper")
+@claim(
+    "S33-L11-needed",
+    "Section 3.3 (p. 6), letter task: 'all hop conditions depend on the emergence of the symbolic "
+    "computation in the final layer. The last required symbolic head appears in layer 11, which is needed for every "
+    "n-hop condition' -- without layer 11's head the trained model fails every hop count",
+    "Section 3.3 (p. 6)",
+    recorded="refuted",
+    kind="experiment",
+    origin="paper",
+)
 def layer_eleven_needed(options):
     return needed_outcome()
 
 
 @trained_claim(
-    "S33-positional-per-hop", "Section 3.3 (p. 6), number task: 'reliably solving an n-hop condition requires the "
+    "S33-positional-per-hop",
+    "Section 3.3 (p. 6), number task: 'reliably solving an n-hop condition requires the "
     "emergence of sufficiently many positional heads to perform successive selective-indexing steps' -- a model that "
     "solves 4-hop inputs has at least 4 pure positional heads (one per Index step: f_NUM = Index^h)",
-    "Section 3.3 (p. 6); Section 3.2 (f_NUM)", recorded="refuted", tasks=("number",), part="analysis", origin="paper")
+    "Section 3.3 (p. 6); Section 3.2 (f_NUM)",
+    recorded="refuted",
+    tasks=("number",),
+    part="analysis",
+    origin="paper",
+)
 def positional_per_hop(found: dict) -> Outcome:
     a = found["number"]
     at = a["steps"].index(a["best_step"])
@@ -163,27 +211,43 @@ def positional_per_hop(found: dict) -> Outcome:
     solved = [int(h) for h, acc in validation.items() if acc >= THRESHOLD]
     pure = block["count_positional"][at]
     kinds = (a.get("layer_kind") or {}).get("kind") or []
-    evidence = {"rule": f"gamma = {GAMMA}, best checkpoint: for the largest hop count h solved (accuracy >= "
-                        f"{THRESHOLD}), verified when >= h heads are pure positional, else refuted; undecided when no "
-                        f"hop count is solved; the package's looser layer_kind 'index' count is reported beside it",
-                "best_step": a["best_step"], "solved_hops": solved, "pure_positional": pure,
-                "layer_kind_index": sum(k == "index" for k in kinds)}
+    evidence = {
+        "rule": f"gamma = {GAMMA}, best checkpoint: for the largest hop count h solved (accuracy >= "
+        f"{THRESHOLD}), verified when >= h heads are pure positional, else refuted; undecided when no "
+        f"hop count is solved; the package's looser layer_kind 'index' count is reported beside it",
+        "best_step": a["best_step"],
+        "solved_hops": solved,
+        "pure_positional": pure,
+        "layer_kind_index": sum(k == "index" for k in kinds),
+    }
     if not solved:
         return Outcome("undecided", f"no hop count solved at step {a['best_step']}", evidence)
-    return Outcome("verified" if pure >= max(solved) else "refuted", f"step {a['best_step']}: solves {max(solved)} hops "
-                   f"with {pure} pure positional heads ({evidence['layer_kind_index']} 'index' layers)", evidence)
+    return Outcome(
+        "verified" if pure >= max(solved) else "refuted",
+        f"step {a['best_step']}: solves {max(solved)} hops "
+        f"with {pure} pure positional heads ({evidence['layer_kind_index']} 'index' layers)",
+        evidence,
+    )
 
 
 @trained_claim(
-    "S33-last-symbolic-L11-strict", "Section 3.3 (p. 6), letter task, read strictly: layer 11's head is pure symbolic and "
+    "S33-last-symbolic-L11-strict",
+    "Section 3.3 (p. 6), letter task, read strictly: layer 11's head is pure symbolic and "
     "becomes pure strictly after every other head ('The last required symbolic head appears in layer 11')",
-    "Section 3.3 (p. 6), Figure 2C; the tie-free reading of S33-last-symbolic-L11", recorded="undecided",
-    tasks=("letter",), part="analysis", origin="paper")
+    "Section 3.3 (p. 6), Figure 2C; the tie-free reading of S33-last-symbolic-L11",
+    recorded="undecided",
+    tasks=("letter",),
+    part="analysis",
+    origin="paper",
+)
 def last_symbolic_strict(found: dict) -> Outcome:
     base = last_symbolic_layer(found)  # the tie-tolerant check, whose evidence names the ties
     strict = base.status == "verified" and base.evidence.get("strictly_last", False)
-    evidence = {**base.evidence, "rule": "as S33-last-symbolic-L11, but a tie with another head at the latest "
-                                         "checkpoint fails: verified only when layer 11 alone is latest"}
+    evidence = {
+        **base.evidence,
+        "rule": "as S33-last-symbolic-L11, but a tie with another head at the latest "
+        "checkpoint fails: verified only when layer 11 alone is latest",
+    }
     if base.status == "undecided":
         return Outcome("undecided", base.summary, evidence)
     return Outcome("verified" if strict else "refuted", base.summary, evidence)

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from proofs_check.claims.shipped import DILUTION, read
+from proofs_check.evidence.shipped import DILUTION, read
 from proofs_check.registry import Outcome, claim
 from training.analysis.break_prediction import RULES, SEEN_BY_RELATIVE, compare_breaks, never_learned
 from training.tasks.vocab import SEQ_LEN
@@ -52,16 +52,22 @@ ROOT = Path(__file__).resolve().parents[2]
 STUDIES = (ROOT / "training" / "reference" / "seeds", ROOT / "training" / "reference" / "variants")
 MIN_MEMBERS = 6
 RHO, WITHIN_SHARE, REFUTE_SHARE = 0.5, 0.8, 0.5
-RULE = (f"lemma reading; verified when >= {MIN_MEMBERS} members, Spearman rho >= {RHO} and >= {WITHIN_SHARE:.0%} "
-        f"within a factor 2; refuted when >= {MIN_MEMBERS} members and rho < {RHO} or < {REFUTE_SHARE:.0%} within a "
-        f"factor 2; else undecided")
-RESCALED_RULE = (f"mass reading, models with the query scale switched on at inference; verified when >= "
-                 f"{MIN_MEMBERS} members, rho >= {RHO} and >= {WITHIN_SHARE:.0%} within a factor 2; refuted when >= "
-                 f"{MIN_MEMBERS} and < {REFUTE_SHARE:.0%} within a factor 2 or rho < {RHO}; else undecided (also when "
-                 f"rho is undefined)")
-RELATIVE_RULE = (f"relative reading, members outside SEEN_BY_RELATIVE only; verified when >= {MIN_MEMBERS} of them, "
-                 f"rho >= {RHO} and >= {WITHIN_SHARE:.0%} within a factor 2; refuted when >= {MIN_MEMBERS} and "
-                 f"< {REFUTE_SHARE:.0%} within a factor 2 or rho < {RHO}; else undecided (also when rho is undefined)")
+RULE = (
+    f"lemma reading; verified when >= {MIN_MEMBERS} members, Spearman rho >= {RHO} and >= {WITHIN_SHARE:.0%} "
+    f"within a factor 2; refuted when >= {MIN_MEMBERS} members and rho < {RHO} or < {REFUTE_SHARE:.0%} within a "
+    f"factor 2; else undecided"
+)
+RESCALED_RULE = (
+    f"mass reading, models with the query scale switched on at inference; verified when >= "
+    f"{MIN_MEMBERS} members, rho >= {RHO} and >= {WITHIN_SHARE:.0%} within a factor 2; refuted when >= "
+    f"{MIN_MEMBERS} and < {REFUTE_SHARE:.0%} within a factor 2 or rho < {RHO}; else undecided (also when "
+    f"rho is undefined)"
+)
+RELATIVE_RULE = (
+    f"relative reading, members outside SEEN_BY_RELATIVE only; verified when >= {MIN_MEMBERS} of them, "
+    f"rho >= {RHO} and >= {WITHIN_SHARE:.0%} within a factor 2; refuted when >= {MIN_MEMBERS} and "
+    f"< {REFUTE_SHARE:.0%} within a factor 2 or rho < {RHO}; else undecided (also when rho is undefined)"
+)
 
 
 def shipped_breaks(studies=None, name: str = "dilution.json") -> dict:
@@ -83,19 +89,35 @@ def decide(members: dict, reading: str = "lemma", rule_text: str = RULE, stage: 
     excluded = never_learned(members, SEQ_LEN)  # left out of every premise claim, and named
     members = {m: b for m, b in members.items() if m not in excluded}
     comparisons = {rule: compare_breaks(members, rule) for rule in RULES} if len(members) >= 3 else {}
-    table = {m: {"measured": b["measured"], **{r: b["predicted"][r]["break"] for r in RULES}}
-             for m, b in sorted(members.items())}
-    evidence = {"rule": rule_text, "members": table, "comparisons": comparisons, "unsolved_left_out": excluded}
+    table = {
+        m: {"measured": b["measured"], **{r: b["predicted"][r]["break"] for r in RULES}}
+        for m, b in sorted(members.items())
+    }
+    evidence = {
+        "rule": rule_text,
+        "members": table,
+        "comparisons": comparisons,
+        "unsolved_left_out": excluded,
+    }
     if len(members) < MIN_MEMBERS:
-        return Outcome("undecided", f"{len(members)} members ship breaks (< {MIN_MEMBERS}): run the {stage} stage "
-                                    f"of the studies", evidence)
+        return Outcome(
+            "undecided",
+            f"{len(members)} members ship breaks (< {MIN_MEMBERS}): run the {stage} stage of the studies",
+            evidence,
+        )
     judged = comparisons[reading]
     rho, within, n = judged["spearman_rho"], judged["within_factor_2"], judged["n"]
     status = _status(rho, within, n, undefined_rho_refutes=reading == "lemma")
     shown = [reading] + [r for r in ("lemma", "mass") if r != reading]
-    summary = (f"{n} members; " + "; ".join(f"{r}: rho {_num(comparisons[r]['spearman_rho'])}, "
-                                            f"{comparisons[r]['within_factor_2']}/{n} within a factor 2" for r in shown)
-               + _left_out(excluded))
+    summary = (
+        f"{n} members; "
+        + "; ".join(
+            f"{r}: rho {_num(comparisons[r]['spearman_rho'])}, "
+            f"{comparisons[r]['within_factor_2']}/{n} within a factor 2"
+            for r in shown
+        )
+        + _left_out(excluded)
+    )
     return Outcome(status, summary, evidence)
 
 
@@ -104,25 +126,48 @@ def decide_held_out(members: dict, seen=SEEN_BY_RELATIVE) -> Outcome:
     excluded = never_learned(members, SEQ_LEN)  # left out of every premise claim, and named
     held_out = {m: b for m, b in members.items() if m not in seen and m not in excluded}
     comparison = compare_breaks(held_out, "relative") if held_out else None
-    evidence = {"rule": RELATIVE_RULE, "seen": sorted(seen), "comparison": comparison, "unsolved_left_out": excluded,
-                "members": {m: {"measured": b["measured"], "relative": b["predicted"]["relative"]["break"]}
-                            for m, b in sorted(held_out.items())}}
+    evidence = {
+        "rule": RELATIVE_RULE,
+        "seen": sorted(seen),
+        "comparison": comparison,
+        "unsolved_left_out": excluded,
+        "members": {
+            m: {"measured": b["measured"], "relative": b["predicted"]["relative"]["break"]}
+            for m, b in sorted(held_out.items())
+        },
+    }
     # issue 42 B: the same comparison on the members whose breaks are both finite (reported, not
     # judged): censored members tie at the top of both rankings and carry the rank correlation
     # (P-break-concordance judges the reading with censoring)
-    informative = {m: b for m, b in held_out.items()
-                   if b["measured"] is not None and b["predicted"]["relative"]["break"] is not None}
-    evidence["informative_members"] = compare_breaks(informative, "relative") if len(informative) >= 3 else None
+    informative = {
+        m: b
+        for m, b in held_out.items()
+        if b["measured"] is not None and b["predicted"]["relative"]["break"] is not None
+    }
+    evidence["informative_members"] = (
+        compare_breaks(informative, "relative") if len(informative) >= 3 else None
+    )
     if len(held_out) < MIN_MEMBERS:
-        return Outcome("undecided", f"{len(held_out)} held-out members ship breaks (< {MIN_MEMBERS}); "
-                                    f"{len(set(members) & set(seen))} seen ones do not count", evidence)
+        return Outcome(
+            "undecided",
+            f"{len(held_out)} held-out members ship breaks (< {MIN_MEMBERS}); "
+            f"{len(set(members) & set(seen))} seen ones do not count",
+            evidence,
+        )
     rho, within, n = comparison["spearman_rho"], comparison["within_factor_2"], comparison["n"]
     status = _status(rho, within, n, undefined_rho_refutes=False)
     said = evidence["informative_members"]
-    said = (f"; on the {said['n']} with both breaks finite: rho {_num(said['spearman_rho'])}, {said['within_factor_2']}/"
-            f"{said['n']} within a factor 2 (P-break-concordance)" if said else "")
-    return Outcome(status, f"{n} held-out members: rho {_num(rho)}, {within}/{n} within a factor 2" + said
-                   + _left_out(excluded), evidence)
+    said = (
+        f"; on the {said['n']} with both breaks finite: rho {_num(said['spearman_rho'])}, {said['within_factor_2']}/"
+        f"{said['n']} within a factor 2 (P-break-concordance)"
+        if said
+        else ""
+    )
+    return Outcome(
+        status,
+        f"{n} held-out members: rho {_num(rho)}, {within}/{n} within a factor 2" + said + _left_out(excluded),
+        evidence,
+    )
 
 
 def _left_out(excluded: list) -> str:
@@ -143,11 +188,17 @@ def _num(x) -> str:
     return "n/a" if x is None else f"{x:+.2f}"
 
 
-@claim("P-break", "Discrepancy predicts where length generalisation breaks: the length at which Lemma F.1's condition "
-       "fails on a trained model's answer-path layers ranks and matches (within a factor 2) the length where its "
-       "accuracy first falls below 0.9", "issue 15 (not a claim of the paper: its Section 4 names it future work, 'discrepancy may provide "
-       "quantitative predictions of when length generalization breaks'; read with Lemma F.1 and Sections 3.5-3.6)",
-       recorded="refuted", kind="experiment", origin="package")
+@claim(
+    "P-break",
+    "Discrepancy predicts where length generalisation breaks: the length at which Lemma F.1's condition "
+    "fails on a trained model's answer-path layers ranks and matches (within a factor 2) the length where its "
+    "accuracy first falls below 0.9",
+    "issue 15 (not a claim of the paper: its Section 4 names it future work, 'discrepancy may provide "
+    "quantitative predictions of when length generalization breaks'; read with Lemma F.1 and Sections 3.5-3.6)",
+    recorded="refuted",
+    kind="experiment",
+    origin="package",
+)
 # recorded refuted with the ten seed-study models (paper recipe, seeds 0-4): the lemma reading
 # predicts a break at the training length for every one (0 of 10 within a factor 2), and the
 # mass reading does not rank them (rho -0.58; -0.60 after the float32 fix of 2026-12-02, which
@@ -165,11 +216,16 @@ def discrepancy_predicts_break(options):
     return decide(shipped_breaks())
 
 
-@claim("P-break-relative", "Exploratory reading of the premise, registered before its test data: a model breaks "
-       "where an answer-path layer's top attention weight (0.1 quantile over inputs) falls below half its value at "
-       "the training length; judged within a factor 2 and by rank on the members it was not chosen on",
-       "issue 15 (goal 3: a theory that predicts the break); chosen on 19 members, 2026-12-01", recorded="undecided",
-       kind="experiment", origin="package")
+@claim(
+    "P-break-relative",
+    "Exploratory reading of the premise, registered before its test data: a model breaks "
+    "where an answer-path layer's top attention weight (0.1 quantile over inputs) falls below half its value at "
+    "the training length; judged within a factor 2 and by rank on the members it was not chosen on",
+    "issue 15 (goal 3: a theory that predicts the break); chosen on 19 members, 2026-12-01",
+    recorded="undecided",
+    kind="experiment",
+    origin="package",
+)
 # recorded refuted on its first 6 held-out members (learned scale seed 2, log scale on the number
 # task seeds 0-1, NoPE from layers 0 and 4, p-RoPE): 5 of 6 within a factor 2, but Spearman rho
 # -0.03.  The letter breaks (87-105) are all predicted 0.62-0.72x early, which keeps the factor 2
@@ -192,10 +248,16 @@ def relative_reading_predicts_break(options):
     return decide_held_out(shipped_breaks())
 
 
-@claim("P-break-rescaled", "The premise under an intervention: with the query scale switched on at inference, the "
-       "break that Lemma F.1's condition (mass reading) predicts from the rescaled model's measured attention matches, "
-       "within a factor 2 and by rank, the break its accuracy shows (letter: none to 5,000; number: as before)",
-       "issue 15 (goal 3); rule registered 2026-12-02 before the rescaled dilution was measured", recorded="refuted", kind="experiment", origin="package")
+@claim(
+    "P-break-rescaled",
+    "The premise under an intervention: with the query scale switched on at inference, the "
+    "break that Lemma F.1's condition (mass reading) predicts from the rescaled model's measured attention matches, "
+    "within a factor 2 and by rank, the break its accuracy shows (letter: none to 5,000; number: as before)",
+    "issue 15 (goal 3); rule registered 2026-12-02 before the rescaled dilution was measured",
+    recorded="refuted",
+    kind="experiment",
+    origin="package",
+)
 # recorded undecided when registered: no rescale_dilution stage had run.  Still undecided once all
 # 21 rescaled models were measured (2026-12-02): mass rho +0.57, 16 of 21 within a factor 2 (the
 # rule needs 17).  The 3 number models are predicted at 58-80 tokens against 55-59 measured; 13 of
@@ -209,5 +271,9 @@ def relative_reading_predicts_break(options):
 # (its attention is soft: no layer's top key holds half the weight at the 0.1 quantile), so it
 # predicts a break at 17: 16 of 22 within a factor 2, rho +0.49, below the rule's 0.5.
 def premise_follows_the_intervention(options):
-    return decide(shipped_breaks(name="dilution_rescaled.json"), reading="mass", rule_text=RESCALED_RULE,
-                  stage="rescale_dilution")
+    return decide(
+        shipped_breaks(name="dilution_rescaled.json"),
+        reading="mass",
+        rule_text=RESCALED_RULE,
+        stage="rescale_dilution",
+    )

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from proofs_check.claims.shipped import STUDY_SUMMARY, read
+from proofs_check.evidence.shipped import STUDY_SUMMARY, read
 from proofs_check.registry import Outcome, claim
 from theory.statistics import reaches
 from training.analysis.break_prediction import THRESHOLD, measured_break
@@ -53,15 +53,20 @@ def rescaled_models(summary: dict, task: str) -> dict:
             continue
         plain, scaled = curves(result["length"]), curves(result["rescaled"])
         for seed in sorted(set(plain) & set(scaled), key=int):
-            out[f"{variant}/{task}/seed-{seed}"] = {"plain": (result["length"]["lengths"], plain[seed]),
-                                                    "rescaled": (result["rescaled"]["lengths"], scaled[seed])}
+            out[f"{variant}/{task}/seed-{seed}"] = {
+                "plain": (result["length"]["lengths"], plain[seed]),
+                "rescaled": (result["rescaled"]["lengths"], scaled[seed]),
+            }
     return out
 
 
 def _learned(curve) -> bool:
     lengths, accuracy = curve
-    return SEQ_LEN in lengths and accuracy[lengths.index(SEQ_LEN)] is not None and \
-        reaches(accuracy[lengths.index(SEQ_LEN)], THRESHOLD)
+    return (
+        SEQ_LEN in lengths
+        and accuracy[lengths.index(SEQ_LEN)] is not None
+        and reaches(accuracy[lengths.index(SEQ_LEN)], THRESHOLD)
+    )
 
 
 def decide(models: dict, holds, what: str, detail=lambda rows: "") -> Outcome:
@@ -74,10 +79,16 @@ def decide(models: dict, holds, what: str, detail=lambda rows: "") -> Outcome:
     evidence = {"models": {m: row for m, (_, row) in rows.items()}, "left_out_never_learned": unlearned}
     named = f"; {len(unlearned)} never learned, left out ({', '.join(unlearned)})" if unlearned else ""
     if failing:
-        return Outcome("refuted", f"{what}: {len(failing)} of {len(rows)} models do not ({', '.join(sorted(failing))})"
-                       f"{named}", counterexample=failing, evidence=evidence)
+        return Outcome(
+            "refuted",
+            f"{what}: {len(failing)} of {len(rows)} models do not ({', '.join(sorted(failing))}){named}",
+            counterexample=failing,
+            evidence=evidence,
+        )
     if len(rows) < MIN_MODELS:
-        return Outcome("undecided", f"{what}: {len(rows)} model(s) measured (< {MIN_MODELS}){named}", evidence=evidence)
+        return Outcome(
+            "undecided", f"{what}: {len(rows)} model(s) measured (< {MIN_MODELS}){named}", evidence=evidence
+        )
     return Outcome("verified", f"{what}: all {len(rows)} models{named}", evidence=evidence)
 
 
@@ -94,8 +105,12 @@ def ratio_range(rows: list) -> str:
 def holds_everywhere(model: dict) -> tuple[bool, dict]:
     lengths, accuracy = model["rescaled"]
     lowest = min(a for a in accuracy if a is not None)
-    row = {"lowest": round(lowest, 4), "at": lengths[accuracy.index(lowest)],
-           "break_without": measured_break(*model["plain"]), "break_with": measured_break(lengths, accuracy)}
+    row = {
+        "lowest": round(lowest, 4),
+        "at": lengths[accuracy.index(lowest)],
+        "break_without": measured_break(*model["plain"]),
+        "break_with": measured_break(lengths, accuracy),
+    }
     return reaches(lowest, THRESHOLD), row
 
 
@@ -111,15 +126,24 @@ def break_within_factor(model: dict) -> tuple[bool, dict]:
 def _decide(task: str, holds, what: str, path: Path | None = None, detail=lambda rows: "") -> Outcome:
     path = SUMMARY if path is None else path  # read when called: tests point it elsewhere
     if not path.is_file():
-        return Outcome("undecided", f"no variants study shipped ({path} is absent): run "
-                                    "python -m training study training/studies/variants.json --collect")
+        return Outcome(
+            "undecided",
+            f"no variants study shipped ({path} is absent): run "
+            "python -m training study training/studies/variants.json --collect",
+        )
     return decide(rescaled_models(read(path, STUDY_SUMMARY), task), holds, what, detail)
 
 
-@claim("V-rescale", "A letter model trained without a query scale, evaluated with the fixed scale log(i+1)/log(17) "
-       "switched on at inference only (weights unchanged), keeps accuracy over all hops >= 0.9 at every length up to "
-       "5,000: its break is softmax dilution", "issue 15 (not a claim of the paper; its Lemma F.1 applied)",
-       recorded="verified", kind="experiment", origin="package")
+@claim(
+    "V-rescale",
+    "A letter model trained without a query scale, evaluated with the fixed scale log(i+1)/log(17) "
+    "switched on at inference only (weights unchanged), keeps accuracy over all hops >= 0.9 at every length up to "
+    "5,000: its break is softmax dilution",
+    "issue 15 (not a claim of the paper; its Lemma F.1 applied)",
+    recorded="verified",
+    kind="experiment",
+    origin="package",
+)
 # recorded verified on the first 16 models measured (2026-12-02): the paper's RoPE on 3,000 and
 # 6,000 steps, NoPE in every layer, NoPE from layer 4 (3 seeds each), p-RoPE and base 500,000
 # (2 seeds each).  As trained they break at 87-200 tokens; with the scale none breaks, the lowest
@@ -135,15 +159,29 @@ def _decide(task: str, holds, what: str, path: Path | None = None, detail=lambda
 # lowest accuracy over 17-5,000 being 0.900-1.000 (0.900 is that seed at 17; from 25 to 5,000 it
 # scores 0.995-1.000).
 def inference_scale_removes_the_letter_break(options):
-    return _decide("letter", holds_everywhere, "letter models >= 0.9 at every length with the scale at inference",
-                   detail=lowest_range)
+    return _decide(
+        "letter",
+        holds_everywhere,
+        "letter models >= 0.9 at every length with the scale at inference",
+        detail=lowest_range,
+    )
 
 
-@claim("V-rescale-number", "On the number task the same inference-time scale leaves each model's break within a "
-       "factor 2 of its break without it: the scale cures dilution, not the decay of a positional head's gap",
-       "issue 15 (not a claim of the paper; its Theorem 3.2, corrected, applied)", recorded="verified", kind="experiment", origin="package")
+@claim(
+    "V-rescale-number",
+    "On the number task the same inference-time scale leaves each model's break within a "
+    "factor 2 of its break without it: the scale cures dilution, not the decay of a positional head's gap",
+    "issue 15 (not a claim of the paper; its Theorem 3.2, corrected, applied)",
+    recorded="verified",
+    kind="experiment",
+    origin="package",
+)
 # recorded verified on the paper's recipe, seeds 0-2 (2026-12-02): breaks 57, 56, 53 tokens as
 # trained, 56, 59, 55 with the scale (ratios 0.98-1.04).
 def inference_scale_leaves_the_number_break(options):
-    return _decide("number", break_within_factor, "number models' break within a factor 2 with the scale at inference",
-                   detail=ratio_range)
+    return _decide(
+        "number",
+        break_within_factor,
+        "number models' break within a factor 2 with the scale at inference",
+        detail=ratio_range,
+    )

@@ -15,25 +15,47 @@ from __future__ import annotations
 
 import mpmath
 
+from proofs_check.evidence.binding import bound_statement, part
+from proofs_check.evidence.brute_retrieval import (
+    equality_fails_beyond,
+    exact_statement,
+    inf_bound_chain,
+    sup_floor,
+)
 from theory import retrieval_formulas as F
+from theory.brute_retrieval import OLD_FORMULAS, check_statement
 from theory.discrepancy import decide
-from theory.discrepancy_retrieval import (bound_stated, inf_lower_bound, logits_from_tokens, n0_max, retrieval_brute,
-                                          retrieval_closed_form)
+from theory.discrepancy_retrieval import (
+    bound_stated,
+    inf_lower_bound,
+    logits_from_tokens,
+    n0_max,
+    retrieval_brute,
+    retrieval_closed_form,
+)
 from theory.functions import retrieval
 from theory.numbers import Interval, MultiPrecision, ball_text
 from theory.phases import Angle
-from theory.referee_retrieval import OLD_FORMULAS, check_statement
 
-from ..binding import bound_statement, part
 from ..proofs import retrieval as proofs
 from ..proofs import retrieval_extremes as extremes
 from ..registry import Outcome, claim
-from .referee_retrieval import equality_fails_beyond, exact_statement, inf_bound_chain, sup_floor
 
 LETTERS = "abcdefgh"  # the letter task: |ALPH| = 8, phi(a) = 1 .. phi(h) = 8
 PAPER = ("0.0027", 8)  # Figure 5A's T_Retrieval angle (Table 1, ID 42) and |ALPH|
-CASES = [PAPER, ("0.0866", 8), ("0.0115", 8), ("0.0056", 8), ("0.001", 8), ("0.05", 8),
-         ("0.01", 2), ("0.01", 3), ("0.01", 5), ("0.001", 26), ("0.0001", 120)]
+CASES = [
+    PAPER,
+    ("0.0866", 8),
+    ("0.0115", 8),
+    ("0.0056", 8),
+    ("0.001", 8),
+    ("0.05", 8),
+    ("0.01", 2),
+    ("0.01", 3),
+    ("0.01", 5),
+    ("0.001", 26),
+    ("0.0001", 120),
+]
 
 
 def _s(ball, digits: int = 16) -> str:
@@ -47,8 +69,12 @@ def _scan(theta, A: int, reading: str, n_hi: int | None = None) -> dict:
     for n in range(2, n_hi + 1):
         d = decide(lambda b: retrieval_closed_form(theta, A, n, reading, b) - bound_stated(theta, A, n, b))
         (undecided if d.sign is None else above if d.sign > 0 else []).append(n)
-    return {"n_range": [2, n_hi], "exceeds_bound_at": _ranges(above), "exceeding": len(above),
-            "undecided": undecided}
+    return {
+        "n_range": [2, n_hi],
+        "exceeds_bound_at": _ranges(above),
+        "exceeding": len(above),
+        "undecided": undecided,
+    }
 
 
 def _scans(reading: str) -> dict:
@@ -83,11 +109,21 @@ def _example(tokens, reading: str, mpmath_key: str, recompute, n_note: str = "")
     bound, excess = _over_bound(value, n)
     mp = MultiPrecision(80)
     row = logits_from_tokens(tokens, theta, LETTERS, mp)
-    c = {"reading": reading, "theta": Angle.of(theta).describe(), "alph_size": A, "n": n,
-         "input": tokens, "retrieval_answer": retrieval(tokens)[-1], "discrepancy": _s(value),
-         "bound": _s(bound), "bound_formula": "1 - cos(omega - n theta), omega = 2 pi/|ALPH|",
-         "excess": _s(excess), "certified_exceeds": bool(excess > 0), "mpmath_digits": 80,
-         "mpmath_row_first": [mpmath.nstr(x, 20) for x in row[:3]]}  # nstr keeps the exponent
+    c = {
+        "reading": reading,
+        "theta": Angle.of(theta).describe(),
+        "alph_size": A,
+        "n": n,
+        "input": tokens,
+        "retrieval_answer": retrieval(tokens)[-1],
+        "discrepancy": _s(value),
+        "bound": _s(bound),
+        "bound_formula": "1 - cos(omega - n theta), omega = 2 pi/|ALPH|",
+        "excess": _s(excess),
+        "certified_exceeds": bool(excess > 0),
+        "mpmath_digits": 80,
+        "mpmath_row_first": [mpmath.nstr(x, 20) for x in row[:3]],
+    }  # nstr keeps the exponent
     if n_note:
         c["note"] = n_note
     again = recompute(row)
@@ -96,22 +132,36 @@ def _example(tokens, reading: str, mpmath_key: str, recompute, n_note: str = "")
     return c
 
 
-@claim("C7-retrieval-sup",
-       "Theorem 3.2, Definition 3.1 reading (max over inputs): with omega = 2 pi/|ALPH| and theta < omega/(2 n0), "
-       "Delta_Retrieval(n) <= 1 - cos(omega - n theta)",
-       "Theorem 3.2; Definition 3.1; Appendix F.2.2", recorded="refuted", kind="statement", origin="paper")
+@claim(
+    "C7-retrieval-sup",
+    "Theorem 3.2, Definition 3.1 reading (max over inputs): with omega = 2 pi/|ALPH| and theta < omega/(2 n0), "
+    "Delta_Retrieval(n) <= 1 - cos(omega - n theta)",
+    "Theorem 3.2; Definition 3.1; Appendix F.2.2",
+    recorded="refuted",
+    kind="statement",
+    origin="paper",
+)
 def retrieval_sup(options):
     scans = _scans("sup")
     tokens = ["e1"] * 99 + ["a1"]  # n = 100; query a1 matches itself; every other key is d = 4 = |ALPH|/2
-    example = _example(tokens, "sup", "mpmath_gap", lambda row: sorted(row)[-1] - sorted(row)[-2])  # top - second
+    example = _example(
+        tokens, "sup", "mpmath_gap", lambda row: sorted(row)[-1] - sorted(row)[-2]
+    )  # top - second
     ok = example["certified_exceeds"] and example["mpmath_agrees"]
-    return Outcome("refuted" if ok else "undecided",
-                   f"theta = 0.0027, |ALPH| = 8, n = 100: an input whose other keys all carry the opposite letter has "
-                   f"gap {ball_text(example['discrepancy'])} vs bound {ball_text(example['bound'])}; exceeded at every n <= n0 for all "
-                   f"{len(CASES)} (theta, |ALPH|) cases",
-                   {"reading": "sup", "scans": scans, "exact": "sup(n) = 1 + cos((n-1) theta) (|ALPH| even), "
-                    "1 + cos(omega/2 - theta) (odd): see C7-retrieval-sup-exact"},
-                   counterexample=example, corrected="C7-retrieval-sup-exact")
+    return Outcome(
+        "refuted" if ok else "undecided",
+        f"theta = 0.0027, |ALPH| = 8, n = 100: an input whose other keys all carry the opposite letter has "
+        f"gap {ball_text(example['discrepancy'])} vs bound {ball_text(example['bound'])}; exceeded at every n <= n0 for all "
+        f"{len(CASES)} (theta, |ALPH|) cases",
+        {
+            "reading": "sup",
+            "scans": scans,
+            "exact": "sup(n) = 1 + cos((n-1) theta) (|ALPH| even), "
+            "1 + cos(omega/2 - theta) (odd): see C7-retrieval-sup-exact",
+        },
+        counterexample=example,
+        corrected="C7-retrieval-sup-exact",
+    )
 
 
 def _brute_agreement(readings, cases) -> list:
@@ -128,10 +178,21 @@ def _brute_agreement(readings, cases) -> list:
 
 
 # theta = 0, negative and beyond 2 pi too: the closed forms are in theta' (theory.discrepancy_retrieval, Symmetry)
-BRUTE_CASES = [("0.0027", 8, 3), ("0.1", 3, 4), ("0.05", 4, 4), ("0.01", 2, 6), ("0.02", 5, 3), ("0", 3, 4),
-               ("-1/100", 3, 3), ("2*pi + 1/50", 5, 3), ("-2*pi - 1/20", 4, 3)]
-THETA_PRIME = ("theta' = the distance from theta to the nearest multiple of 2 pi, since every reading is 2 pi-periodic "
-               "and even in theta; theta' = theta for 0 <= theta <= pi")
+BRUTE_CASES = [
+    ("0.0027", 8, 3),
+    ("0.1", 3, 4),
+    ("0.05", 4, 4),
+    ("0.01", 2, 6),
+    ("0.02", 5, 3),
+    ("0", 3, 4),
+    ("-1/100", 3, 3),
+    ("2*pi + 1/50", 5, 3),
+    ("-2*pi - 1/20", 4, 3),
+]
+THETA_PRIME = (
+    "theta' = the distance from theta to the nearest multiple of 2 pi, since every reading is 2 pi-periodic "
+    "and even in theta; theta' = theta for 0 <= theta <= pi"
+)
 
 
 def _old_text_fails(name: str, theta: str, A: int, n: int) -> dict:
@@ -146,115 +207,199 @@ def _referee_outcome(searches, old, extra_bad=(), summary="", evidence=None) -> 
     counterexample to the old text is certified."""
     bad = [row for r in searches for row in r["mismatches"] + r["coverage_gaps"]] + list(extra_bad)
     bad += [o for o in old if not o["certified_false"]]
-    return Outcome("verified" if not bad else "refuted", summary,
-                   {"mismatches": bad, "searches": searches, "old_text_counterexamples": old, **(evidence or {})})
+    return Outcome(
+        "verified" if not bad else "refuted",
+        summary,
+        {"mismatches": bad, "searches": searches, "old_text_counterexamples": old, **(evidence or {})},
+    )
 
 
-@claim("C7-retrieval-sup-exact", bound_statement(
-       "C7-retrieval-sup-exact",
-       "For every real theta and every n >= 2 with {range} (" + THETA_PRIME + "): Delta_Retrieval^sup(n) "
-       "= {even} for |ALPH| even and {odd} for |ALPH| odd; it never falls below "
-       "{floor}. Before issue 30 it read theta for theta', false for theta < 0 (|ALPH| odd)",
-       range=part(F, "EXACT_RANGE"), even=part(F, "SUP_EVEN"), odd=part(F, "SUP_ODD"), floor=part(F, "SUP_FLOOR")),
-       "corrects Theorem 3.2 (Retrieval, max reading)", recorded="verified", kind="statement", origin="corrected", evidence=extremes.SUP_EXACT)
+@claim(
+    "C7-retrieval-sup-exact",
+    bound_statement(
+        "C7-retrieval-sup-exact",
+        "For every real theta and every n >= 2 with {range} (" + THETA_PRIME + "): Delta_Retrieval^sup(n) "
+        "= {even} for |ALPH| even and {odd} for |ALPH| odd; it never falls below "
+        "{floor}. Before issue 30 it read theta for theta', false for theta < 0 (|ALPH| odd)",
+        range=part(F, "EXACT_RANGE"),
+        even=part(F, "SUP_EVEN"),
+        odd=part(F, "SUP_ODD"),
+        floor=part(F, "SUP_FLOOR"),
+    ),
+    "corrects Theorem 3.2 (Retrieval, max reading)",
+    recorded="verified",
+    kind="statement",
+    origin="corrected",
+    evidence=extremes.SUP_EXACT,
+)
 def retrieval_sup_exact(options):
     cases = BRUTE_CASES + ([("0.0027", 8, 4), ("0.03", 3, 6)] if options.thorough else [])
     referee, floor = exact_statement("sup-exact", options.thorough), sup_floor(options.thorough)
     old = [_old_text_fails("sup-exact", "-1/100", 3, 2), _old_text_fails("sup-exact", "-1/100", 5, 3)]
     return _referee_outcome(
-        [referee, floor], old, _brute_agreement(["sup"], cases),
+        [referee, floor],
+        old,
+        _brute_agreement(["sup"], cases),
         f"the stated formula = token-level brute force over every proper input at {referee['checked']} (theta, "
         f"|ALPH|, n) points covering the whole range (theta' = 0, the edge, theta < 0, theta > 2 pi), = the row brute "
         f"force for {len(cases)} more cases; the old text (theta for theta') fails at theta = -0.01, |ALPH| = 3, n = 2: "
         f"{old[0]['brute']} vs {old[0]['stated']}",
-        {"cases": cases, "proof": "top 1 at offset 0 (an ALPH x INT query), every other key at its lowest value min_d "
-                                  "cos(d omega + t theta'); the largest of those is at t = n-1 (even) or t = 1 (odd)"})
+        {
+            "cases": cases,
+            "proof": "top 1 at offset 0 (an ALPH x INT query), every other key at its lowest value min_d "
+            "cos(d omega + t theta'); the largest of those is at t = n-1 (even) or t = 1 (odd)",
+        },
+    )
 
 
-@claim("C7-retrieval-competitor",
-       "Appendix F.2.2's displayed discrepancy (matched key's logit minus the best logit of any other left symbol "
-       "at any position 1..n), maximised over inputs: <= 1 - cos(omega - n theta) for theta < omega/(2 n0)",
-       "Appendix F.2.2 (discrepancy computation)", recorded="refuted", kind="statement", origin="paper")
+@claim(
+    "C7-retrieval-competitor",
+    "Appendix F.2.2's displayed discrepancy (matched key's logit minus the best logit of any other left symbol "
+    "at any position 1..n), maximised over inputs: <= 1 - cos(omega - n theta) for theta < omega/(2 n0)",
+    "Appendix F.2.2 (discrepancy computation)",
+    recorded="refuted",
+    kind="statement",
+    origin="paper",
+)
 def retrieval_competitor(options):
     scans = _scans("competitor")
     n, mp = 100, MultiPrecision(80)  # re-derived in mpmath from the proof's formula, not from the row
     direct = lambda row: 1 - mp.ctx.cos(2 * mp.ctx.pi / 8 - (n - 1) * Angle.of(PAPER[0]).value(mp))  # noqa: E731
-    example = _example(["b1"] * (n - 1) + ["a1"], "competitor", "mpmath_value", direct,
-                       "matched key at offset 0 (logit 1); the proof's best competitor is d = -1 at offset "
-                       "n-1, cos(omega - (n-1) theta): positions reach offset n-1, not n")
-    return Outcome("refuted" if example["certified_exceeds"] else "undecided",
-                   f"every ALPH x INT query gives 1 - cos(omega - (n-1) theta) > 1 - cos(omega - n theta) (off by one "
-                   f"offset); theta = 0.0027, n = 100: {example['discrepancy'][:10]} > {example['bound'][:10]}",
-                   {"reading": "competitor", "scans": scans}, counterexample=example,
-                   corrected="C7-retrieval-competitor-corrected")
+    example = _example(
+        ["b1"] * (n - 1) + ["a1"],
+        "competitor",
+        "mpmath_value",
+        direct,
+        "matched key at offset 0 (logit 1); the proof's best competitor is d = -1 at offset "
+        "n-1, cos(omega - (n-1) theta): positions reach offset n-1, not n",
+    )
+    return Outcome(
+        "refuted" if example["certified_exceeds"] else "undecided",
+        f"every ALPH x INT query gives 1 - cos(omega - (n-1) theta) > 1 - cos(omega - n theta) (off by one "
+        f"offset); theta = 0.0027, n = 100: {example['discrepancy'][:10]} > {example['bound'][:10]}",
+        {"reading": "competitor", "scans": scans},
+        counterexample=example,
+        corrected="C7-retrieval-competitor-corrected",
+    )
 
 
-@claim("C7-retrieval-competitor-corrected", bound_statement(
-       "C7-retrieval-competitor-corrected",
-       "For every real theta and every n >= 2 with {range} (" + THETA_PRIME + "): the proof's displayed "
-       "discrepancy, maximised over inputs, equals {competitor}: Theorem 3.2's bound holds with "
-       "n - 1 in place of n, with equality. Before issue 30 it read theta for theta', false for theta < 0",
-       range=part(F, "EXACT_RANGE"), competitor=part(F, "COMPETITOR")),
-       "corrects Appendix F.2.2", recorded="verified", kind="statement", origin="corrected", evidence=proofs.COMPETITOR_CORRECTED)
+@claim(
+    "C7-retrieval-competitor-corrected",
+    bound_statement(
+        "C7-retrieval-competitor-corrected",
+        "For every real theta and every n >= 2 with {range} (" + THETA_PRIME + "): the proof's displayed "
+        "discrepancy, maximised over inputs, equals {competitor}: Theorem 3.2's bound holds with "
+        "n - 1 in place of n, with equality. Before issue 30 it read theta for theta', false for theta < 0",
+        range=part(F, "EXACT_RANGE"),
+        competitor=part(F, "COMPETITOR"),
+    ),
+    "corrects Appendix F.2.2",
+    recorded="verified",
+    kind="statement",
+    origin="corrected",
+    evidence=proofs.COMPETITOR_CORRECTED,
+)
 def retrieval_competitor_corrected(options):
     referee = exact_statement("competitor-corrected", options.thorough)
     old = [_old_text_fails("competitor-corrected", "-1/100", A, 2) for A in (3, 5)]
     return _referee_outcome(
-        [referee], old, _brute_agreement(["competitor"], BRUTE_CASES),
+        [referee],
+        old,
+        _brute_agreement(["competitor"], BRUTE_CASES),
         f"1 - cos(omega - (n-1) theta') = token-level brute force at {referee['checked']} (theta, |ALPH|, n) points "
         f"covering the whole range and = the row brute force on {len(BRUTE_CASES)} more cases; the old text fails at "
         f"theta = -0.01, n = 2: |ALPH| = 3 {old[0]['brute']} vs {old[0]['stated']}, |ALPH| = 5 {old[1]['brute']} vs "
-        f"{old[1]['stated']}", {"cases": BRUTE_CASES})
+        f"{old[1]['stated']}",
+        {"cases": BRUTE_CASES},
+    )
 
 
-@claim("C7-retrieval-inf",
-       "Theorem 3.2 with Lemma F.1's lambda(n) (min over inputs of the positive gaps): lambda(n) <= 1 - cos(omega - "
-       "n theta) for every n > 1, given theta < omega/(2 n0)",
-       "Theorem 3.2; Lemma F.1; Appendix F.2.2", recorded="refuted", kind="statement", origin="paper")
+@claim(
+    "C7-retrieval-inf",
+    "Theorem 3.2 with Lemma F.1's lambda(n) (min over inputs of the positive gaps): lambda(n) <= 1 - cos(omega - "
+    "n theta) for every n > 1, given theta < omega/(2 n0)",
+    "Theorem 3.2; Lemma F.1; Appendix F.2.2",
+    recorded="refuted",
+    kind="statement",
+    origin="paper",
+)
 def retrieval_inf(options):
     scans = _scans("inf")
     theta, n = PAPER[0], 291  # 291 theta = 0.7857 ~ omega = 0.78540: the bound nearly vanishes
     low = inf_lower_bound(theta, 8, n)
     bound, excess = _over_bound(low, n)
-    example = {"reading": "inf", "theta": Angle.of(theta).describe(), "alph_size": 8, "n": n,
-               "n0_max": n0_max(theta, 8), "lambda_lower_bound": _s(low), "bound": _s(bound),
-               "certified_exceeds": bool(excess > 0),
-               "why": "lambda(n) >= the least gap between distinct values cos(d omega + t theta), t < n (every "
-                      "Lemma F.1 gap is such a difference); at n = 291 the bound is 1 - cos(291 theta - omega) ~ 5e-8",
-               "also": "theta = omega/N (< omega/(2 n0) for N > 2 n0): the bound is exactly 0 at n = N, lambda > 0"}
-    return Outcome("refuted" if example["certified_exceeds"] else "undecided",
-                   f"holds for every n <= n0 (scans), but Theorem 3.2 says every n > 1: at the paper's theta = 0.0027, "
-                   f"n = 291 (> n0 = 145), lambda >= {ball_text(example['lambda_lower_bound'])} > bound {ball_text(example['bound'])}",
-                   {"reading": "inf", "scans_n_le_n0": scans}, counterexample=example,
-                   corrected="C7-retrieval-inf-corrected")
+    example = {
+        "reading": "inf",
+        "theta": Angle.of(theta).describe(),
+        "alph_size": 8,
+        "n": n,
+        "n0_max": n0_max(theta, 8),
+        "lambda_lower_bound": _s(low),
+        "bound": _s(bound),
+        "certified_exceeds": bool(excess > 0),
+        "why": "lambda(n) >= the least gap between distinct values cos(d omega + t theta), t < n (every "
+        "Lemma F.1 gap is such a difference); at n = 291 the bound is 1 - cos(291 theta - omega) ~ 5e-8",
+        "also": "theta = omega/N (< omega/(2 n0) for N > 2 n0): the bound is exactly 0 at n = N, lambda > 0",
+    }
+    return Outcome(
+        "refuted" if example["certified_exceeds"] else "undecided",
+        f"holds for every n <= n0 (scans), but Theorem 3.2 says every n > 1: at the paper's theta = 0.0027, "
+        f"n = 291 (> n0 = 145), lambda >= {ball_text(example['lambda_lower_bound'])} > bound {ball_text(example['bound'])}",
+        {"reading": "inf", "scans_n_le_n0": scans},
+        counterexample=example,
+        corrected="C7-retrieval-inf-corrected",
+    )
 
 
-@claim("C7-retrieval-inf-corrected", bound_statement(
-       "C7-retrieval-inf-corrected",
-       "With " + THETA_PRIME + ": lambda(n) = {at_zero} at theta' = 0 for every n >= 2 (C8: a copy of the top "
-       "ties it); lambda(n) = {positive} for every n >= 2 "
-       "with 0 < theta' and {regime} (so every n <= n0); lambda(n) <= {copy} <= {bound} for every n >= 2 with "
-       "0 < theta' and {chain}, and lambda(n) = {bound} at theta' = 0; the equality fails wherever also "
-       "(2n-3) theta' >= omega (n = 4, theta = omega/5). "
-       "Before issue 30 it read theta for theta' and included theta = 0, where its formula gives 0 but lambda = 1 - cos "
-       "omega > 0",
-       at_zero=part(F, "INF_AT_ZERO"), positive=part(F, "INF_POSITIVE"), regime=part(F, "INF_RANGE"),
-       copy=part(F, "COPY_GAP"), bound=part(F, "BOUND"), chain=part(F, "CHAIN_RANGE")),
-       "corrects Theorem 3.2 (Retrieval, Lemma F.1 reading)", recorded="verified", kind="statement", origin="corrected", evidence=extremes.INF_CORRECTED)
+@claim(
+    "C7-retrieval-inf-corrected",
+    bound_statement(
+        "C7-retrieval-inf-corrected",
+        "With "
+        + THETA_PRIME
+        + ": lambda(n) = {at_zero} at theta' = 0 for every n >= 2 (C8: a copy of the top "
+        "ties it); lambda(n) = {positive} for every n >= 2 "
+        "with 0 < theta' and {regime} (so every n <= n0); lambda(n) <= {copy} <= {bound} for every n >= 2 with "
+        "0 < theta' and {chain}, and lambda(n) = {bound} at theta' = 0; the equality fails wherever also "
+        "(2n-3) theta' >= omega (n = 4, theta = omega/5). "
+        "Before issue 30 it read theta for theta' and included theta = 0, where its formula gives 0 but lambda = 1 - cos "
+        "omega > 0",
+        at_zero=part(F, "INF_AT_ZERO"),
+        positive=part(F, "INF_POSITIVE"),
+        regime=part(F, "INF_RANGE"),
+        copy=part(F, "COPY_GAP"),
+        bound=part(F, "BOUND"),
+        chain=part(F, "CHAIN_RANGE"),
+    ),
+    "corrects Theorem 3.2 (Retrieval, Lemma F.1 reading)",
+    recorded="verified",
+    kind="statement",
+    origin="corrected",
+    evidence=extremes.INF_CORRECTED,
+)
 def retrieval_inf_corrected(options):
     # Until issue 16 the equality was stated for every n with (n+1) theta <= omega: false for n >= 4 where
     # (2n-3) theta >= omega (the second term is <= 0 while lambda > 0); ``equality_fails_beyond`` shows it.
     equality = exact_statement("inf-corrected", options.thorough)
     chain = inf_bound_chain(options.thorough)
     beyond = equality_fails_beyond(options.thorough)
-    old = [_old_text_fails("inf-corrected", "0", A, 2) for A in (8, 3, 2)] + [_old_text_fails("inf-corrected", "0", 3, 4)]
+    old = [_old_text_fails("inf-corrected", "0", A, 2) for A in (8, 3, 2)] + [
+        _old_text_fails("inf-corrected", "0", 3, 4)
+    ]
     return _referee_outcome(
-        [equality, chain], old, _brute_agreement(["inf", "min"], BRUTE_CASES) + [r for r in beyond if r["agrees"]],
+        [equality, chain],
+        old,
+        _brute_agreement(["inf", "min"], BRUTE_CASES) + [r for r in beyond if r["agrees"]],
         f"equality = token-level brute force at {equality['checked']} points covering 2(n-1) theta' < omega whole "
         f"(theta' = 0, theta < 0, theta > 2 pi); the inequalities at {chain['checked']} points with (n+1) theta' <= "
         f"omega (edge included); the formula is wrong for omega/(2n-3) <= theta' <= omega/(n+1) at all {len(beyond)} "
         f"points tried; the old text fails at theta = 0 (|ALPH| = 8: lambda = {old[0]['brute']}, formula 0)",
-        {"equality": equality, "inequalities": chain, "equality_fails_between_omega_over_2n_3_and_n_1": beyond,
-         "text_before_issue_30": "lambda(n) = min{1 - cos theta, ...} for every n >= 2 with 2(n-1) theta < omega; "
-                                 "lambda(n) <= 1 - cos theta <= 1 - cos(omega - n theta) for every n >= 2 with (n+1) "
-                                 "theta <= omega"})
+        {
+            "equality": equality,
+            "inequalities": chain,
+            "equality_fails_between_omega_over_2n_3_and_n_1": beyond,
+            "text_before_issue_30": "lambda(n) = min{1 - cos theta, ...} for every n >= 2 with 2(n-1) theta < omega; "
+            "lambda(n) <= 1 - cos theta <= 1 - cos(omega - n theta) for every n >= 2 with (n+1) "
+            "theta <= omega",
+        },
+    )

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from proofs_check.claims.shipped import STUDY_SUMMARY, read
+from proofs_check.evidence.shipped import STUDY_SUMMARY, read
 from proofs_check.registry import Outcome, claim
 from theory.statistics import binomial_interval, reaches
 
@@ -68,8 +68,11 @@ def inputs_per_seed(summary: dict, variant: str, task: str, length: int, block: 
 def correct_counts(values: dict, inputs: dict) -> dict:
     """{seed: (inputs answered right, inputs evaluated)} of the seeds with both an accuracy and an
     input count (an accuracy is stored as a float: the count is the nearest integer)."""
-    return {seed: (round(value * inputs[seed]), inputs[seed]) for seed, value in values.items()
-            if value is not None and seed in inputs}
+    return {
+        seed: (round(value * inputs[seed]), inputs[seed])
+        for seed, value in values.items()
+        if value is not None and seed in inputs
+    }
 
 
 def _shown(seed: str, value: float, inputs: dict) -> str:
@@ -86,13 +89,21 @@ def decide_every_seed(values: dict, what: str, inputs: dict | None = None) -> Ou
     """The rule of both claims: every measured seed >= GOAL, and at least MIN_SEEDS of them;
     ``inputs`` ({seed: inputs evaluated}) only adds counts and intervals to the summary line."""
     below = {seed: v for seed, v in values.items() if not reaches(v, GOAL)}
-    shown = ", ".join(_shown(s, v, inputs or {}) for s, v in sorted(values.items(), key=lambda kv: int(kv[0])))
+    shown = ", ".join(
+        _shown(s, v, inputs or {}) for s, v in sorted(values.items(), key=lambda kv: int(kv[0]))
+    )
     if below:
-        return Outcome("refuted", f"{what}: {len(below)} of {len(values)} seeds below {GOAL} ({shown})",
-                       counterexample={"seeds_below": below})
+        return Outcome(
+            "refuted",
+            f"{what}: {len(below)} of {len(values)} seeds below {GOAL} ({shown})",
+            counterexample={"seeds_below": below},
+        )
     if len(values) < MIN_SEEDS:
-        return Outcome("undecided", f"{what}: {len(values)} seed(s) measured (< {MIN_SEEDS})"
-                                    + (f", all >= {GOAL} ({shown})" if values else ""))
+        return Outcome(
+            "undecided",
+            f"{what}: {len(values)} seed(s) measured (< {MIN_SEEDS})"
+            + (f", all >= {GOAL} ({shown})" if values else ""),
+        )
     return Outcome("verified", f"{what}: all {len(values)} seeds >= {GOAL} ({shown})")
 
 
@@ -104,53 +115,84 @@ def decide_pooled(values: dict, inputs: dict, what: str) -> Outcome:
     shown = ", ".join(_shown(s, v, inputs) for s, v in sorted(values.items(), key=lambda kv: int(kv[0])))
     clearly_below = {s: f"{k}/{n}" for s, (k, n) in counted.items() if binomial_interval(k, n)[1] < GOAL}
     if clearly_below:
-        return Outcome("refuted", f"{what}: {len(clearly_below)} seed(s) clearly below {GOAL} (Wilson 95% upper "
-                                  f"bound < {GOAL}; {shown})", counterexample={"seeds_clearly_below": clearly_below})
+        return Outcome(
+            "refuted",
+            f"{what}: {len(clearly_below)} seed(s) clearly below {GOAL} (Wilson 95% upper "
+            f"bound < {GOAL}; {shown})",
+            counterexample={"seeds_clearly_below": clearly_below},
+        )
     correct, total = sum(k for k, _ in counted.values()), sum(n for _, n in counted.values())
     if len(counted) < POOLED_SEEDS:
-        return Outcome("undecided", f"{what}: {len(counted)} seed(s) measured (the rule pools {POOLED_SEEDS}), none "
-                                    f"clearly below {GOAL}" + (f" ({shown})" if counted else ""))
+        return Outcome(
+            "undecided",
+            f"{what}: {len(counted)} seed(s) measured (the rule pools {POOLED_SEEDS}), none "
+            f"clearly below {GOAL}" + (f" ({shown})" if counted else ""),
+        )
     low, high = binomial_interval(correct, total)
     pooled = f"pooled {correct}/{total} = {correct / total:.4f} (Wilson 95% [{low:.3f}, {high:.3f}]) over {len(counted)} seeds"
     if correct / total >= GOAL:
         return Outcome("verified", f"{what}: {pooled} >= {GOAL}, no seed clearly below ({shown})")
-    return Outcome("refuted", f"{what}: {pooled} < {GOAL} ({shown})",
-                   counterexample={"pooled_correct": correct, "pooled_inputs": total})
+    return Outcome(
+        "refuted",
+        f"{what}: {pooled} < {GOAL} ({shown})",
+        counterexample={"pooled_correct": correct, "pooled_inputs": total},
+    )
 
 
 def _context(summary: dict, task: str, length: int) -> dict:
     out = {}
     for variant in summary.get("variants", {}):
         grid = per_seed(summary, variant, task, length)
-        longer = {str(n): per_seed(summary, variant, task, n, "long")
-                  for n in (summary.get("long") or {}).get("lengths", [])}
+        longer = {
+            str(n): per_seed(summary, variant, task, n, "long")
+            for n in (summary.get("long") or {}).get("lengths", [])
+        }
         if grid or any(longer.values()):
             out[variant] = {str(length): grid, **{n: v for n, v in longer.items() if v}}
     return out
 
 
-def _decide(variant: str, task: str, length: int, what: str, path: Path | None = None, block: str = "length") -> Outcome:
+def _decide(
+    variant: str, task: str, length: int, what: str, path: Path | None = None, block: str = "length"
+) -> Outcome:
     path = SUMMARY if path is None else path  # read when called: tests point it elsewhere
     if not path.is_file():
-        return Outcome("undecided", f"no variants study shipped ({path} is absent): run "
-                                    "python -m training study training/studies/variants.json --collect")
+        return Outcome(
+            "undecided",
+            f"no variants study shipped ({path} is absent): run "
+            "python -m training study training/studies/variants.json --collect",
+        )
     summary = read(path, STUDY_SUMMARY)
-    values, inputs = per_seed(summary, variant, task, length, block), inputs_per_seed(summary, variant, task, length, block)
+    values, inputs = (
+        per_seed(summary, variant, task, length, block),
+        inputs_per_seed(summary, variant, task, length, block),
+    )
     if block == "long":
         outcome = decide_pooled(values, inputs, what)
-        rule = (f"a seed with Wilson 95% upper bound < {GOAL} refutes; from {POOLED_SEEDS} seeds the pooled accuracy "
-                f"decides (>= {GOAL} verified); otherwise undecided")
+        rule = (
+            f"a seed with Wilson 95% upper bound < {GOAL} refutes; from {POOLED_SEEDS} seeds the pooled accuracy "
+            f"decides (>= {GOAL} verified); otherwise undecided"
+        )
     else:
         outcome = decide_every_seed(values, what, inputs)
         rule = f"every measured seed >= {GOAL}; verified from {MIN_SEEDS} seeds, refuted by one seed below"
-    outcome.evidence = {"rule": rule, "summary": str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path),
-                        "accuracy_by_variant_and_seed": _context(summary, task, length)}
+    outcome.evidence = {
+        "rule": rule,
+        "summary": str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path),
+        "accuracy_by_variant_and_seed": _context(summary, task, length),
+    }
     return outcome
 
 
-@claim("V-scale", "With the fixed query scale log(i+1)/log(17), the letter task's accuracy over all hops is at "
-       "least 0.99 at total length 5,000 in every seed (3,000 training steps)",
-       "issue 15 (not a claim of the paper; its future work, Section 3.6)", recorded="refuted", kind="experiment", origin="package")
+@claim(
+    "V-scale",
+    "With the fixed query scale log(i+1)/log(17), the letter task's accuracy over all hops is at "
+    "least 0.99 at total length 5,000 in every seed (3,000 training steps)",
+    "issue 15 (not a claim of the paper; its future work, Section 3.6)",
+    recorded="refuted",
+    kind="experiment",
+    origin="package",
+)
 # recorded refuted on seeds 0-2: seeds 0 and 2 score 1.000 at 5,000 (and seed 0 64/64 at 20,000),
 # seed 1 scores 0.980 (98/100; Wilson [0.930, 0.994], so compatible with 0.99).  Its errors are
 # all 4-hop inputs and start at 50 tokens (0.92-0.98 there from 50 to 5,000, no trend): an error
@@ -159,18 +201,30 @@ def query_scale_extrapolates(options):
     return _decide("log-scale-3k", "letter", 5000, "letter task at 5,000 with the log query scale")
 
 
-@claim("V-learned-scale", "With a learned per-head query scale s_h log(i+1) (Scalable-Softmax), the letter task's "
-       "accuracy over all hops is at least 0.99 at total length 5,000 in every seed (3,000 training steps)",
-       "issue 15 (not a claim of the paper; its future work, Section 3.6)", recorded="refuted", kind="experiment", origin="package")
+@claim(
+    "V-learned-scale",
+    "With a learned per-head query scale s_h log(i+1) (Scalable-Softmax), the letter task's "
+    "accuracy over all hops is at least 0.99 at total length 5,000 in every seed (3,000 training steps)",
+    "issue 15 (not a claim of the paper; its future work, Section 3.6)",
+    recorded="refuted",
+    kind="experiment",
+    origin="package",
+)
 # recorded refuted on seeds 0-2: seeds 0 and 2 score 1.000 at 5,000, seed 1 0.980 (98/100);
 # seed 1's errors are 4-hop inputs from 100 tokens on, as with the fixed scale's seed 1.
 def learned_query_scale_extrapolates(options):
     return _decide("learned-scale-3k", "letter", 5000, "letter task at 5,000 with the learned query scale")
 
 
-@claim("V-scale-6k", "With the fixed query scale log(i+1)/log(17) on the paper's 6,000 training steps, the letter "
-       "task's accuracy over all hops is at least 0.99 at total length 5,000 in every seed",
-       "issue 15 (not a claim of the paper); registered 2026-12-02 before its members trained", recorded="refuted", kind="experiment", origin="package")
+@claim(
+    "V-scale-6k",
+    "With the fixed query scale log(i+1)/log(17) on the paper's 6,000 training steps, the letter "
+    "task's accuracy over all hops is at least 0.99 at total length 5,000 in every seed",
+    "issue 15 (not a claim of the paper); registered 2026-12-02 before its members trained",
+    recorded="refuted",
+    kind="experiment",
+    origin="package",
+)
 # recorded undecided when registered: no member trained.  Recorded verified when the 3 seeds came
 # in (2026-12-02): 100/100 at 5,000 tokens in every seed (Wilson 95% [0.963, 1.000] each), and
 # no seed below 0.994 at any length from 17 to 5,000 (seed 2 misses one 3-hop input at 200, 400,
@@ -185,9 +239,15 @@ def query_scale_extrapolates_on_the_full_schedule(options):
     return _decide("log-scale", "letter", 5000, "letter task at 5,000 with the log query scale, 6,000 steps")
 
 
-@claim("V-scale-6k-20k", "With the fixed query scale log(i+1)/log(17) on the paper's 6,000 training steps, the "
-       "letter task's accuracy over all hops is still at least 0.99 at total length 20,000 in every seed",
-       "issue 34 (not a claim of the paper); registered 2026-12-03 before seeds 3-7 trained", recorded="refuted", kind="experiment", origin="package")
+@claim(
+    "V-scale-6k-20k",
+    "With the fixed query scale log(i+1)/log(17) on the paper's 6,000 training steps, the "
+    "letter task's accuracy over all hops is still at least 0.99 at total length 20,000 in every seed",
+    "issue 34 (not a claim of the paper); registered 2026-12-03 before seeds 3-7 trained",
+    recorded="refuted",
+    kind="experiment",
+    origin="package",
+)
 # recorded undecided when registered: seeds 0-2 score 64, 63 and 63 of 64 at 20,000 (each miss a
 # 4-hop input); one miss in 64 is 0.984, whose Wilson 95% interval [0.917, 0.997] holds 0.99, so
 # the rule pools eight seeds (decide_pooled).  Recorded refuted when seed 4 came in (2026-12-03):
@@ -195,13 +255,24 @@ def query_scale_extrapolates_on_the_full_schedule(options):
 # 63, 61 and 64 of 64; seed 6 is also clearly below (upper bound 0.984), and the eight seeds pool
 # to 491/512 = 0.959 (Wilson 95% [0.938, 0.973]), below 0.99 as well.
 def query_scale_extrapolates_to_20000(options):
-    return _decide("log-scale", "letter", 20000, "letter task at 20,000 with the log query scale, 6,000 steps",
-                   block="long")
+    return _decide(
+        "log-scale",
+        "letter",
+        20000,
+        "letter task at 20,000 with the log query scale, 6,000 steps",
+        block="long",
+    )
 
 
-@claim("V-scale-number", "Under the same query scale the number task still trains: accuracy over all hops at the "
-       "training length 17 is at least 0.99 in every seed (6,000 steps)",
-       "issue 15 (not a claim of the paper)", recorded="verified", kind="experiment", origin="package")
+@claim(
+    "V-scale-number",
+    "Under the same query scale the number task still trains: accuracy over all hops at the "
+    "training length 17 is at least 0.99 in every seed (6,000 steps)",
+    "issue 15 (not a claim of the paper)",
+    recorded="verified",
+    kind="experiment",
+    origin="package",
+)
 # recorded verified when the third seed came in: 1.000, 0.998 and 0.995 at 17 (400/400, 399/400,
 # 398/400).  It trains; it still breaks early (45-54 tokens), which this claim does not cover.
 def query_scale_keeps_number_task(options):

@@ -20,8 +20,11 @@ __all__ = ["is_zero", "nonnegative", "positive", "cos_decreasing"]
 
 def is_zero(expr) -> bool:
     """sympy proves ``expr`` identically 0 (simplify, trigonometric expansion, or exponentials)."""
-    for form in (sympy.simplify, lambda e: sympy.expand_trig(sympy.expand(e)),
-                 lambda e: sympy.simplify(sympy.expand(e.rewrite(sympy.exp)))):
+    for form in (
+        sympy.simplify,
+        lambda e: sympy.expand_trig(sympy.expand(e)),
+        lambda e: sympy.simplify(sympy.expand(e.rewrite(sympy.exp))),
+    ):
         if form(expr) == 0:
             return True
     return False
@@ -52,5 +55,7 @@ def positive(expr, substitutions: dict | None = None) -> bool:
 def cos_decreasing() -> bool:
     """cos is strictly decreasing on [0, pi]: d/dx cos x = -sin x, and sin x > 0 on (0, pi)."""
     x = sympy.Symbol("x", real=True)
-    return (is_zero(sympy.diff(sympy.cos(x), x) + sympy.sin(x))
-            and sympy.solveset(sympy.sin(x) <= 0, x, sympy.Interval.open(0, sympy.pi)) == sympy.EmptySet)
+    return (
+        is_zero(sympy.diff(sympy.cos(x), x) + sympy.sin(x))
+        and sympy.solveset(sympy.sin(x) <= 0, x, sympy.Interval.open(0, sympy.pi)) == sympy.EmptySet
+    )

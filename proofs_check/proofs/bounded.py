@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import sympy
 
+from proofs_check.evidence.classes import Step, proved
 from theory import bounded_positional as bp
 
-from ..evidence import Step, proved
 from . import nonnegative, positive
 
 TOKENS = ("a1", "b1", "ca", "cb")
@@ -22,7 +22,7 @@ def witnesses() -> bool:
         inputs = bp.witness_inputs(n)  # Retrieval itself (theory.functions.retrieval) gives the answers
         if [answer for _, answer in inputs] != ["a1", "b1", "b1"]:
             return False
-        if any(len(set(tokens[2:n - 1])) != 1 or len(tokens) != n for tokens, _ in inputs):
+        if any(len(set(tokens[2 : n - 1])) != 1 or len(tokens) != n for tokens, _ in inputs):
             return False
     return True
 
@@ -64,7 +64,11 @@ def bounded_ratio() -> bool:
     B, a, b = sympy.Symbol("B", nonnegative=True), *sympy.symbols("a b", nonnegative=True)
     lj, ln_ = -B + a, B - b
     x = sympy.Symbol("x", real=True)
-    return nonnegative(lj - ln_ + 2 * B) and sympy.diff(sympy.exp(x), x) == sympy.exp(x) and sympy.exp(x).is_positive
+    return (
+        nonnegative(lj - ln_ + 2 * B)
+        and sympy.diff(sympy.exp(x), x) == sympy.exp(x)
+        and sympy.exp(x).is_positive
+    )
 
 
 def threshold_suffices() -> bool:
@@ -79,35 +83,59 @@ def residual_gap() -> bool:
     (k > 0): the answer (the one present token with the bonus, Definition F.2) scores >= K + 1/n, an
     absent token with the bonus K, a token without it <= 1; so the answer wins by >= 1/n.  The
     bonus rule is checked on every proper input of |ALPH| = 3, INT = {1}, n <= 4."""
-    k, n, c = sympy.Symbol("k", positive=True), sympy.Symbol("n", positive=True), sympy.Symbol("c", nonnegative=True)
+    k, n, c = (
+        sympy.Symbol("k", positive=True),
+        sympy.Symbol("n", positive=True),
+        sympy.Symbol("c", nonnegative=True),
+    )
     K = 1 + k
     answer = K + (1 + c) / n  # present at least once: count = 1 + c
-    arithmetic = nonnegative(answer - K - 1 / n) and nonnegative(answer - 1 - 1 / n, {n: 1 + c + sympy.Symbol("e", nonnegative=True)})
+    arithmetic = nonnegative(answer - K - 1 / n) and nonnegative(
+        answer - 1 - 1 / n, {n: 1 + c + sympy.Symbol("e", nonnegative=True)}
+    )
     found = bp.residual_head_errors("abc", 1, 4)
     return arithmetic and not found["errors"] and found["least_gap"] >= sympy.Rational(1, 4)
 
 
 BOUNDED = proved(
-    Step("For every n >= 4 the inputs S1 = b1 a1 (cb)^(n-3) ca, S3 = b1 a1 (cb)^(n-3) cb and S4 = b1 a1 (ca)^(n-3) cb "
-         "are proper with Retrieval answers a1, b1, b1", witnesses,
-         "Retrieval on the three inputs for every n in 4..60 (the middle block is one repeated token)",
-         cases="n in 4..60"),
-    Step("With E(x) = V[a1, x] - V[b1, x], P = w_1 E(b1) + w_2 E(a1) and W = w_3 + .. + w_(n-1), the margins are "
-         "m1 = P + W E(cb) + w_n E(ca), m3 = -(P + W E(cb) + w_n E(cb)), m4 = -(P + W E(ca) + w_n E(cb)), and "
-         "W m1 + (W - w_n) m3 + w_n m4 = 0 for every readout V", certificate_identity,
-         "sympy identity, symbolic weights and readout"),
-    Step("If W >= w_n the coefficients W, W - w_n, w_n are >= 0 and W > 0, so m1, m3, m4 cannot all be > 0: the head "
-         "errs on S1, S3 or S4 (a shared maximum counts as an error)", no_readout_is_right_on_all_three,
-         "sympy sign after substitution"),
-    Step("|l_nj| <= B makes every w_j / w_n = e^(l_nj - l_nn) >= e^(-2B), so W >= (n - 3) e^(-2B) w_n",
-         bounded_ratio, "sympy sign after substitution"),
-    Step("Every n >= 3 + e^(2B), the printed threshold, has (n - 3) e^(-2B) >= 1, hence W >= w_n and an error",
-         threshold_suffices, "sympy sign, on the printed threshold"),
-    Step("With a residual readout no length is forced: uniform attention (B = 0) and score(tau) = K [tau carries the "
-         "query's pointer] + count(tau)/n, K > 1, give the answer (the one present token with the bonus, Definition "
-         "F.2) a lead >= 1/n at every n", residual_gap,
-         "sympy signs; the bonus rule on every proper input, |ALPH| = 3, INT = {1}, n <= 4",
-         cases="the bonus rule: |ALPH| = 3, INT = {1}, n <= 4"),
+    Step(
+        "For every n >= 4 the inputs S1 = b1 a1 (cb)^(n-3) ca, S3 = b1 a1 (cb)^(n-3) cb and S4 = b1 a1 (ca)^(n-3) cb "
+        "are proper with Retrieval answers a1, b1, b1",
+        witnesses,
+        "Retrieval on the three inputs for every n in 4..60 (the middle block is one repeated token)",
+        cases="n in 4..60",
+    ),
+    Step(
+        "With E(x) = V[a1, x] - V[b1, x], P = w_1 E(b1) + w_2 E(a1) and W = w_3 + .. + w_(n-1), the margins are "
+        "m1 = P + W E(cb) + w_n E(ca), m3 = -(P + W E(cb) + w_n E(cb)), m4 = -(P + W E(ca) + w_n E(cb)), and "
+        "W m1 + (W - w_n) m3 + w_n m4 = 0 for every readout V",
+        certificate_identity,
+        "sympy identity, symbolic weights and readout",
+    ),
+    Step(
+        "If W >= w_n the coefficients W, W - w_n, w_n are >= 0 and W > 0, so m1, m3, m4 cannot all be > 0: the head "
+        "errs on S1, S3 or S4 (a shared maximum counts as an error)",
+        no_readout_is_right_on_all_three,
+        "sympy sign after substitution",
+    ),
+    Step(
+        "|l_nj| <= B makes every w_j / w_n = e^(l_nj - l_nn) >= e^(-2B), so W >= (n - 3) e^(-2B) w_n",
+        bounded_ratio,
+        "sympy sign after substitution",
+    ),
+    Step(
+        "Every n >= 3 + e^(2B), the printed threshold, has (n - 3) e^(-2B) >= 1, hence W >= w_n and an error",
+        threshold_suffices,
+        "sympy sign, on the printed threshold",
+    ),
+    Step(
+        "With a residual readout no length is forced: uniform attention (B = 0) and score(tau) = K [tau carries the "
+        "query's pointer] + count(tau)/n, K > 1, give the answer (the one present token with the bonus, Definition "
+        "F.2) a lead >= 1/n at every n",
+        residual_gap,
+        "sympy signs; the bonus rule on every proper input, |ALPH| = 3, INT = {1}, n <= 4",
+        cases="the bonus rule: |ALPH| = 3, INT = {1}, n <= 4",
+    ),
 )
 
 # ---- C6-retrieval-hard ---------------------------------------------------------------------------
@@ -130,6 +158,7 @@ def pair_differs_only_at_p() -> bool:
     agree everywhere but p, and Retrieval answers a1 on one and a2 on the other."""
     from theory.functions import retrieval
     from theory.impossibility import hard_positional_pair
+
     for n in N_PAIRS:
         for p in range(1, n):
             first, second = hard_positional_pair(n, set(range(1, n + 1)) - {p})
@@ -141,12 +170,18 @@ def pair_differs_only_at_p() -> bool:
 
 
 HARD = proved(
-    Step("With hard attention (unique or average-hard) on a set J(n) fixed by n, the head output at n averages the "
-         "values of the tokens at J(n): two inputs equal on J(n) and at n give one output F(x_n, a_n)", attends_only_J,
-         "sympy, an average of arbitrary values"),
-    Step("If J(n) misses an earlier position p, the inputs b1^(p-1) a1 b1^(n-1-p) ca and the same with a2 at p are "
-         "proper (the query ca points at letter a, held by position p alone), agree on J(n) and the query, and have "
-         "Retrieval answers a1 and a2: the model errs on one of them", pair_differs_only_at_p,
-         "Retrieval on the pair for every n in 2..40 and every p < n (the rest of the input is one repeated token)",
-         cases="n in 2..40"),
+    Step(
+        "With hard attention (unique or average-hard) on a set J(n) fixed by n, the head output at n averages the "
+        "values of the tokens at J(n): two inputs equal on J(n) and at n give one output F(x_n, a_n)",
+        attends_only_J,
+        "sympy, an average of arbitrary values",
+    ),
+    Step(
+        "If J(n) misses an earlier position p, the inputs b1^(p-1) a1 b1^(n-1-p) ca and the same with a2 at p are "
+        "proper (the query ca points at letter a, held by position p alone), agree on J(n) and the query, and have "
+        "Retrieval answers a1 and a2: the model errs on one of them",
+        pair_differs_only_at_p,
+        "Retrieval on the pair for every n in 2..40 and every p < n (the rest of the input is one repeated token)",
+        cases="n in 2..40",
+    ),
 )

@@ -7,12 +7,12 @@ from __future__ import annotations
 import sympy
 from sympy import cos, sin
 
+from proofs_check.evidence.classes import Step, proved
 from theory.functions import index
 from theory.impossibility import index_swap_pair
 from theory.numbers import SYMBOLIC
 from theory.rope import PAIRINGS, plane_indices, rope_angles, rope_logit, rope_logit_absolute, rope_matrix
 
-from ..evidence import Step, proved
 from . import is_zero, nonnegative
 
 # ---- S1-rope-relative -----------------------------------------------------------------------------
@@ -60,17 +60,26 @@ def logit_form() -> bool:
     i, j = sympy.symbols("i j", integer=True)
     angles = rope_angles(ROTARY, base=sympy.Symbol("base", positive=True), numbers=SYMBOLIC)
     q, k = sympy.symbols("q0:6"), sympy.symbols("k0:6")
-    return is_zero(rope_logit_absolute(q, i, k, j, angles, SYMBOLIC) - rope_logit(q, i, k, j, angles, SYMBOLIC))
+    return is_zero(
+        rope_logit_absolute(q, i, k, j, angles, SYMBOLIC) - rope_logit(q, i, k, j, angles, SYMBOLIC)
+    )
 
 
 ROPE_RELATIVE = proved(
-    Step("By Appendix C.1, R_p rotates plane k (a pair of dims fixed by the pairing) by p g_k and leaves the dims "
-         "past the rotary part unchanged: R_p = diag(rot(p g_1), .., rot(p g_(r/2)), I) up to that fixed "
-         "permutation of the dims", block_structure, "sympy, symbolic p and base, d = 8 with rotary 6, both pairings"),
+    Step(
+        "By Appendix C.1, R_p rotates plane k (a pair of dims fixed by the pairing) by p g_k and leaves the dims "
+        "past the rotary part unchanged: R_p = diag(rot(p g_1), .., rot(p g_(r/2)), I) up to that fixed "
+        "permutation of the dims",
+        block_structure,
+        "sympy, symbolic p and base, d = 8 with rotary 6, both pairings",
+    ),
     Step("rot(a)^T rot(b) = rot(b - a) for all real a, b", rotations_compose, "sympy identity"),
-    Step("Block-diagonal matrices multiply block by block, so R_i^T R_j = diag(rot(i g_k)^T rot(j g_k), I) = "
-         "diag(rot((j-i) g_k), I) = R_(j-i), for every dimension, i, j and base", blockwise,
-         "sympy identity on generic blocks"),
+    Step(
+        "Block-diagonal matrices multiply block by block, so R_i^T R_j = diag(rot(i g_k)^T rot(j g_k), I) = "
+        "diag(rot((j-i) g_k), I) = R_(j-i), for every dimension, i, j and base",
+        blockwise,
+        "sympy identity on generic blocks",
+    ),
     Step("Hence (R_j k)^T (R_i q) = k^T R_j^T R_i q = k^T R_(i-j) q", logit_form, "sympy identity"),
 )
 
@@ -106,14 +115,25 @@ def answers_differ() -> bool:
 
 
 SYMBOLIC_INDEX = proved(
-    Step("A purely symbolic head's logits and values depend on contents only, so its output at the query is "
-         "sum_k exp(l(x_n, x_k)) v(x_k) / sum_k exp(l(x_n, x_k)) for some l, v: permuting the earlier tokens permutes "
-         "the summands and leaves it unchanged", symmetric_output, "sympy identity, l and v arbitrary functions"),
-    Step("The inputs a b c 2 and b a c 2 have the same query and the same earlier tokens, permuted; a one-layer "
-         "model's output at the query is F(x_n, a_n), so it is the same on both", same_query_permuted,
-         "exact comparison of the two inputs"),
-    Step("Index answers differently on them (b, then a): no one-layer model with a purely symbolic head computes "
-         "Index", answers_differ, "theory.functions.index on both inputs"),
+    Step(
+        "A purely symbolic head's logits and values depend on contents only, so its output at the query is "
+        "sum_k exp(l(x_n, x_k)) v(x_k) / sum_k exp(l(x_n, x_k)) for some l, v: permuting the earlier tokens permutes "
+        "the summands and leaves it unchanged",
+        symmetric_output,
+        "sympy identity, l and v arbitrary functions",
+    ),
+    Step(
+        "The inputs a b c 2 and b a c 2 have the same query and the same earlier tokens, permuted; a one-layer "
+        "model's output at the query is F(x_n, a_n), so it is the same on both",
+        same_query_permuted,
+        "exact comparison of the two inputs",
+    ),
+    Step(
+        "Index answers differently on them (b, then a): no one-layer model with a purely symbolic head computes "
+        "Index",
+        answers_differ,
+        "theory.functions.index on both inputs",
+    ),
 )
 
 # ---- B1-formal-corrected -------------------------------------------------------------------------
@@ -142,14 +162,24 @@ def landing_is_a_symbol_or_outside() -> bool:
 
 
 B1_CORRECTED = proved(
-    Step("Induction on the hops: after i - 1 hops the figures' reading stands on j_(k_i) at position n1 + k_i, where "
-         "k_1 = n2 and k_(i+1) = k_i - j_(k_i) (true at i = 1; one hop from n1 + k_i lands at n1 + k_(i+1)): both "
-         "definitions follow k -> k - j_k", hop_follows_chain, "sympy identity"),
-    Step("While k_(i+1) >= 1 the landing is again an integer (k_(i+1) <= k_i - 1 <= n2 - 1, as every j >= 1), and "
-         "the chain strictly decreases, so it stops after at most n2 hops", chain_stays_inside,
-         "sympy signs after substitution"),
-    Step("It stops at the first k_HL with k_HL - j_kHL <= 0, landing at n1 + k_HL - j_kHL <= n1 after HL hops: the "
-         "symbol s_(n1 + k_HL - j_kHL) when that index is in 1..n1 (condition 2 and f_NUM as corrected, with the "
-         "figures' hop count HL), and outside the input when it is <= 0 (no answer in either)",
-         landing_is_a_symbol_or_outside, "sympy signs after substitution"),
+    Step(
+        "Induction on the hops: after i - 1 hops the figures' reading stands on j_(k_i) at position n1 + k_i, where "
+        "k_1 = n2 and k_(i+1) = k_i - j_(k_i) (true at i = 1; one hop from n1 + k_i lands at n1 + k_(i+1)): both "
+        "definitions follow k -> k - j_k",
+        hop_follows_chain,
+        "sympy identity",
+    ),
+    Step(
+        "While k_(i+1) >= 1 the landing is again an integer (k_(i+1) <= k_i - 1 <= n2 - 1, as every j >= 1), and "
+        "the chain strictly decreases, so it stops after at most n2 hops",
+        chain_stays_inside,
+        "sympy signs after substitution",
+    ),
+    Step(
+        "It stops at the first k_HL with k_HL - j_kHL <= 0, landing at n1 + k_HL - j_kHL <= n1 after HL hops: the "
+        "symbol s_(n1 + k_HL - j_kHL) when that index is in 1..n1 (condition 2 and f_NUM as corrected, with the "
+        "figures' hop count HL), and outside the input when it is <= 0 (no answer in either)",
+        landing_is_a_symbol_or_outside,
+        "sympy signs after substitution",
+    ),
 )

@@ -14,9 +14,9 @@ from __future__ import annotations
 import sympy
 from sympy import Max, cos, pi, sin
 
+from proofs_check.evidence.classes import Step, proved
 from theory import index_formulas as IF
 
-from ..evidence import Step, proved
 from . import cos_decreasing, is_zero, nonnegative, positive
 
 N, M, L = sympy.Symbol("n"), sympy.Symbol("m"), sympy.Symbol("L")
@@ -34,6 +34,7 @@ def _max_at_least(maximum, term) -> bool:
 def logit_row() -> bool:
     """The construction's logit (matrix route, symbolic s, t, theta) is cos((t - s) theta)."""
     from constructions.index import number_task
+
     route, closed = number_task(7, "0.8").symbolic_identity()  # the angle is a symbol on this route
     s, t = sympy.symbols("s t", integer=True)
     theta = next(iter(closed.free_symbols - {s, t}))
@@ -48,14 +49,20 @@ def offsets() -> bool:
     s_sym = sympy.Symbol("s")
     zero_in = nonnegative(0 - low, {s_sym: B}) and nonnegative(high - 0, {N: s_sym + 1 + C, s_sym: B})
     # v <= s: u = -v is in range
-    left = (nonnegative(-v - low, {s_sym: v + B}) and nonnegative(high - (-v), {N: s_sym + 1 + C, s_sym: v + B}))
+    left = nonnegative(-v - low, {s_sym: v + B}) and nonnegative(
+        high - (-v), {N: s_sym + 1 + C, s_sym: v + B}
+    )
     # v <= n-1-s: u = v is in range
-    right = (nonnegative(v - low, {s_sym: B}) and nonnegative(high - v, {N: s_sym + 1 + v + C, s_sym: B}))
+    right = nonnegative(v - low, {s_sym: B}) and nonnegative(high - v, {N: s_sym + 1 + v + C, s_sym: B})
     # every u in range has |u| <= max(s, n-1-s): u = high - a gives u <= n-1-s, and u = low + a gives
     # -u = s - a <= s; each of s, n-1-s is an argument of the Max
     L_s = Max(s_sym, high)
-    bounded = (nonnegative(high - (high - A)) and nonnegative(s_sym - (s_sym - A))
-               and _max_at_least(L_s, s_sym) and _max_at_least(L_s, high))
+    bounded = (
+        nonnegative(high - (high - A))
+        and nonnegative(s_sym - (s_sym - A))
+        and _max_at_least(L_s, s_sym)
+        and _max_at_least(L_s, high)
+    )
     even = is_zero(cos(-v * THETA) - cos(v * THETA))
     return zero_in and left and right and bounded and even
 
@@ -70,11 +77,12 @@ def _lower_bounds(e: int) -> bool:
     if not is_zero(half - (K + e)):
         return False
     L_s = Max(s_sym, n_val - 1 - s_sym)
-    below = nonnegative(L_s - half, {s_sym: K - A})          # s <= k: n-1-s >= k + e
-    above = nonnegative(L_s - half, {s_sym: K + 1 + A})      # s >= k+1 >= k + e
+    below = nonnegative(L_s - half, {s_sym: K - A})  # s <= k: n-1-s >= k + e
+    above = nonnegative(L_s - half, {s_sym: K + 1 + A})  # s >= k+1 >= k + e
     # max(s, n-1-s) >= n-1-s (an argument of the Max) >= n-1-m for s <= m
-    by_m = (_max_at_least(L_s, n_val - 1 - s_sym)
-            and nonnegative((n_val - 1 - s_sym) - rest.subs(N, n_val), {M: s_sym + B}))
+    by_m = _max_at_least(L_s, n_val - 1 - s_sym) and nonnegative(
+        (n_val - 1 - s_sym) - rest.subs(N, n_val), {M: s_sym + B}
+    )
     return below and above and by_m
 
 
@@ -82,10 +90,13 @@ def _attained(e: int) -> bool:
     """n - 1 = 2k + e: s* = min(m, k) is admissible and max(s*, n-1-s*) is the printed L_min."""
     n_val = 2 * K + e + 1
     printed = IF.L_MIN.expr.subs(N, n_val)
-    big = printed.subs(M, K + A)                   # m >= k: s* = k
-    small = printed.subs(M, K - 1 - A)             # m < k: s* = m
-    return (is_zero(big - Max(K, n_val - 1 - K)) and is_zero(small - Max(K - 1 - A, n_val - 1 - (K - 1 - A)))
-            and nonnegative(n_val - 1 - K))
+    big = printed.subs(M, K + A)  # m >= k: s* = k
+    small = printed.subs(M, K - 1 - A)  # m < k: s* = m
+    return (
+        is_zero(big - Max(K, n_val - 1 - K))
+        and is_zero(small - Max(K - 1 - A, n_val - 1 - (K - 1 - A)))
+        and nonnegative(n_val - 1 - K)
+    )
 
 
 def l_min() -> bool:
@@ -106,8 +117,12 @@ def pigeonhole() -> bool:
     mean = is_zero(sympy.expand(total - (Lp + 1) * c - sympy.Sum(h(i), (i, 0, Lp)).doit()))
     alpha, ua, ub, ka, kb, xa, xb = sympy.symbols("alpha u_a u_b k_a k_b x_a x_b", real=True)
     shift = ((ub - ua) * alpha - (kb - ka) - (xb - xa)).subs({ua * alpha: ka + xa, ub * alpha: kb + xb})
-    return (is_zero(arcs - 1) and mean and sympy.Sum(h(i), (i, 0, Lp)).is_nonnegative is True
-            and is_zero(sympy.expand(shift).subs({ua * alpha: ka + xa, ub * alpha: kb + xb})))
+    return (
+        is_zero(arcs - 1)
+        and mean
+        and sympy.Sum(h(i), (i, 0, Lp)).is_nonnegative is True
+        and is_zero(sympy.expand(shift).subs({ua * alpha: ka + xa, ub * alpha: kb + xb}))
+    )
 
 
 def _cap_math() -> bool:
@@ -137,10 +152,14 @@ def first_offset() -> bool:
 
 def _quadratic_math() -> bool:
     x = sympy.Symbol("x", real=True)
-    f = x ** 2 / 2 - (1 - cos(x))
-    return (f.subs(x, 0) == 0 and sympy.diff(f, x).subs(x, 0) == 0
-            and is_zero(sympy.diff(f, x, 2) - 2 * sin(x / 2) ** 2) and (sin(x / 2) ** 2).is_nonnegative is True
-            and is_zero(f.subs(x, -x) - f))
+    f = x**2 / 2 - (1 - cos(x))
+    return (
+        f.subs(x, 0) == 0
+        and sympy.diff(f, x).subs(x, 0) == 0
+        and is_zero(sympy.diff(f, x, 2) - 2 * sin(x / 2) ** 2)
+        and (sin(x / 2) ** 2).is_nonnegative is True
+        and is_zero(f.subs(x, -x) - f)
+    )
 
 
 def quadratic() -> bool:
@@ -174,44 +193,73 @@ def sharp() -> bool:
     return _sharp_math() and is_zero(IF.SUP_CAP.expr - (1 - cos(2 * pi / (L + 1))))
 
 
-LOGIT = Step("T_Index's logit from a query holding sigma to the key at offset t = n - j is v^T rho(t theta) "
-             "rho(-s theta) v = cos((t - s) theta), s = sigma for an integer and 0 for a letter, whatever the key's "
-             "token: a query type's row at length n is cos(u theta), u = t - s, t = 0..n-1",
-             logit_row, "sympy identity, the construction's matrices with symbolic s, t, theta")
-OFFSETS = Step("Every reading ranges over the query types' rows (theory.discrepancy_index; Definition F.1's n > m "
-               "is reported separately): s = 0 (a letter) and 1 <= s <= min(m, n-1) (an integer pointing inside), each "
-               "the last token of a valid input of length n with letters elsewhere; u runs "
-               "over -s..n-1-s, which contains the top's u = 0 (cos 0 = 1); cos being even, the other values are "
-               "cos(v theta) for exactly v = 1..L(s), L(s) = max(s, n-1-s). So the row's gap (top minus second, a tie "
-               "counting 0) is G(L(s)) = 1 - max_{1<=v<=L(s)} cos(v theta), non-increasing in L (a max over more "
-               "offsets)",
-               offsets, "sympy signs after substitution, symbolic n, s, v")
-L_MIN = Step("So Delta_Index(n) = max_s G(L(s)) = G(min_s L(s)), and min over admissible s of max(s, n-1-s) is the printed L_min = max(ceil((n-1)/2), n-1-m), for every "
-             "n >= 2 and m >= 1: each max(s, n-1-s) is >= ceil((n-1)/2) and >= n-1-s >= n-1-m, and s* = min(m, "
-             "floor((n-1)/2)) is admissible and attains it (cases: n - 1 even or odd, m >= or < floor((n-1)/2))",
-             l_min, "sympy, symbolic k, s, m in each of the four exhaustive cases")
-PIGEONHOLE = Step("Dirichlet: for every real alpha and L >= 1 some 1 <= v <= L has ||v alpha|| <= 1/(L+1): the "
-                  "fractional parts of u alpha, u = 0..L, cut R/Z into L+1 arcs whose lengths telescope to 1, so the "
-                  "shortest is <= 1/(L+1) (were all >= c, their sum would be >= (L+1) c); its end points u_a alpha, "
-                  "u_b alpha give v = |u_b - u_a| in 1..L with v alpha within that length of an integer (equal points: "
-                  "length 0)", pigeonhole, "sympy telescoping sum with symbolic L; sympy identity")
-CAP = Step("With alpha = theta/2pi, cos(v theta) = cos(2 pi ||v alpha||) (cos even and 2 pi-periodic), and 0 <= "
-           "2 pi ||v alpha|| <= 2 pi/(L+1) <= pi for that v; cos decreasing on [0, pi] gives max_{1<=v<=L} cos(v "
-           "theta) >= cos(2 pi/(L+1)): G(L) <= 1 - cos(2 pi/(L+1)), the printed middle bound at L = L_min",
-           cap, "sympy identities and signs; cos decreasing on [0, pi]; compared with the printed cap")
-FIRST = Step("v = 1 is among the offsets (L_min >= 1 for every n >= 2 and m >= 1), so G(L_min) <= 1 - cos theta; "
-             "with the previous step Delta_Index(n) <= min{1 - cos theta, 1 - cos(2 pi/(L+1))}",
-             first_offset, "sympy signs, symbolic k, m in the four exhaustive cases")
-QUADRATIC = Step("1 - cos x <= x^2/2 for every real x (f = x^2/2 - 1 + cos x has f(0) = f'(0) = 0, f'' = 2 sin^2(x/2) "
-                 ">= 0, f even); at x = 2 pi/(L+1) the right side is the printed 2 pi^2/(L+1)^2, and min{a, b} <= "
-                 "min{a, c} when b <= c", quadratic, "sympy derivatives and identities; compared with the printed "
-                 "quadratic bound")
-TAIL = Step("L_min >= (n-1)/2, so L_min + 1 >= (n+1)/2 and 2 pi^2/(L+1)^2 <= 8 pi^2/(n+1)^2, the printed last bound "
-            "(min{a, b} <= b)", tail, "sympy signs after substitution, symbolic n, k, m, four exhaustive cases")
-SHARP = Step("At theta = 2 pi/(L+1) (L = L_min): alpha = 1/(L+1) and ||v alpha|| = min(v, L+1-v)/(L+1) >= 1/(L+1) for "
-             "v = 1..L, equality at v = 1, so G(L) = 1 - cos(2 pi/(L+1)) = 1 - cos theta; the query s* of the L_min "
-             "step realises L_min and G is non-increasing, so Delta_Index(n) = G(L_min) equals the middle bound",
-             sharp, "sympy signs after substitution; cos decreasing on [0, pi]")
+LOGIT = Step(
+    "T_Index's logit from a query holding sigma to the key at offset t = n - j is v^T rho(t theta) "
+    "rho(-s theta) v = cos((t - s) theta), s = sigma for an integer and 0 for a letter, whatever the key's "
+    "token: a query type's row at length n is cos(u theta), u = t - s, t = 0..n-1",
+    logit_row,
+    "sympy identity, the construction's matrices with symbolic s, t, theta",
+)
+OFFSETS = Step(
+    "Every reading ranges over the query types' rows (theory.discrepancy_index; Definition F.1's n > m "
+    "is reported separately): s = 0 (a letter) and 1 <= s <= min(m, n-1) (an integer pointing inside), each "
+    "the last token of a valid input of length n with letters elsewhere; u runs "
+    "over -s..n-1-s, which contains the top's u = 0 (cos 0 = 1); cos being even, the other values are "
+    "cos(v theta) for exactly v = 1..L(s), L(s) = max(s, n-1-s). So the row's gap (top minus second, a tie "
+    "counting 0) is G(L(s)) = 1 - max_{1<=v<=L(s)} cos(v theta), non-increasing in L (a max over more "
+    "offsets)",
+    offsets,
+    "sympy signs after substitution, symbolic n, s, v",
+)
+L_MIN = Step(
+    "So Delta_Index(n) = max_s G(L(s)) = G(min_s L(s)), and min over admissible s of max(s, n-1-s) is the printed L_min = max(ceil((n-1)/2), n-1-m), for every "
+    "n >= 2 and m >= 1: each max(s, n-1-s) is >= ceil((n-1)/2) and >= n-1-s >= n-1-m, and s* = min(m, "
+    "floor((n-1)/2)) is admissible and attains it (cases: n - 1 even or odd, m >= or < floor((n-1)/2))",
+    l_min,
+    "sympy, symbolic k, s, m in each of the four exhaustive cases",
+)
+PIGEONHOLE = Step(
+    "Dirichlet: for every real alpha and L >= 1 some 1 <= v <= L has ||v alpha|| <= 1/(L+1): the "
+    "fractional parts of u alpha, u = 0..L, cut R/Z into L+1 arcs whose lengths telescope to 1, so the "
+    "shortest is <= 1/(L+1) (were all >= c, their sum would be >= (L+1) c); its end points u_a alpha, "
+    "u_b alpha give v = |u_b - u_a| in 1..L with v alpha within that length of an integer (equal points: "
+    "length 0)",
+    pigeonhole,
+    "sympy telescoping sum with symbolic L; sympy identity",
+)
+CAP = Step(
+    "With alpha = theta/2pi, cos(v theta) = cos(2 pi ||v alpha||) (cos even and 2 pi-periodic), and 0 <= "
+    "2 pi ||v alpha|| <= 2 pi/(L+1) <= pi for that v; cos decreasing on [0, pi] gives max_{1<=v<=L} cos(v "
+    "theta) >= cos(2 pi/(L+1)): G(L) <= 1 - cos(2 pi/(L+1)), the printed middle bound at L = L_min",
+    cap,
+    "sympy identities and signs; cos decreasing on [0, pi]; compared with the printed cap",
+)
+FIRST = Step(
+    "v = 1 is among the offsets (L_min >= 1 for every n >= 2 and m >= 1), so G(L_min) <= 1 - cos theta; "
+    "with the previous step Delta_Index(n) <= min{1 - cos theta, 1 - cos(2 pi/(L+1))}",
+    first_offset,
+    "sympy signs, symbolic k, m in the four exhaustive cases",
+)
+QUADRATIC = Step(
+    "1 - cos x <= x^2/2 for every real x (f = x^2/2 - 1 + cos x has f(0) = f'(0) = 0, f'' = 2 sin^2(x/2) "
+    ">= 0, f even); at x = 2 pi/(L+1) the right side is the printed 2 pi^2/(L+1)^2, and min{a, b} <= "
+    "min{a, c} when b <= c",
+    quadratic,
+    "sympy derivatives and identities; compared with the printed quadratic bound",
+)
+TAIL = Step(
+    "L_min >= (n-1)/2, so L_min + 1 >= (n+1)/2 and 2 pi^2/(L+1)^2 <= 8 pi^2/(n+1)^2, the printed last bound "
+    "(min{a, b} <= b)",
+    tail,
+    "sympy signs after substitution, symbolic n, k, m, four exhaustive cases",
+)
+SHARP = Step(
+    "At theta = 2 pi/(L+1) (L = L_min): alpha = 1/(L+1) and ||v alpha|| = min(v, L+1-v)/(L+1) >= 1/(L+1) for "
+    "v = 1..L, equality at v = 1, so G(L) = 1 - cos(2 pi/(L+1)) = 1 - cos theta; the query s* of the L_min "
+    "step realises L_min and G is non-increasing, so Delta_Index(n) = G(L_min) equals the middle bound",
+    sharp,
+    "sympy signs after substitution; cos decreasing on [0, pi]",
+)
 
 SUP_CORRECTED = proved(LOGIT, OFFSETS, L_MIN, PIGEONHOLE, CAP, FIRST, QUADRATIC, TAIL, SHARP)
 
@@ -226,16 +274,23 @@ def min_row() -> bool:
     """0 <= s <= n-1 gives max(s, n-1-s) <= n-1 (s = n-1-c, c >= 0: both arguments <= n-1), and the
     letter query s = 0 has max(0, n-1) = n-1 for n >= 2."""
     s_sym = sympy.Symbol("s")
-    both = (nonnegative((N - 1) - s_sym, {N: s_sym + 1 + C}) and nonnegative((N - 1) - (N - 1 - s_sym), {s_sym: B}))
+    both = nonnegative((N - 1) - s_sym, {N: s_sym + 1 + C}) and nonnegative(
+        (N - 1) - (N - 1 - s_sym), {s_sym: B}
+    )
     return both and is_zero(Max(0, N - 1).subs(N, 2 + A) - (N - 1).subs(N, 2 + A))
 
 
 def inf_cap() -> bool:
     """The printed 1 - cos(2 pi/n) and 2 pi^2/n^2 are the sup argument's cap and quadratic bound at
     L = n - 1 (their own forms checked again here), and L = n - 1 >= 1 for n >= 2."""
-    return (is_zero(IF.INF_CAP.expr - (1 - cos(2 * pi / (L + 1))).subs(L, N - 1))
-            and is_zero(IF.INF_QUADRATIC.expr - ((2 * pi / (L + 1)) ** 2 / 2).subs(L, N - 1))
-            and nonnegative((N - 1) - 1, {N: 2 + A}) and _cap_math() and _quadratic_math() and _sharp_math())
+    return (
+        is_zero(IF.INF_CAP.expr - (1 - cos(2 * pi / (L + 1))).subs(L, N - 1))
+        and is_zero(IF.INF_QUADRATIC.expr - ((2 * pi / (L + 1)) ** 2 / 2).subs(L, N - 1))
+        and nonnegative((N - 1) - 1, {N: 2 + A})
+        and _cap_math()
+        and _quadratic_math()
+        and _sharp_math()
+    )
 
 
 def untied_rows() -> bool:
@@ -243,8 +298,11 @@ def untied_rows() -> bool:
     unique top and cos(u theta) < 1 elsewhere."""
     x = sympy.Symbol("x", real=True)
     found = sympy.solveset(cos(x) - 1, x, sympy.S.Reals)
-    return (isinstance(found, sympy.ImageSet) and tuple(found.base_sets) == (sympy.S.Integers,)
-            and is_zero(found.lamda.expr.subs(found.lamda.variables[0], J) - 2 * J * pi))
+    return (
+        isinstance(found, sympy.ImageSet)
+        and tuple(found.base_sets) == (sympy.S.Integers,)
+        and is_zero(found.lamda.expr.subs(found.lamda.variables[0], J) - 2 * J * pi)
+    )
 
 
 def period() -> bool:
@@ -252,14 +310,18 @@ def period() -> bool:
     D = q P + r, 0 <= r < P: r theta = D theta - q P theta is in 2 pi Z, so r = 0 and P <= D;
     and u theta = 2 pi k forces theta/2pi = k/u, rational."""
     q, a, b, k, u = sympy.symbols("q a b k u", integer=True)
-    remainder = is_zero((sympy.Symbol("D") - q * P) * THETA - 2 * pi * (a - q * b)
-                        - (sympy.Symbol("D") * THETA - 2 * pi * a) + q * (P * THETA - 2 * pi * b))
+    remainder = is_zero(
+        (sympy.Symbol("D") - q * P) * THETA
+        - 2 * pi * (a - q * b)
+        - (sympy.Symbol("D") * THETA - 2 * pi * a)
+        + q * (P * THETA - 2 * pi * b)
+    )
     rational = is_zero((2 * pi * k / u) / (2 * pi) - k / u)
     return remainder and rational
 
 
 def _decoded_uniquely(top: dict, query_score_letter: str, answer: str) -> bool:
-    """The decoding rule of T_Index at one position (theory.index_brute._decode): scores k on the
+    """The decoding rule of T_Index at one position (theory.brute_index._decode): scores k on the
     query's token plus 2 on the letter of each tied top position (an integer's value is 0); True
     when ``answer`` is the unique maximum."""
     scores = {query_score_letter: len(top)}
@@ -272,9 +334,9 @@ def _decoded_uniquely(top: dict, query_score_letter: str, answer: str) -> bool:
 
 def _multiples_in(low, high) -> bool:
     """The multiples j P of P >= 1 in [low, high] = [-1, P] are 0 and P, and -P only when P = 1."""
-    above = positive(J * P - high, {J: 2 + A, P: 1 + B})            # j >= 2: j P > P
-    below = positive(low - J * P, {J: -2 - A, P: 1 + B})            # j <= -2: j P <= -2P < -1
-    minus = positive(low - (-P), {P: 2 + B})                         # j = -1 needs P = 1
+    above = positive(J * P - high, {J: 2 + A, P: 1 + B})  # j >= 2: j P > P
+    below = positive(low - J * P, {J: -2 - A, P: 1 + B})  # j <= -2: j P <= -2P < -1
+    minus = positive(low - (-P), {P: 2 + B})  # j = -1 needs P = 1
     return above and below and minus
 
 
@@ -285,11 +347,17 @@ def witness_integer_one() -> bool:
     answer (the letter 1 back), is not the unique maximum of the scores."""
     length_ok = nonnegative(N0 - (P + 2), {N0: P + 2 + A})
     points_inside = nonnegative((P + 2) - 1 - 1, {P: 1 + A})
-    distinct = positive((P + 1) - 1, {P: 1 + A})                      # the B at t = P + 1 is not the A at t = 1
-    wide = {1: "A", "P+1": "B"}                                       # P >= 2
-    narrow = {0: "integer", 1: "A", 2: "B"}                           # P = 1
-    return (_multiples_in(-1, P) and length_ok and points_inside and distinct
-            and not _decoded_uniquely(wide, "1", "A") and not _decoded_uniquely(narrow, "1", "A"))
+    distinct = positive((P + 1) - 1, {P: 1 + A})  # the B at t = P + 1 is not the A at t = 1
+    wide = {1: "A", "P+1": "B"}  # P >= 2
+    narrow = {0: "integer", 1: "A", 2: "B"}  # P = 1
+    return (
+        _multiples_in(-1, P)
+        and length_ok
+        and points_inside
+        and distinct
+        and not _decoded_uniquely(wide, "1", "A")
+        and not _decoded_uniquely(narrow, "1", "A")
+    )
 
 
 def witness_integer_p() -> bool:
@@ -298,9 +366,15 @@ def witness_integer_p() -> bool:
     t = 0 (the query P itself, value 0): A and P share the maximum, an error."""
     length_ok = nonnegative(N0 - (P + 1), {N0: M + 1 + A, M: P + B})
     points_inside = is_zero(((P + 1) - P) - 1)
-    above = positive(J * P - 0, {J: 1 + A, P: 1 + B})                 # j >= 1: j P > 0
-    below = positive(-P - J * P, {J: -2 - A, P: 1 + B})               # j <= -2: j P < -P
-    return length_ok and points_inside and above and below and not _decoded_uniquely({0: "integer", "P": "A"}, "P", "A")
+    above = positive(J * P - 0, {J: 1 + A, P: 1 + B})  # j >= 1: j P > 0
+    below = positive(-P - J * P, {J: -2 - A, P: 1 + B})  # j <= -2: j P < -P
+    return (
+        length_ok
+        and points_inside
+        and above
+        and below
+        and not _decoded_uniquely({0: "integer", "P": "A"}, "P", "A")
+    )
 
 
 def parenthetical() -> bool:
@@ -309,44 +383,73 @@ def parenthetical() -> bool:
     extended by letters to length max(its length, m + 1) <= n0, is a valid input on which T_Index
     errs.  So for n <= D_max + 1 no u <= n - 1 ties; D_max + 1 = n0 exactly when m = n0 - 1."""
     d_max = IF.D_MAX.expr
-    small_m = d_max.subs(M, N0 - 2 - A)          # m <= n0 - 2
-    large_m = d_max.subs(M, N0 - 1)              # m = n0 - 1
-    return (is_zero(small_m - (N0 - 2)) and is_zero(large_m - (N0 - 1))
-            and is_zero(large_m + 1 - N0) and is_zero(small_m + 1 - (N0 - 1))
-            and nonnegative(N0 - (M + 1), {N0: M + 1 + A}))
+    small_m = d_max.subs(M, N0 - 2 - A)  # m <= n0 - 2
+    large_m = d_max.subs(M, N0 - 1)  # m = n0 - 1
+    return (
+        is_zero(small_m - (N0 - 2))
+        and is_zero(large_m - (N0 - 1))
+        and is_zero(large_m + 1 - N0)
+        and is_zero(small_m + 1 - (N0 - 1))
+        and nonnegative(N0 - (M + 1), {N0: M + 1 + A})
+    )
 
 
-MIN_ROW = Step("Every L(s) = max(s, n-1-s) is <= n-1 (0 <= s <= n-1), with equality at the letter query s = 0, present "
-               "at every n >= 2 and m; so the min over inputs of the gap (ties counting 0) is min_s G(L(s)) = G(n-1)",
-               min_row, "sympy signs after substitution, symbolic n, s")
-INF_BOUNDS = Step("At L = n - 1 >= 1: the Dirichlet step, cos(v theta) = cos(2 pi ||v alpha||) with cos decreasing, v = 1 "
-                  "among the offsets, 1 - cos x <= x^2/2 and, at theta = 2 pi/n, ||v/n|| >= 1/n (equality at v = 1) give "
-                  "G(n-1) <= min{1 - cos theta, 1 - cos(2 pi/n)} <= min{1 - cos theta, 2 pi^2/n^2}, the middle bound "
-                  "attained at theta = 2 pi/n; the printed formulas are those bounds", inf_cap,
-                  "sympy identities, derivatives and signs; compared with the printed formulas")
-UNTIED = Step("cos x = 1 exactly when x is in 2 pi Z; every row's offsets have |u| <= n-1, so when no u in 1..n-1 has "
-              "u theta in 2 pi Z every row has a unique top and Lemma F.1's gap (top minus the next value strictly "
-              "below) is top minus second: lambda(n) equals the min over inputs of the gap", untied_rows,
-              "sympy solveset over the reals")
-PERIOD = Step("If some D >= 1 has D theta in 2 pi Z, the least such P divides it (D = qP + r, r theta = D theta - q P theta "
-              "in 2 pi Z, so r = 0): some D <= D_max ties iff P <= D_max; and u theta = 2 pi k (u >= 1) makes theta/2pi "
-              "= k/u rational, so no u ever ties when theta/2pi is irrational", period, "sympy identities")
-WITNESS_ONE = Step("P <= n0 - 2: on B A^P 1 (length P + 2 <= n0, the integer 1 points inside) the last position's ties "
-                   "are t = 1 (A) and t = P + 1 (B), and t = 0 when P = 1 (the multiples of P in [-1, P]); T_Index's "
-                   "scores (k on the query token, 2 on each tied letter; theory.index_brute._decode) leave A, Index's "
-                   "answer, no unique maximum: an error", witness_integer_one,
-                   "sympy signs, symbolic P, n0; the two exhaustive cases P = 1, P >= 2 of the tied set")
-WITNESS_P = Step("n0 - 2 < P <= m: on A B^(P-1) P (length P + 1 <= n0, P points to the first position) the last position's "
-                 "ties are t = P (A) and t = 0 (the query, value 0), the multiples of P in [-P, 0]; the scores 2 on P and "
-                 "2 on A share the maximum: an error", witness_integer_p, "sympy signs, symbolic P, m, n0")
-PARENTHETICAL = Step("So a correct T_Index with m < n0 has no tie at D <= D_max: D_max = n0 - 2 when m <= n0 - 2 (first "
-                     "witness) and n0 - 1 = m when m = n0 - 1 (first or second witness), each extended by letters to a "
-                     "valid length max(its length, m + 1) <= n0 (T_Index is causal: the witness's last position is "
-                     "unchanged); hence no u <= n-1 ties for every n <= D_max + 1, and D_max + 1 = n0 exactly when "
-                     "m = n0 - 1", parenthetical, "sympy, on the printed D_max, symbolic m, n0")
+MIN_ROW = Step(
+    "Every L(s) = max(s, n-1-s) is <= n-1 (0 <= s <= n-1), with equality at the letter query s = 0, present "
+    "at every n >= 2 and m; so the min over inputs of the gap (ties counting 0) is min_s G(L(s)) = G(n-1)",
+    min_row,
+    "sympy signs after substitution, symbolic n, s",
+)
+INF_BOUNDS = Step(
+    "At L = n - 1 >= 1: the Dirichlet step, cos(v theta) = cos(2 pi ||v alpha||) with cos decreasing, v = 1 "
+    "among the offsets, 1 - cos x <= x^2/2 and, at theta = 2 pi/n, ||v/n|| >= 1/n (equality at v = 1) give "
+    "G(n-1) <= min{1 - cos theta, 1 - cos(2 pi/n)} <= min{1 - cos theta, 2 pi^2/n^2}, the middle bound "
+    "attained at theta = 2 pi/n; the printed formulas are those bounds",
+    inf_cap,
+    "sympy identities, derivatives and signs; compared with the printed formulas",
+)
+UNTIED = Step(
+    "cos x = 1 exactly when x is in 2 pi Z; every row's offsets have |u| <= n-1, so when no u in 1..n-1 has "
+    "u theta in 2 pi Z every row has a unique top and Lemma F.1's gap (top minus the next value strictly "
+    "below) is top minus second: lambda(n) equals the min over inputs of the gap",
+    untied_rows,
+    "sympy solveset over the reals",
+)
+PERIOD = Step(
+    "If some D >= 1 has D theta in 2 pi Z, the least such P divides it (D = qP + r, r theta = D theta - q P theta "
+    "in 2 pi Z, so r = 0): some D <= D_max ties iff P <= D_max; and u theta = 2 pi k (u >= 1) makes theta/2pi "
+    "= k/u rational, so no u ever ties when theta/2pi is irrational",
+    period,
+    "sympy identities",
+)
+WITNESS_ONE = Step(
+    "P <= n0 - 2: on B A^P 1 (length P + 2 <= n0, the integer 1 points inside) the last position's ties "
+    "are t = 1 (A) and t = P + 1 (B), and t = 0 when P = 1 (the multiples of P in [-1, P]); T_Index's "
+    "scores (k on the query token, 2 on each tied letter; theory.brute_index._decode) leave A, Index's "
+    "answer, no unique maximum: an error",
+    witness_integer_one,
+    "sympy signs, symbolic P, n0; the two exhaustive cases P = 1, P >= 2 of the tied set",
+)
+WITNESS_P = Step(
+    "n0 - 2 < P <= m: on A B^(P-1) P (length P + 1 <= n0, P points to the first position) the last position's "
+    "ties are t = P (A) and t = 0 (the query, value 0), the multiples of P in [-P, 0]; the scores 2 on P and "
+    "2 on A share the maximum: an error",
+    witness_integer_p,
+    "sympy signs, symbolic P, m, n0",
+)
+PARENTHETICAL = Step(
+    "So a correct T_Index with m < n0 has no tie at D <= D_max: D_max = n0 - 2 when m <= n0 - 2 (first "
+    "witness) and n0 - 1 = m when m = n0 - 1 (first or second witness), each extended by letters to a "
+    "valid length max(its length, m + 1) <= n0 (T_Index is causal: the witness's last position is "
+    "unchanged); hence no u <= n-1 ties for every n <= D_max + 1, and D_max + 1 = n0 exactly when "
+    "m = n0 - 1",
+    parenthetical,
+    "sympy, on the printed D_max, symbolic m, n0",
+)
 
-INF_CORRECTED = proved(LOGIT, OFFSETS, MIN_ROW, PIGEONHOLE, INF_BOUNDS, UNTIED, PERIOD, WITNESS_ONE, WITNESS_P,
-                       PARENTHETICAL)
+INF_CORRECTED = proved(
+    LOGIT, OFFSETS, MIN_ROW, PIGEONHOLE, INF_BOUNDS, UNTIED, PERIOD, WITNESS_ONE, WITNESS_P, PARENTHETICAL
+)
 
 
 # ---- C4-index-corrected: T_Index exact iff no tie at D <= D_max ---------------------------------------
@@ -368,11 +471,17 @@ def integer_queries_decode() -> bool:
     when the target is an integer: Index's answer either way."""
     d_max = IF.D_MAX.expr
     by_m = _max_at_least(d_max, M) and nonnegative(M - S_Q, {M: S_Q + A})
-    by_n0 = (_max_at_least(d_max, N0 - 2)
-             and nonnegative((N0 - 2) - (P_POS - 1 - S_Q), {P_POS: N0 - C, S_Q: 1 + A}))
+    by_n0 = _max_at_least(d_max, N0 - 2) and nonnegative(
+        (N0 - 2) - (P_POS - 1 - S_Q), {P_POS: N0 - C, S_Q: 1 + A}
+    )
     inside = nonnegative((P_POS - S_Q) - 1, {P_POS: S_Q + 1 + A})
-    return (by_m and by_n0 and inside and _decoded_uniquely({"s": "A"}, "s", "A")
-            and _decoded_uniquely({"s": "integer"}, "s", "s"))
+    return (
+        by_m
+        and by_n0
+        and inside
+        and _decoded_uniquely({"s": "A"}, "s", "A")
+        and _decoded_uniquely({"s": "integer"}, "s", "s")
+    )
 
 
 def letter_queries_decode() -> bool:
@@ -391,8 +500,12 @@ def only_if() -> bool:
     and n0 - 2 < P <= D_max forces m = n0 - 1 = D_max (D_max = n0 - 2 when m <= n0 - 2), so P <= m
     and the second witness applies."""
     d_max = IF.D_MAX.expr
-    return (is_zero(d_max.subs(M, N0 - 2 - A) - (N0 - 2)) and is_zero(d_max.subs(M, N0 - 1) - M.subs(M, N0 - 1))
-            and witness_integer_one() and witness_integer_p())
+    return (
+        is_zero(d_max.subs(M, N0 - 2 - A) - (N0 - 2))
+        and is_zero(d_max.subs(M, N0 - 1) - M.subs(M, N0 - 1))
+        and witness_integer_one()
+        and witness_integer_p()
+    )
 
 
 def examples() -> bool:
@@ -403,42 +516,75 @@ def examples() -> bool:
     bounded = d_max.subs(M, N0 - 1 - A)  # m < n0: a Max is <= n0 - 1 when each argument is
     below_n0 = bounded.func is Max and all(nonnegative((N0 - 1) - arg) for arg in bounded.args)
     k, Dp = sympy.symbols("k D", integer=True, positive=True)
-    return (sympy.pi.is_rational is False and below_n0 and positive(N0 - Dp, {N0: Dp + 1 + A})
-            and is_zero((2 * pi * k / Dp) / pi - 2 * k / Dp))
+    return (
+        sympy.pi.is_rational is False
+        and below_n0
+        and positive(N0 - Dp, {N0: Dp + 1 + A})
+        and is_zero((2 * pi * k / Dp) / pi - 2 * k / Dp)
+    )
 
 
-POSITIONS = Step("Every position of a valid input of length m < n <= n0 is the last position of a valid prefix of length "
-                 "p <= n0, and every valid prefix extends by letters to a valid input of length max(p, m + 1) <= n0 "
-                 "(m < n0); T_Index is causal, so 'exact on every valid input' is 'decodes Index at the last position "
-                 "of every valid prefix of length <= n0'. Average-hard decoding there (Appendix F.2.1's weights: value 2 e_letter "
-                 "or 0, residual x + a; theory.index_brute._decode): over the k tied top positions the scores, scaled "
-                 "by k, are k on the query token plus 2 on each tied letter, and a shared maximum is an error",
-                 positions, "sympy signs after substitution")
-INTEGER_QUERIES = Step("If no D in 1..D_max has D theta in 2 pi Z: at an integer query s the offsets have |u| <= max(s, "
-                       "p-1-s) <= D_max, so the target (u = 0) is the only top position; the scores e_s + 2 e_A (a letter "
-                       "target A) or e_s (an integer target) decode Index's answer", integer_queries_decode,
-                       "sympy signs on the printed D_max, symbolic m, n0, p, s; the decoding rule on both target kinds")
-LETTER_QUERIES = Step("If no D in 1..D_max has D theta in 2 pi Z: at a letter query the least period P (if any) is >= n0 - 1 "
-                      "and 2P > n0 - 1, so the top positions are t = 0 or t in {0, P}; in every case (the token at P "
-                      "sigma, another letter, an integer) sigma, Index's answer, is the unique top score",
-                      letter_queries_decode, "sympy signs on the printed D_max; the decoding rule on the four top sets")
-ONLY_IF = Step("Conversely a tie at some D <= D_max gives P <= D_max (the least period divides D): P <= n0 - 2 breaks the "
-               "first witness; otherwise D_max = n0 - 1 = m and P <= m breaks the second; each is a valid prefix of "
-               "length <= n0", only_if, "sympy on the printed D_max; the two witness steps")
-EXAMPLES = Step("The examples meet the condition: rational theta != 0 (pi is irrational), theta/pi irrational (D theta = "
-                "2 pi k makes theta/pi = 2k/D), theta = 2 pi/n0 (n0 | D is impossible for 1 <= D <= D_max <= n0 - 1)",
-                examples, "sympy: pi irrational, identities and signs on the printed D_max")
+POSITIONS = Step(
+    "Every position of a valid input of length m < n <= n0 is the last position of a valid prefix of length "
+    "p <= n0, and every valid prefix extends by letters to a valid input of length max(p, m + 1) <= n0 "
+    "(m < n0); T_Index is causal, so 'exact on every valid input' is 'decodes Index at the last position "
+    "of every valid prefix of length <= n0'. Average-hard decoding there (Appendix F.2.1's weights: value 2 e_letter "
+    "or 0, residual x + a; theory.brute_index._decode): over the k tied top positions the scores, scaled "
+    "by k, are k on the query token plus 2 on each tied letter, and a shared maximum is an error",
+    positions,
+    "sympy signs after substitution",
+)
+INTEGER_QUERIES = Step(
+    "If no D in 1..D_max has D theta in 2 pi Z: at an integer query s the offsets have |u| <= max(s, "
+    "p-1-s) <= D_max, so the target (u = 0) is the only top position; the scores e_s + 2 e_A (a letter "
+    "target A) or e_s (an integer target) decode Index's answer",
+    integer_queries_decode,
+    "sympy signs on the printed D_max, symbolic m, n0, p, s; the decoding rule on both target kinds",
+)
+LETTER_QUERIES = Step(
+    "If no D in 1..D_max has D theta in 2 pi Z: at a letter query the least period P (if any) is >= n0 - 1 "
+    "and 2P > n0 - 1, so the top positions are t = 0 or t in {0, P}; in every case (the token at P "
+    "sigma, another letter, an integer) sigma, Index's answer, is the unique top score",
+    letter_queries_decode,
+    "sympy signs on the printed D_max; the decoding rule on the four top sets",
+)
+ONLY_IF = Step(
+    "Conversely a tie at some D <= D_max gives P <= D_max (the least period divides D): P <= n0 - 2 breaks the "
+    "first witness; otherwise D_max = n0 - 1 = m and P <= m breaks the second; each is a valid prefix of "
+    "length <= n0",
+    only_if,
+    "sympy on the printed D_max; the two witness steps",
+)
+EXAMPLES = Step(
+    "The examples meet the condition: rational theta != 0 (pi is irrational), theta/pi irrational (D theta = "
+    "2 pi k makes theta/pi = 2k/D), theta = 2 pi/n0 (n0 | D is impossible for 1 <= D <= D_max <= n0 - 1)",
+    examples,
+    "sympy: pi irrational, identities and signs on the printed D_max",
+)
 
-C4_CORRECTED = proved(LOGIT, OFFSETS, POSITIONS, PERIOD, INTEGER_QUERIES, LETTER_QUERIES, WITNESS_ONE, WITNESS_P, ONLY_IF,
-                      EXAMPLES)
+C4_CORRECTED = proved(
+    LOGIT,
+    OFFSETS,
+    POSITIONS,
+    PERIOD,
+    INTEGER_QUERIES,
+    LETTER_QUERIES,
+    WITNESS_ONE,
+    WITNESS_P,
+    ONLY_IF,
+    EXAMPLES,
+)
 
 
 # ---- C4-index-unique-top: a tie at some position of length <= n0 iff theta/2pi = p/q, q <= n0 - 1 ----
 
+
 def _offsets_below_n0() -> bool:
-    return (nonnegative((P_POS - 1) - S_Q, {P_POS: S_Q + 1 + A}) and nonnegative((P_POS - 1) - (P_POS - 1 - S_Q),
-                                                                                     {S_Q: B})
-            and nonnegative((N0 - 1) - (P_POS - 1), {P_POS: N0 - C}))
+    return (
+        nonnegative((P_POS - 1) - S_Q, {P_POS: S_Q + 1 + A})
+        and nonnegative((P_POS - 1) - (P_POS - 1 - S_Q), {S_Q: B})
+        and nonnegative((N0 - 1) - (P_POS - 1), {P_POS: N0 - C})
+    )
 
 
 def offsets_below_n0() -> bool:
@@ -462,24 +608,41 @@ def tie_iff_denominator() -> bool:
 def paper_condition_examples() -> bool:
     """2 pi/5 is irrational (pi is) with theta/2pi = 1/5, q = 5 <= n0 - 1 from n0 = 6: a tie at n = 6;
     0.8 is rational and 0.8/2pi = 2/(5 pi) is irrational: never p/q."""
-    return ((2 * pi / 5).is_rational is False and (2 * pi / 5) / (2 * pi) == sympy.Rational(1, 5)
-            and IF.Q_MAX.expr.subs(N0, 6) == 5 and (sympy.Rational(4, 5) / (2 * pi)).is_rational is False)
+    return (
+        (2 * pi / 5).is_rational is False
+        and (2 * pi / 5) / (2 * pi) == sympy.Rational(1, 5)
+        and IF.Q_MAX.expr.subs(N0, 6) == 5
+        and (sympy.Rational(4, 5) / (2 * pi)).is_rational is False
+    )
 
 
-BELOW_N0 = Step("At a position p <= n0 of a valid input every row's offsets have |u| <= max(s, p-1-s) <= p-1 <= n0-1, "
-                "the printed q bound n0 - 1", offsets_below_n0, "sympy signs after substitution, symbolic p, s, n0")
-TIE_IFF = Step("cos x = 1 exactly on 2 pi Z. A tie at 1 <= u <= n0-1 makes theta/2pi = k/u, with reduced denominator "
-               "q | u, so q <= n0 - 1; conversely theta/2pi = p/q with q <= n0 - 1 ties the offsets 0 and q of the letter "
-               "query at position q + 1 <= n0 of an all-letter input (valid, extended by letters to length max(q + 1, "
-               "m + 1) <= n0 as m < n0)", tie_iff_denominator, "sympy identities, signs and solveset")
-PAPER_EXAMPLES = Step("2 pi/5 is irrational, yet theta/2pi = 1/5 with 5 <= n0 - 1 from n0 = 6: F.2.1's 'theta not in Q' "
-                      "is not sufficient; 0.8 is rational and 0.8/2pi = 2/(5 pi) is irrational, so it never ties: the "
-                      "condition is not necessary", paper_condition_examples, "sympy: pi is irrational")
+BELOW_N0 = Step(
+    "At a position p <= n0 of a valid input every row's offsets have |u| <= max(s, p-1-s) <= p-1 <= n0-1, "
+    "the printed q bound n0 - 1",
+    offsets_below_n0,
+    "sympy signs after substitution, symbolic p, s, n0",
+)
+TIE_IFF = Step(
+    "cos x = 1 exactly on 2 pi Z. A tie at 1 <= u <= n0-1 makes theta/2pi = k/u, with reduced denominator "
+    "q | u, so q <= n0 - 1; conversely theta/2pi = p/q with q <= n0 - 1 ties the offsets 0 and q of the letter "
+    "query at position q + 1 <= n0 of an all-letter input (valid, extended by letters to length max(q + 1, "
+    "m + 1) <= n0 as m < n0)",
+    tie_iff_denominator,
+    "sympy identities, signs and solveset",
+)
+PAPER_EXAMPLES = Step(
+    "2 pi/5 is irrational, yet theta/2pi = 1/5 with 5 <= n0 - 1 from n0 = 6: F.2.1's 'theta not in Q' "
+    "is not sufficient; 0.8 is rational and 0.8/2pi = 2/(5 pi) is irrational, so it never ties: the "
+    "condition is not necessary",
+    paper_condition_examples,
+    "sympy: pi is irrational",
+)
 
 UNIQUE_TOP = proved(LOGIT, OFFSETS, POSITIONS, BELOW_N0, TIE_IFF, PAPER_EXAMPLES)
 
 
 # ---- C4-index: Theorem 3.1 (Index) at theta = 2 pi/n0, every valid input of length <= n0 -------------
+
 
 def prefixes() -> bool:
     """A position p of a valid input of length n <= n0 is the last position of its prefix of length
@@ -492,30 +655,48 @@ def angle_two_pi_over_n0() -> bool:
     means u/n0 is an integer, impossible for 1 <= u <= n0 - 1 (0 < u/n0 < 1); with every |u| <= n0 - 1
     (the offsets step) each top is unique (cos x = 1 only on 2 pi Z)."""
     u = 1 + A
-    return (positive(2 * pi / N0, {N0: 2 + A}) and nonnegative(pi - 2 * pi / N0, {N0: 2 + A})
-            and is_zero((u * 2 * pi / N0) / (2 * pi) - u / N0)
-            and positive(u / N0, {N0: u + 1 + B}) and positive(1 - u / N0, {N0: u + 1 + B})
-            and _offsets_below_n0() and untied_rows())
+    return (
+        positive(2 * pi / N0, {N0: 2 + A})
+        and nonnegative(pi - 2 * pi / N0, {N0: 2 + A})
+        and is_zero((u * 2 * pi / N0) / (2 * pi) - u / N0)
+        and positive(u / N0, {N0: u + 1 + B})
+        and positive(1 - u / N0, {N0: u + 1 + B})
+        and _offsets_below_n0()
+        and untied_rows()
+    )
 
 
 def unique_tops_decode() -> bool:
     """With a unique top: a letter query's top is itself (scores 3 on sigma); an integer query's top is
     its target (1 on s and 2 on a letter target A, or 1 on s for an integer target): Index's answer."""
-    return (_decoded_uniquely({0: "sigma"}, "sigma", "sigma") and _decoded_uniquely({"s": "A"}, "s", "A")
-            and _decoded_uniquely({"s": "integer"}, "s", "s"))
+    return (
+        _decoded_uniquely({0: "sigma"}, "sigma", "sigma")
+        and _decoded_uniquely({"s": "A"}, "s", "A")
+        and _decoded_uniquely({"s": "integer"}, "s", "s")
+    )
 
 
-PREFIXES = Step("Every position of a valid input of length n <= n0 is the last position of a valid prefix of length "
-                "p <= n0; T_Index is causal (one decoder layer), so it computes Index on every valid input of length "
-                "<= n0 iff it decodes Index at the last position of each. Average-hard decoding there (Appendix "
-                "F.2.1's weights: value 2 e_letter or 0, residual x + a; theory.index_brute._decode): over the k tied "
-                "top positions the scores, scaled by k, are k on the query token plus 2 on each tied letter",
-                prefixes, "sympy signs after substitution")
-ANGLE = Step("Take T_Index (one layer, one head, one angle) at theta = 2 pi/n0, in (0, pi]: every offset at a position "
-             "p <= n0 has |u| <= p - 1 <= n0 - 1, and u theta in 2 pi Z would need n0 | u; so every top is unique",
-             angle_two_pi_over_n0, "sympy signs and identities, symbolic u, n0, p, s; solveset")
-UNIQUE_DECODE = Step("A unique top decodes Index: a letter query's top is itself (3 on sigma); an integer query's top "
-                     "is its target (1 on s plus 2 on a letter target A, or 1 on s when the target is an integer, "
-                     "which Index keeps)", unique_tops_decode, "the decoding rule on the three kinds of top")
+PREFIXES = Step(
+    "Every position of a valid input of length n <= n0 is the last position of a valid prefix of length "
+    "p <= n0; T_Index is causal (one decoder layer), so it computes Index on every valid input of length "
+    "<= n0 iff it decodes Index at the last position of each. Average-hard decoding there (Appendix "
+    "F.2.1's weights: value 2 e_letter or 0, residual x + a; theory.brute_index._decode): over the k tied "
+    "top positions the scores, scaled by k, are k on the query token plus 2 on each tied letter",
+    prefixes,
+    "sympy signs after substitution",
+)
+ANGLE = Step(
+    "Take T_Index (one layer, one head, one angle) at theta = 2 pi/n0, in (0, pi]: every offset at a position "
+    "p <= n0 has |u| <= p - 1 <= n0 - 1, and u theta in 2 pi Z would need n0 | u; so every top is unique",
+    angle_two_pi_over_n0,
+    "sympy signs and identities, symbolic u, n0, p, s; solveset",
+)
+UNIQUE_DECODE = Step(
+    "A unique top decodes Index: a letter query's top is itself (3 on sigma); an integer query's top "
+    "is its target (1 on s plus 2 on a letter target A, or 1 on s when the target is an integer, "
+    "which Index keeps)",
+    unique_tops_decode,
+    "the decoding rule on the three kinds of top",
+)
 
 C4_INDEX = proved(LOGIT, OFFSETS, PREFIXES, ANGLE, UNIQUE_DECODE)

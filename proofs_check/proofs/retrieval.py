@@ -13,13 +13,13 @@ from __future__ import annotations
 import sympy
 from sympy import cos, sin
 
+from proofs_check.evidence.classes import Step, proved
 from theory import retrieval_formulas as F
+from theory.brute_retrieval import LETTERS, _shapes, proper_inputs
 from theory.discrepancy_retrieval import realizable_vectors
 from theory.formula import THETA_PRIME
 from theory.functions import retrieval, split_pair
-from theory.referee_retrieval import LETTERS, _shapes, proper_inputs
 
-from ..evidence import Step, proved
 from . import cos_decreasing, is_zero, nonnegative, positive
 
 TP, W, N, T = THETA_PRIME, sympy.Symbol("omega"), sympy.Symbol("n"), sympy.Symbol("t")
@@ -33,7 +33,11 @@ BEST_OTHER = cos(W - T * TP)  # the best other-symbol logit at offset t (d = -1)
 
 def symmetry() -> bool:
     """Periodicity and evenness of every logit, and the relabelling that undoes theta -> -theta."""
-    d, t, th = sympy.Symbol("d", integer=True), sympy.Symbol("t", integer=True), sympy.Symbol("theta", real=True)
+    d, t, th = (
+        sympy.Symbol("d", integer=True),
+        sympy.Symbol("t", integer=True),
+        sympy.Symbol("theta", real=True),
+    )
     periodic = is_zero(cos(d * W + t * (th + 2 * sympy.pi)) - cos(d * W + t * th))
     even = is_zero(cos(d * W - t * th) - cos(-d * W + t * th))
     relabelled = True
@@ -63,8 +67,12 @@ def realizable_rows() -> bool:
 def regime() -> bool:
     """2n theta' < omega implies 2(n-1) theta' < omega, so (n-1) theta' < omega/2 (theta' >= 0)."""
     exact, closed = F.EXACT_RANGE.relation, F.REGIME.relation
-    return (exact.rhs == closed.rhs == W and exact.rel_op == closed.rel_op == "<"
-            and nonnegative(exact.lhs - closed.lhs, {TP: X}) and is_zero(closed.lhs / 2 - (N - 1) * TP))
+    return (
+        exact.rhs == closed.rhs == W
+        and exact.rel_op == closed.rel_op == "<"
+        and nonnegative(exact.lhs - closed.lhs, {TP: X})
+        and is_zero(closed.lhs / 2 - (N - 1) * TP)
+    )
 
 
 def best_other() -> bool:
@@ -72,8 +80,8 @@ def best_other() -> bool:
     with equality at d = A - 1, and omega - x lies in [0, pi]."""
     d, A = sympy.symbols("d A", positive=True, integer=True)
     omega_of_A = 2 * sympy.pi / A
-    up = nonnegative((d * W + X) - (W - X), {d: 1 + U, W: Wp})                 # d omega + x, d >= 1
-    down = nonnegative(((A - d) * W - X) - (W - X), {A: d + 1 + U, W: Wp})    # (A - d) omega - x, d <= A - 1
+    up = nonnegative((d * W + X) - (W - X), {d: 1 + U, W: Wp})  # d omega + x, d >= 1
+    down = nonnegative(((A - d) * W - X) - (W - X), {A: d + 1 + U, W: Wp})  # (A - d) omega - x, d <= A - 1
     equal = is_zero(((A - (A - 1)) * W - X) - (W - X))
     in_range = nonnegative(sympy.pi - omega_of_A, {A: 2 + U}) and nonnegative(W - X, {W: 2 * X + Rp})
     return cos_decreasing() and up and down and equal and in_range
@@ -82,15 +90,18 @@ def best_other() -> bool:
 def monotone() -> bool:
     """d/dt cos(t theta') = -theta' sin(t theta') <= 0 and d/dt cos(omega - t theta') = theta'
     sin(omega - t theta') >= 0 while both arguments stay in [0, pi] (the regime)."""
-    return (is_zero(sympy.diff(cos(T * TP), T) + TP * sin(T * TP))
-            and is_zero(sympy.diff(BEST_OTHER, T) - TP * sin(W - T * TP)) and cos_decreasing())
+    return (
+        is_zero(sympy.diff(cos(T * TP), T) + TP * sin(T * TP))
+        and is_zero(sympy.diff(BEST_OTHER, T) - TP * sin(W - T * TP))
+        and cos_decreasing()
+    )
 
 
 def worst_input() -> bool:
     """The two candidates differ by 4 sin(x/2) cos(omega/2) sin(omega/2 - (2n-3) x/2) >= 0, so
     margin(n) is the t* = n-2 candidate: the printed MARGIN."""
     x = TP
-    first = cos((N - 1) * x) - BEST_OTHER.subs(T, N - 2)   # matched at n-1, rival at n-2
+    first = cos((N - 1) * x) - BEST_OTHER.subs(T, N - 2)  # matched at n-1, rival at n-2
     second = cos((N - 2) * x) - BEST_OTHER.subs(T, N - 1)  # matched at n-2, rival at n-1
     factors = 4 * sin(x / 2) * cos(W / 2) * sin(W / 2 - (2 * N - 3) * x / 2)
     # in the regime: x/2 in [0, pi/2), omega/2 in (0, pi/2], omega/2 - (2n-3)x/2 in (0, omega/2]
@@ -106,37 +117,70 @@ def positive_in_range() -> bool:
     """With omega = 2n theta' + r (r > 0): omega - theta' > 0 and omega - (2n-3) theta' > 0, and both
     are <= omega <= pi, so both sines of the product form are positive."""
     hyp = {W: 2 * N * X + Rp, TP: X, N: 2 + U}
-    return (positive(W - TP, hyp) and positive(W - (2 * N - 3) * TP, hyp)
-            and nonnegative(W - (W - TP), hyp) and nonnegative(W - (W - (2 * N - 3) * TP), hyp))
+    return (
+        positive(W - TP, hyp)
+        and positive(W - (2 * N - 3) * TP, hyp)
+        and nonnegative(W - (W - TP), hyp)
+        and nonnegative(W - (W - (2 * N - 3) * TP), hyp)
+    )
 
 
-SYMMETRY = Step("Every reading depends on theta only through theta': each logit cos(d omega + t theta) (t an integer "
-                "offset, d in Z_A) is 2 pi-periodic in theta, and theta -> -theta turns it into cos(-d omega + t theta), "
-                "which relabelling the letters phi -> -phi (a bijection of ALPH: proper inputs stay proper, answers "
-                "follow) undoes", symmetry, "sympy identities; the relabelling on every proper input, |ALPH| <= 4, n <= 4",
-                cases="the relabelling: |ALPH| <= 4, n <= 4")
-ROWS = Step("The rows of proper inputs are exactly the vectors (d_0..d_(n-1)) in Z_A^n with some d_t = 0: a proper "
-            "input has a key matching the query letter, and the input of theory.discrepancy_retrieval's docstring "
-            "realizes any such vector", realizable_rows, "the construction checked on every vector, |ALPH| <= 4, n <= 4",
-            cases="|ALPH| <= 4, n <= 4")
-REGIME = Step("2n theta' < omega implies 2(n-1) theta' < omega, so every offset t <= n-1 has 0 <= t theta' < omega/2 "
-              "<= pi/2", regime, "sympy, from the printed conditions")
-BEST_OTHER_STEP = Step("For 0 <= x < omega/2 and d = 1..A-1 the angle d omega + x lies at distance min(d omega + x, "
-                       "(A-d) omega - x) >= omega - x from 2 pi Z, with equality at d = A-1 = -1 mod A; cos decreases on "
-                       "[0, pi], so the best other-symbol logit at offset t is cos(omega - t theta')", best_other,
-                       "sympy signs after substitution; cos decreasing on [0, pi]")
-MONOTONE = Step("cos(t theta') decreases and cos(omega - t theta') increases in t on 0..n-1: the best matched key "
-                "present is the one nearest the query, the best other-symbol key present the one farthest from it",
-                monotone, "sympy derivatives; cos decreasing on [0, pi]")
-WORST = Step("For the nearest matched offset t* the margin is >= cos(t* theta') - max over t != t* of cos(omega - "
-             "t theta'), with equality on the realizable vector with d = 0 at t* and d = -1 elsewhere; of the "
-             "candidates t* = n-1 and t* = n-2 (smaller t* only raise it), the difference is 4 sin(theta'/2) "
-             "cos(omega/2) sin(omega/2 - (2n-3) theta'/2) >= 0, so margin(n) = cos((n-2) theta') - cos(omega - "
-             "(n-1) theta'), the printed formula", worst_input, "sympy identity and signs; compared with the printed MARGIN")
-PRODUCT = Step("Sum to product: cos((n-2) theta') - cos(omega - (n-1) theta') = 2 sin((omega - theta')/2) "
-               "sin((omega - (2n-3) theta')/2)", product_form, "sympy identity on the two printed formulas")
-POSITIVE = Step("With 2n theta' < omega both sine arguments lie in (0, pi/2], so margin(n) > 0", positive_in_range,
-                "sympy signs after substitution")
+SYMMETRY = Step(
+    "Every reading depends on theta only through theta': each logit cos(d omega + t theta) (t an integer "
+    "offset, d in Z_A) is 2 pi-periodic in theta, and theta -> -theta turns it into cos(-d omega + t theta), "
+    "which relabelling the letters phi -> -phi (a bijection of ALPH: proper inputs stay proper, answers "
+    "follow) undoes",
+    symmetry,
+    "sympy identities; the relabelling on every proper input, |ALPH| <= 4, n <= 4",
+    cases="the relabelling: |ALPH| <= 4, n <= 4",
+)
+ROWS = Step(
+    "The rows of proper inputs are exactly the vectors (d_0..d_(n-1)) in Z_A^n with some d_t = 0: a proper "
+    "input has a key matching the query letter, and the input of theory.discrepancy_retrieval's docstring "
+    "realizes any such vector",
+    realizable_rows,
+    "the construction checked on every vector, |ALPH| <= 4, n <= 4",
+    cases="|ALPH| <= 4, n <= 4",
+)
+REGIME = Step(
+    "2n theta' < omega implies 2(n-1) theta' < omega, so every offset t <= n-1 has 0 <= t theta' < omega/2 "
+    "<= pi/2",
+    regime,
+    "sympy, from the printed conditions",
+)
+BEST_OTHER_STEP = Step(
+    "For 0 <= x < omega/2 and d = 1..A-1 the angle d omega + x lies at distance min(d omega + x, "
+    "(A-d) omega - x) >= omega - x from 2 pi Z, with equality at d = A-1 = -1 mod A; cos decreases on "
+    "[0, pi], so the best other-symbol logit at offset t is cos(omega - t theta')",
+    best_other,
+    "sympy signs after substitution; cos decreasing on [0, pi]",
+)
+MONOTONE = Step(
+    "cos(t theta') decreases and cos(omega - t theta') increases in t on 0..n-1: the best matched key "
+    "present is the one nearest the query, the best other-symbol key present the one farthest from it",
+    monotone,
+    "sympy derivatives; cos decreasing on [0, pi]",
+)
+WORST = Step(
+    "For the nearest matched offset t* the margin is >= cos(t* theta') - max over t != t* of cos(omega - "
+    "t theta'), with equality on the realizable vector with d = 0 at t* and d = -1 elsewhere; of the "
+    "candidates t* = n-1 and t* = n-2 (smaller t* only raise it), the difference is 4 sin(theta'/2) "
+    "cos(omega/2) sin(omega/2 - (2n-3) theta'/2) >= 0, so margin(n) = cos((n-2) theta') - cos(omega - "
+    "(n-1) theta'), the printed formula",
+    worst_input,
+    "sympy identity and signs; compared with the printed MARGIN",
+)
+PRODUCT = Step(
+    "Sum to product: cos((n-2) theta') - cos(omega - (n-1) theta') = 2 sin((omega - theta')/2) "
+    "sin((omega - (2n-3) theta')/2)",
+    product_form,
+    "sympy identity on the two printed formulas",
+)
+POSITIVE = Step(
+    "With 2n theta' < omega both sine arguments lie in (0, pi/2], so margin(n) > 0",
+    positive_in_range,
+    "sympy signs after substitution",
+)
 
 MARGIN_EXACT = proved(SYMMETRY, ROWS, REGIME, BEST_OTHER_STEP, MONOTONE, WORST, PRODUCT, POSITIVE)
 
@@ -145,15 +189,25 @@ def competitor_formula() -> bool:
     """Best matched key over inputs: cos(0) = 1 (an ALPH x INT query matches itself at offset 0); the
     best other-symbol logit at any position is at t = n-1 (monotone): the printed COMPETITOR, which
     is Theorem 3.2's BOUND with n - 1 for n."""
-    return (is_zero(cos(0 * TP) - BEST_OTHER.subs(T, N - 1) - F.COMPETITOR.expr)
-            and is_zero(F.BOUND.expr.subs(N, N - 1) - F.COMPETITOR.expr))
+    return is_zero(cos(0 * TP) - BEST_OTHER.subs(T, N - 1) - F.COMPETITOR.expr) and is_zero(
+        F.BOUND.expr.subs(N, N - 1) - F.COMPETITOR.expr
+    )
 
 
-COMPETITOR_CORRECTED = proved(SYMMETRY, ROWS, REGIME, BEST_OTHER_STEP, MONOTONE, Step(
-    "The largest matched logit over inputs is cos(0) = 1 (an ALPH x INT query matches itself at offset 0) and the "
-    "best other-symbol logit at any position 1..n is at offset n-1, d = -1; so the maximum over inputs is "
-    "1 - cos(omega - (n-1) theta'), the printed formula, Theorem 3.2's 1 - cos(omega - n theta') with n - 1 for n",
-    competitor_formula, "sympy, on the printed formulas"))
+COMPETITOR_CORRECTED = proved(
+    SYMMETRY,
+    ROWS,
+    REGIME,
+    BEST_OTHER_STEP,
+    MONOTONE,
+    Step(
+        "The largest matched logit over inputs is cos(0) = 1 (an ALPH x INT query matches itself at offset 0) and the "
+        "best other-symbol logit at any position 1..n is at offset n-1, d = -1; so the maximum over inputs is "
+        "1 - cos(omega - (n-1) theta'), the printed formula, Theorem 3.2's 1 - cos(omega - n theta') with n - 1 for n",
+        competitor_formula,
+        "sympy, on the printed formulas",
+    ),
+)
 
 
 def paper_condition_in_range() -> bool:
@@ -177,15 +231,30 @@ def matched_keys_agree() -> bool:
     return True
 
 
-CONDITION = proved(Step("0 < theta < omega/(2 n0) and 2 <= n <= n0 give theta' = theta and 2n theta' < omega, the "
-                        "range of C7-retrieval-margin-exact", paper_condition_in_range, "sympy signs after substitution"),
-                   ROWS, REGIME, BEST_OTHER_STEP, MONOTONE, WORST, PRODUCT, POSITIVE,
-                   Step("margin(n) > 0: on every input of length n <= n0 the best matched key is strictly above every "
-                        "other-symbol key present; it holds the answer (an ALPH x ALPH query: every matched key is the "
-                        "answer token, Definition F.2; an ALPH x INT query: the query itself at offset 0, unique top "
-                        "since 0 < t theta' < pi for its other matches), so average-hard attention picks the answer",
-                        matched_keys_agree, "Definition F.2 on every proper input, |ALPH| <= 4, n <= 4",
-                        cases="|ALPH| <= 4, n <= 4"))
+CONDITION = proved(
+    Step(
+        "0 < theta < omega/(2 n0) and 2 <= n <= n0 give theta' = theta and 2n theta' < omega, the "
+        "range of C7-retrieval-margin-exact",
+        paper_condition_in_range,
+        "sympy signs after substitution",
+    ),
+    ROWS,
+    REGIME,
+    BEST_OTHER_STEP,
+    MONOTONE,
+    WORST,
+    PRODUCT,
+    POSITIVE,
+    Step(
+        "margin(n) > 0: on every input of length n <= n0 the best matched key is strictly above every "
+        "other-symbol key present; it holds the answer (an ALPH x ALPH query: every matched key is the "
+        "answer token, Definition F.2; an ALPH x INT query: the query itself at offset 0, unique top "
+        "since 0 < t theta' < pi for its other matches), so average-hard attention picks the answer",
+        matched_keys_agree,
+        "Definition F.2 on every proper input, |ALPH| <= 4, n <= 4",
+        cases="|ALPH| <= 4, n <= 4",
+    ),
+)
 
 
 def theta_zero() -> bool:
@@ -193,7 +262,9 @@ def theta_zero() -> bool:
     largest value, and every other value is <= cos(omega) < 1 (d != 0: the best other step at x = 0)."""
     A = sympy.Symbol("A", positive=True, integer=True)
     independent = cos(sympy.Symbol("d") * W + T * 0) == cos(sympy.Symbol("d") * W)
-    below_one = positive(2 * sympy.pi / A, {A: 2 + U}) and nonnegative(sympy.pi - 2 * sympy.pi / A, {A: 2 + U})
+    below_one = positive(2 * sympy.pi / A, {A: 2 + U}) and nonnegative(
+        sympy.pi - 2 * sympy.pi / A, {A: 2 + U}
+    )
     return independent and below_one and best_other() and is_zero(F.INF_AT_ZERO.expr - (1 - cos(W)))
 
 
@@ -202,18 +273,27 @@ def gaps_at_zero() -> bool:
     cos omega when positive), and 1 - cos(omega) > 0 because 0 < omega <= pi and cos decreases there;
     the input with one other key at d = 1 attains it: the printed lambda at theta' = 0."""
     A = sympy.Symbol("A", positive=True, integer=True)
-    return (cos_decreasing() and positive(2 * sympy.pi / A, {A: 2 + U})
-            and nonnegative(sympy.pi - 2 * sympy.pi / A, {A: 2 + U})
-            and is_zero(F.INF_AT_ZERO.expr - (cos(0 * W) - cos(1 * W))))
+    return (
+        cos_decreasing()
+        and positive(2 * sympy.pi / A, {A: 2 + U})
+        and nonnegative(sympy.pi - 2 * sympy.pi / A, {A: 2 + U})
+        and is_zero(F.INF_AT_ZERO.expr - (cos(0 * W) - cos(1 * W)))
+    )
 
 
 C8_PROOF = proved(
     ROWS,
-    Step("At theta = 0 each logit is cos(d omega), independent of the offset; a proper input has a matched key "
-         "(logit 1, the largest value), and every other-symbol key has logit <= cos(omega) < 1, since 0 < omega <= pi",
-         theta_zero, "sympy; the best-other step at x = 0"),
-    Step("So at every length n >= 2 the sup gap (top minus second), lambda (top minus the next value strictly below), "
-         "the competitor and the margin are each >= 1 - cos(omega) > 0 (equal to it on the input with one other key "
-         "at d = 1): Delta_Retrieval(n) stays away from zero; only the tie-as-0 minimum vanishes (repeated tokens tie)",
-         gaps_at_zero, "sympy signs; cos decreasing on [0, pi]"),
+    Step(
+        "At theta = 0 each logit is cos(d omega), independent of the offset; a proper input has a matched key "
+        "(logit 1, the largest value), and every other-symbol key has logit <= cos(omega) < 1, since 0 < omega <= pi",
+        theta_zero,
+        "sympy; the best-other step at x = 0",
+    ),
+    Step(
+        "So at every length n >= 2 the sup gap (top minus second), lambda (top minus the next value strictly below), "
+        "the competitor and the margin are each >= 1 - cos(omega) > 0 (equal to it on the input with one other key "
+        "at d = 1): Delta_Retrieval(n) stays away from zero; only the tie-as-0 minimum vanishes (repeated tokens tie)",
+        gaps_at_zero,
+        "sympy signs; cos decreasing on [0, pi]",
+    ),
 )

@@ -7,11 +7,26 @@ from __future__ import annotations
 import sympy
 from sympy import cos, pi, sin
 
+from proofs_check.evidence.classes import Step, proved
 from theory import retrieval_formulas as F
 
-from ..evidence import Step, proved
 from . import cos_decreasing, is_zero, nonnegative, positive
-from .retrieval import BEST_OTHER_STEP, C8_PROOF, MONOTONE, PRODUCT, REGIME, ROWS, SYMMETRY, TP, WORST, N, Rp, U, W, X
+from .retrieval import (
+    BEST_OTHER_STEP,
+    C8_PROOF,
+    MONOTONE,
+    PRODUCT,
+    REGIME,
+    ROWS,
+    SYMMETRY,
+    TP,
+    WORST,
+    N,
+    Rp,
+    U,
+    W,
+    X,
+)
 
 REGIME_HYP = {W: 2 * (N - 1) * X + Rp, TP: X, N: 2 + U}  # 2(n-1) theta' < omega, theta' >= 0, n >= 2
 
@@ -19,8 +34,11 @@ REGIME_HYP = {W: 2 * (N - 1) * X + Rp, TP: X, N: 2 + U}  # 2(n-1) theta' < omega
 def top_is_matched() -> bool:
     """(n-1) theta' < omega/2 < omega - (n-1) theta' <= pi: every matched key (>= cos((n-1) theta')) is
     above cos(omega/2), every other-symbol key (<= cos(omega - (n-1) theta')) below it."""
-    return (positive(W / 2 - (N - 1) * TP, REGIME_HYP) and positive(W - (N - 1) * TP - W / 2, REGIME_HYP)
-            and cos_decreasing())
+    return (
+        positive(W / 2 - (N - 1) * TP, REGIME_HYP)
+        and positive(W - (N - 1) * TP - W / 2, REGIME_HYP)
+        and cos_decreasing()
+    )
 
 
 def lowest_logit() -> bool:
@@ -30,10 +48,16 @@ def lowest_logit() -> bool:
     equality at k = 0, cos(pi - (omega/2 - x)) = -cos(omega/2 - x)."""
     x, hyp = sympy.Symbol("x", nonnegative=True), {W: 2 * X + Rp}
     k = sympy.Symbol("k", nonnegative=True, integer=True)
-    even = (nonnegative((k * W + X) - X, {W: Rp, X: X}) and nonnegative(((1 + k) * W - X) - X, {**hyp})
-            and is_zero(cos(pi + x) + cos(x)))
-    odd = (nonnegative((k + 1) * W - W / 2 + X - (W / 2 - X), hyp)
-           and nonnegative((k + 1) * W + W / 2 - X - (W / 2 - X), hyp) and is_zero(cos(pi - (W / 2 - x)) + cos(W / 2 - x)))
+    even = (
+        nonnegative((k * W + X) - X, {W: Rp, X: X})
+        and nonnegative(((1 + k) * W - X) - X, {**hyp})
+        and is_zero(cos(pi + x) + cos(x))
+    )
+    odd = (
+        nonnegative((k + 1) * W - W / 2 + X - (W / 2 - X), hyp)
+        and nonnegative((k + 1) * W + W / 2 - X - (W / 2 - X), hyp)
+        and is_zero(cos(pi - (W / 2 - x)) + cos(W / 2 - x))
+    )
     return even and odd and cos_decreasing()
 
 
@@ -45,11 +69,15 @@ def sup_value() -> bool:
     at most 1 + cos(omega/2), no more.  The printed SUP_EVEN and SUP_ODD."""
     y = sympy.Symbol("y", real=True)
     at_most_one = is_zero(1 - cos(y) - 2 * sin(y / 2) ** 2) and nonnegative(2 * sin(y / 2) ** 2)  # cos <= 1
-    even = (is_zero(cos(0 * TP) + cos((N - 1) * TP) - F.SUP_EVEN.expr)
-            and is_zero(F.SUP_EVEN.expr - (cos((N - 1) * TP) + cos((N - 2) * TP)) - (1 - cos((N - 2) * TP))))
-    odd = (is_zero(cos(0 * TP) + cos(W / 2 - TP) - F.SUP_ODD.expr)
-           and is_zero(F.SUP_ODD.expr - (1 + cos(W / 2)) - (cos(W / 2 - TP) - cos(W / 2)))
-           and nonnegative((W / 2) - (W / 2 - TP), REGIME_HYP) and nonnegative(W / 2 - TP, REGIME_HYP))
+    even = is_zero(cos(0 * TP) + cos((N - 1) * TP) - F.SUP_EVEN.expr) and is_zero(
+        F.SUP_EVEN.expr - (cos((N - 1) * TP) + cos((N - 2) * TP)) - (1 - cos((N - 2) * TP))
+    )
+    odd = (
+        is_zero(cos(0 * TP) + cos(W / 2 - TP) - F.SUP_ODD.expr)
+        and is_zero(F.SUP_ODD.expr - (1 + cos(W / 2)) - (cos(W / 2 - TP) - cos(W / 2)))
+        and nonnegative((W / 2) - (W / 2 - TP), REGIME_HYP)
+        and nonnegative(W / 2 - TP, REGIME_HYP)
+    )
     return at_most_one and even and odd and cos_decreasing()
 
 
@@ -57,24 +85,42 @@ def sup_floor() -> bool:
     """Both forms are >= the printed floor 1 + cos(omega/2): (n-1) theta' < omega/2, and 0 <= omega/2
     - theta' <= omega/2, with cos decreasing on [0, pi]."""
     floor = F.SUP_FLOOR.expr
-    return (is_zero(floor - (1 + cos(W / 2))) and is_zero((F.SUP_EVEN.expr - floor) - (cos((N - 1) * TP) - cos(W / 2)))
-            and positive(W / 2 - (N - 1) * TP, REGIME_HYP)
-            and is_zero((F.SUP_ODD.expr - floor) - (cos(W / 2 - TP) - cos(W / 2))) and cos_decreasing())
+    return (
+        is_zero(floor - (1 + cos(W / 2)))
+        and is_zero((F.SUP_EVEN.expr - floor) - (cos((N - 1) * TP) - cos(W / 2)))
+        and positive(W / 2 - (N - 1) * TP, REGIME_HYP)
+        and is_zero((F.SUP_ODD.expr - floor) - (cos(W / 2 - TP) - cos(W / 2)))
+        and cos_decreasing()
+    )
 
 
 SUP_EXACT = proved(
-    SYMMETRY, ROWS, REGIME, BEST_OTHER_STEP, MONOTONE,
-    Step("In the regime every matched key (>= cos((n-1) theta')) lies above cos(omega/2) and every other-symbol key "
-         "(<= cos(omega - (n-1) theta')) below it: a row's top is its nearest matched key, at offset t*",
-         top_is_matched, "sympy signs after substitution; cos decreasing"),
-    Step("The lowest logit at offset t is -cos(t theta') for |ALPH| even (d = |ALPH|/2) and -cos(omega/2 - t theta') "
-         "for |ALPH| odd (d = (|ALPH|-1)/2): the angle d omega + t theta' nearest to pi", lowest_logit,
-         "sympy signs and identities"),
-    Step("So top - second <= cos(t* theta') - max over t != t* of the lowest logit at t, with equality when every "
-         "other key is at its lowest (realizable: the zero is at t*); the largest is at t* = 0: 1 + cos((n-1) theta') "
-         "for |ALPH| even and 1 + cos(omega/2 - theta') for |ALPH| odd, the printed formulas", sup_value,
-         "sympy identities and signs, on the printed formulas"),
-    Step("Both are >= 1 + cos(omega/2), the printed floor", sup_floor, "sympy signs; cos decreasing"))
+    SYMMETRY,
+    ROWS,
+    REGIME,
+    BEST_OTHER_STEP,
+    MONOTONE,
+    Step(
+        "In the regime every matched key (>= cos((n-1) theta')) lies above cos(omega/2) and every other-symbol key "
+        "(<= cos(omega - (n-1) theta')) below it: a row's top is its nearest matched key, at offset t*",
+        top_is_matched,
+        "sympy signs after substitution; cos decreasing",
+    ),
+    Step(
+        "The lowest logit at offset t is -cos(t theta') for |ALPH| even (d = |ALPH|/2) and -cos(omega/2 - t theta') "
+        "for |ALPH| odd (d = (|ALPH|-1)/2): the angle d omega + t theta' nearest to pi",
+        lowest_logit,
+        "sympy signs and identities",
+    ),
+    Step(
+        "So top - second <= cos(t* theta') - max over t != t* of the lowest logit at t, with equality when every "
+        "other key is at its lowest (realizable: the zero is at t*); the largest is at t* = 0: 1 + cos((n-1) theta') "
+        "for |ALPH| even and 1 + cos(omega/2 - theta') for |ALPH| odd, the printed formulas",
+        sup_value,
+        "sympy identities and signs, on the printed formulas",
+    ),
+    Step("Both are >= 1 + cos(omega/2), the printed floor", sup_floor, "sympy signs; cos decreasing"),
+)
 
 
 def copy_gap() -> bool:
@@ -100,8 +146,13 @@ def chain() -> bool:
     theta') (the printed BOUND); at theta' = 0 the BOUND is 1 - cos omega, the printed lambda there."""
     relation = F.CHAIN_RANGE.relation
     slack = relation.rhs - relation.lhs  # >= 0 on the range
-    return (relation.rel_op == "<=" and is_zero(((W - N * TP) - TP) - slack) and cos_decreasing()
-            and is_zero(F.BOUND.expr - (1 - cos(W - N * TP))) and is_zero(F.BOUND.expr.subs(TP, 0) - F.INF_AT_ZERO.expr))
+    return (
+        relation.rel_op == "<="
+        and is_zero(((W - N * TP) - TP) - slack)
+        and cos_decreasing()
+        and is_zero(F.BOUND.expr - (1 - cos(W - N * TP)))
+        and is_zero(F.BOUND.expr.subs(TP, 0) - F.INF_AT_ZERO.expr)
+    )
 
 
 def equality_fails() -> bool:
@@ -109,28 +160,54 @@ def equality_fails() -> bool:
     (-omega/2, 0] and (omega - theta')/2 in (0, omega/2], omega <= pi, so the printed product form is
     <= 0, while lambda, a gap to a value strictly below the top, is > 0."""
     s, e = sympy.symbols("s e", nonnegative=True)
-    beyond = {W: (2 * N - 3) * TP - s}        # (2n-3) theta' >= omega
+    beyond = {W: (2 * N - 3) * TP - s}  # (2n-3) theta' >= omega
     inside = {W: (N + 1) * X + e, TP: X, N: 2 + U}  # (n+1) theta' <= omega
-    return (nonnegative(-(W - (2 * N - 3) * TP) / 2, beyond) and positive((W - (2 * N - 3) * TP) / 2 + W / 2, {**inside, e: e + Rp})
-            and positive(W - TP, {**inside, e: e + Rp}) and is_zero(F.MARGIN.expr - F.MARGIN_PRODUCT.expr)
-            and lambda_value())
+    return (
+        nonnegative(-(W - (2 * N - 3) * TP) / 2, beyond)
+        and positive((W - (2 * N - 3) * TP) / 2 + W / 2, {**inside, e: e + Rp})
+        and positive(W - TP, {**inside, e: e + Rp})
+        and is_zero(F.MARGIN.expr - F.MARGIN_PRODUCT.expr)
+        and lambda_value()
+    )
 
 
 INF_CORRECTED = proved(
-    SYMMETRY, ROWS, REGIME, BEST_OTHER_STEP, MONOTONE,
-    Step("In the regime a row's top is its nearest matched key, at offset t* (as for the sup)", top_is_matched,
-         "sympy signs after substitution; cos decreasing"),
-    Step("A matched key at t > t* lies >= cos(t* theta') - cos((t*+1) theta') = 2 sin((2t*+1) theta'/2) sin(theta'/2) "
-         ">= 1 - cos theta' below the top, equality for a copy of the top at offset 1", copy_gap,
-         "sympy identities and signs"),
-    WORST, PRODUCT,
-    Step("So for 0 < theta' in the regime lambda(n) = min{1 - cos theta', cos((n-2) theta') - cos(omega - (n-1) "
-         "theta')}: the next value strictly below the top is a matched key (>= the copy gap) or the best other-symbol "
-         "key (>= the margin), each attained; the printed formula", lambda_value, "sympy, on the printed formulas"),
+    SYMMETRY,
+    ROWS,
+    REGIME,
+    BEST_OTHER_STEP,
+    MONOTONE,
+    Step(
+        "In the regime a row's top is its nearest matched key, at offset t* (as for the sup)",
+        top_is_matched,
+        "sympy signs after substitution; cos decreasing",
+    ),
+    Step(
+        "A matched key at t > t* lies >= cos(t* theta') - cos((t*+1) theta') = 2 sin((2t*+1) theta'/2) sin(theta'/2) "
+        ">= 1 - cos theta' below the top, equality for a copy of the top at offset 1",
+        copy_gap,
+        "sympy identities and signs",
+    ),
+    WORST,
+    PRODUCT,
+    Step(
+        "So for 0 < theta' in the regime lambda(n) = min{1 - cos theta', cos((n-2) theta') - cos(omega - (n-1) "
+        "theta')}: the next value strictly below the top is a matched key (>= the copy gap) or the best other-symbol "
+        "key (>= the margin), each attained; the printed formula",
+        lambda_value,
+        "sympy, on the printed formulas",
+    ),
     *C8_PROOF.steps[1:],  # theta' = 0: lambda(n) = 1 - cos omega, C8's steps
-    Step("For 0 < theta' with (n+1) theta' <= omega: lambda(n) <= 1 - cos theta' <= 1 - cos(omega - n theta'), as "
-         "theta' <= omega - n theta' <= pi; at theta' = 0, lambda(n) = 1 - cos omega = 1 - cos(omega - n 0)", chain,
-         "sympy, on the printed range and formulas; cos decreasing"),
-    Step("Where also (2n-3) theta' >= omega the formula's second sine is <= 0, so it is <= 0 < lambda(n): the equality "
-         "fails there", equality_fails, "sympy sign after substitution"),
+    Step(
+        "For 0 < theta' with (n+1) theta' <= omega: lambda(n) <= 1 - cos theta' <= 1 - cos(omega - n theta'), as "
+        "theta' <= omega - n theta' <= pi; at theta' = 0, lambda(n) = 1 - cos omega = 1 - cos(omega - n 0)",
+        chain,
+        "sympy, on the printed range and formulas; cos decreasing",
+    ),
+    Step(
+        "Where also (2n-3) theta' >= omega the formula's second sine is <= 0, so it is <= 0 < lambda(n): the equality "
+        "fails there",
+        equality_fails,
+        "sympy sign after substitution",
+    ),
 )

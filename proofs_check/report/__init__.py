@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from theory.inputs import read_bytes
+from theory.io.inputs import read_bytes
 
 from . import html, markdown
 from .build import TITLE, build_document
 from .doc import FIGURES_OUTPUT, REPORT_FIGURES, Figure, Link, nodes
-from .folder import (_TEMP, FIGURE_SUFFIXES, INDEX_HTML, MANIFEST, REPORT_MD, check_report_dir,  # noqa: F401
-                     report_dir_lock)
+from .folder import _TEMP, FIGURE_SUFFIXES, INDEX_HTML, MANIFEST, REPORT_MD, check_report_dir, report_dir_lock  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,8 +53,16 @@ def study_sections():
     return list(getattr(studies, "STUDY_SECTIONS", [])), getattr(studies, "prior_art", None)
 
 
-def generate(out, results: list[dict], *, root: Path = ROOT, partial: bool = False, command: str,
-             studies=None, prior_art=None) -> list[Path]:
+def generate(
+    out,
+    results: list[dict],
+    *,
+    root: Path = ROOT,
+    partial: bool = False,
+    command: str,
+    studies=None,
+    prior_art=None,
+) -> list[Path]:
     """Build the report of ``results`` (with the study sections and prior art of ``studies``
     unless given) and write it into ``out``."""
     if studies is None:

@@ -16,7 +16,8 @@ import os
 import re
 from pathlib import Path
 
-from ..evidence import EXHAUSTIVE, FINITE_CASES, PROVED
+from proofs_check.evidence.classes import EXHAUSTIVE, FINITE_CASES, PROVED
+
 from ..registry import REGISTRY
 from ..verdicts import ALL_WORDS, BY_CLASS, UP_TO_ROUNDING
 from .doc import Bullets, Code, Data, Figure, Link, Num, Para, Quote, Ref, Section, Strong, Table, nodes
@@ -82,22 +83,60 @@ def figure_blocks(cid: str, root: Path, shown: dict) -> list:
     blocks = []
     for name in figures_of(cid):
         if not (root / figure_file(name)).is_file():
-            blocks.append(Para(["The figure ", Ref(name), " is not drawn yet: ", Ref(figure_command(name)), "."]))
+            blocks.append(
+                Para(["The figure ", Ref(name), " is not drawn yet: ", Ref(figure_command(name)), "."])
+            )
         elif name in TABLES:
-            blocks.append(Para(["Shown in the table ", Link(TABLES[name], figure_file(name)), " of ", Ref(name),
-                                ", redrawn from saved results by ", Ref(figure_command(name)), "."]))
+            blocks.append(
+                Para(
+                    [
+                        "Shown in the table ",
+                        Link(TABLES[name], figure_file(name)),
+                        " of ",
+                        Ref(name),
+                        ", redrawn from saved results by ",
+                        Ref(figure_command(name)),
+                        ".",
+                    ]
+                )
+            )
         elif name in shown:
-            blocks.append(Para(["Shown in the figure ", Link(name, "#figure-" + name), ", drawn above under ",
-                                Link(shown[name], "#" + shown[name]), "."]))
+            blocks.append(
+                Para(
+                    [
+                        "Shown in the figure ",
+                        Link(name, "#figure-" + name),
+                        ", drawn above under ",
+                        Link(shown[name], "#" + shown[name]),
+                        ".",
+                    ]
+                )
+            )
         else:
             shown[name] = cid
-            blocks.append(Figure(figure_file(name), Para(["Figure ", Ref(name), ", redrawn from saved results by ",
-                                                          Ref(figure_command(name)), "."]), anchor="figure-" + name))
+            blocks.append(
+                Figure(
+                    figure_file(name),
+                    Para(
+                        [
+                            "Figure ",
+                            Ref(name),
+                            ", redrawn from saved results by ",
+                            Ref(figure_command(name)),
+                            ".",
+                        ]
+                    ),
+                    anchor="figure-" + name,
+                )
+            )
     return blocks
 
 
-ORIGIN_WORDS = {"paper": "the paper's claim", "corrected": "the package's correction of a false statement",
-                "package": "the package's own statement or hypothesis"}
+ORIGIN_WORDS = {
+    "paper": "the paper's claim",
+    "corrected": "the package's correction of a false statement",
+    "package": "the package's own statement or hypothesis",
+}
 
 
 def evidence_blocks(row: dict) -> list:
@@ -108,16 +147,28 @@ def evidence_blocks(row: dict) -> list:
         return []
     steps = found.get("steps", [])
     if not steps:
-        return [Para(["Evidence class: ", Strong(found["class"]), ". The cases checked:"]),
-                Quote(found["cases"], module_path(row["id"]))]
-    blocks = [Para(["Evidence class: ", Strong(found["class"]), ". The argument, step by step; each step is checked by "
-                    "the function named under it whenever the claim is checked:"])]
+        return [
+            Para(["Evidence class: ", Strong(found["class"]), ". The cases checked:"]),
+            Quote(found["cases"], module_path(row["id"])),
+        ]
+    blocks = [
+        Para(
+            [
+                "Evidence class: ",
+                Strong(found["class"]),
+                ". The argument, step by step; each step is checked by "
+                "the function named under it whenever the claim is checked:",
+            ]
+        )
+    ]
     if found["class"] != PROVED:  # an argument with a step checked only on finitely many cases
         blocks += [Quote(found["cases"], module_path(row["id"]))]
     for step in steps:
         result = "passed" if step.get("passed") else "not run" if "passed" not in step else "failed"
-        blocks += [Quote(step["text"], step["source"]),
-                   Para(["Checked by ", Ref(step["checked_by"]), ": ", Strong(result), "."])]
+        blocks += [
+            Quote(step["text"], step["source"]),
+            Para(["Checked by ", Ref(step["checked_by"]), ": ", Strong(result), "."]),
+        ]
     return blocks
 
 
@@ -126,22 +177,41 @@ def claim_section(row: dict, pages: dict, root: Path, corrects: dict, verdicts: 
     located = [p for p in places_in(row["source"]) if p in pages["places"]]
     where = ["In the paper: " if located else "Where the claim comes from: ", Ref(row["source"]), "."]
     for i, place in enumerate(located):
-        where += [" " if i == 0 else ", ", Ref(place), " is on page" if i == 0 else " on page",
-                  " ", Num(str(pages["places"][place]["page"]), PAGES_SOURCE)]
-    blocks = [Quote(row["statement"], module_path(cid)), Para(where + (["."] if located else [])),
-              Para(["Origin: ", Strong(ORIGIN_WORDS.get(row.get("origin"), "not recorded")), "."]),
-              Para(["Verdict: ", Strong(row["verdict"]), ". Evidence: ", Num(row["summary"], source)])]
+        where += [
+            " " if i == 0 else ", ",
+            Ref(place),
+            " is on page" if i == 0 else " on page",
+            " ",
+            Num(str(pages["places"][place]["page"]), PAGES_SOURCE),
+        ]
+    blocks = [
+        Quote(row["statement"], module_path(cid)),
+        Para(where + (["."] if located else [])),
+        Para(["Origin: ", Strong(ORIGIN_WORDS.get(row.get("origin"), "not recorded")), "."]),
+        Para(["Verdict: ", Strong(row["verdict"]), ". Evidence: ", Num(row["summary"], source)]),
+    ]
     blocks += evidence_blocks(row)
     if row["verdict"] != row["recorded_verdict"]:
-        blocks.append(Para(["The registry records ", Strong(row["recorded_verdict"]),
-                            ": this run differs, so the command exits with status one."]))
+        blocks.append(
+            Para(
+                [
+                    "The registry records ",
+                    Strong(row["recorded_verdict"]),
+                    ": this run differs, so the command exits with status one.",
+                ]
+            )
+        )
     if "counterexample" in row:
-        blocks += [Para(["The counterexample, with the exact values the check certified:"]),
-                   Data(counterexample_text(row["counterexample"]), source)]
+        blocks += [
+            Para(["The counterexample, with the exact values the check certified:"]),
+            Data(counterexample_text(row["counterexample"]), source),
+        ]
     corrected = correction_of(row)
     label = "Corrected statement: " if row["kind"] == "statement" else "What holds instead: "
     if corrected is not None and corrected in verdicts:
-        blocks.append(Para([label, Link(corrected, "#" + corrected), " (", Strong(verdicts[corrected]), ")."]))
+        blocks.append(
+            Para([label, Link(corrected, "#" + corrected), " (", Strong(verdicts[corrected]), ")."])
+        )
     elif corrected is not None:
         blocks.append(Para([label, Ref(corrected), " (not in this partial report)."]))
     if cid in corrects:
@@ -182,70 +252,158 @@ def part_sections(results: list[dict], root: Path, pages: dict) -> list[Section]
     for label in labels:
         rows = [r for r in results if home[r["id"]] == label]
         if label == BEYOND:
-            intro = Para(["Claims that are not the paper's own: hypotheses the package registered before testing "
-                          "them (the query scale, the premise's other readings, the training window), and the "
-                          "predecessor's results the paper relies on. Each names the place of the paper it "
-                          "extends, where there is one."])
+            intro = Para(
+                [
+                    "Claims that are not the paper's own: hypotheses the package registered before testing "
+                    "them (the query scale, the premise's other readings, the training window), and the "
+                    "predecessor's results the paper relies on. Each names the place of the paper it "
+                    "extends, where there is one."
+                ]
+            )
         else:
-            intro = Para(["The paper's ", Ref(part_title(label, pages).split(":")[0]), " begins on page ",
-                          Num(str(pages["parts"][label]["page"]), PAGES_SOURCE), "; the claims checked from it:"])
-        sections.append(Section(f"part-{label}", part_title(label, pages), [intro],
-                                [claim_section(r, pages, root, corrects, verdicts, shown) for r in rows]))
+            intro = Para(
+                [
+                    "The paper's ",
+                    Ref(part_title(label, pages).split(":")[0]),
+                    " begins on page ",
+                    Num(str(pages["parts"][label]["page"]), PAGES_SOURCE),
+                    "; the claims checked from it:",
+                ]
+            )
+        sections.append(
+            Section(
+                f"part-{label}",
+                part_title(label, pages),
+                [intro],
+                [claim_section(r, pages, root, corrects, verdicts, shown) for r in rows],
+            )
+        )
     return sections
 
 
 def summary_section(results: list[dict], partial: bool, contents: list[Section]) -> Section:
     counts = {word: sum(r["verdict"] == word for r in results) for word in ALL_WORDS}
-    blocks = [Para(["Each claim of the paper the package checks, with its verdict: a statement is ",
-                    Strong(BY_CLASS[PROVED]), " (an argument whose every step is checked), ",
-                    Strong(BY_CLASS[EXHAUSTIVE]), " (a finite statement, every case checked), ",
-                    Strong(BY_CLASS[FINITE_CASES]), " (finitely many of its infinitely many cases, each named) or ",
-                    Strong("false"), " (with a certified counterexample), an experiment ",
-                    Strong("reproduced"), " or ", Strong("not reproduced"), " by our recipe; either may be ",
-                    Strong("undecided"), ", and a statement failing only on a printed number's rounding boundary ",
-                    Strong(UP_TO_ROUNDING), ". This report covers ", Num(str(len(results)), RUN_SOURCE),
-                    " claims."])]
+    blocks = [
+        Para(
+            [
+                "Each claim of the paper the package checks, with its verdict: a statement is ",
+                Strong(BY_CLASS[PROVED]),
+                " (an argument whose every step is checked), ",
+                Strong(BY_CLASS[EXHAUSTIVE]),
+                " (a finite statement, every case checked), ",
+                Strong(BY_CLASS[FINITE_CASES]),
+                " (finitely many of its infinitely many cases, each named) or ",
+                Strong("false"),
+                " (with a certified counterexample), an experiment ",
+                Strong("reproduced"),
+                " or ",
+                Strong("not reproduced"),
+                " by our recipe; either may be ",
+                Strong("undecided"),
+                ", and a statement failing only on a printed number's rounding boundary ",
+                Strong(UP_TO_ROUNDING),
+                ". This report covers ",
+                Num(str(len(results)), RUN_SOURCE),
+                " claims.",
+            ]
+        )
+    ]
     if partial:
-        blocks.append(Para([Strong("This report is partial"), ": it holds only the claims selected with ",
-                            Ref("--only"), ", not the whole registry."]))
-    blocks.append(Table(["verdict", "claims"],
-                        [[Para([Strong(word)]), Para([Num(str(counts[word]), RUN_SOURCE)])] for word in ALL_WORDS]
-                        + [[Para(["all"]), Para([Num(str(len(results)), RUN_SOURCE)])]]))
+        blocks.append(
+            Para(
+                [
+                    Strong("This report is partial"),
+                    ": it holds only the claims selected with ",
+                    Ref("--only"),
+                    ", not the whole registry.",
+                ]
+            )
+        )
+    blocks.append(
+        Table(
+            ["verdict", "claims"],
+            [[Para([Strong(word)]), Para([Num(str(counts[word]), RUN_SOURCE)])] for word in ALL_WORDS]
+            + [[Para(["all"]), Para([Num(str(len(results)), RUN_SOURCE)])]],
+        )
+    )
     read_first = []
     for row in results:
         line = [Link(row["id"], "#" + row["id"]), " (", Ref(row["source"]), "): ", Strong(row["verdict"])]
         fix = correction_of(row)
         if row["verdict"] == "false":
-            read_first.append(Para(line + ([", corrected by ", Link(fix, "#" + fix)] if fix else
-                                           [", no corrected statement"]) + ["."]))
+            read_first.append(
+                Para(
+                    line
+                    + ([", corrected by ", Link(fix, "#" + fix)] if fix else [", no corrected statement"])
+                    + ["."]
+                )
+            )
         elif row["verdict"] in ("not reproduced", UP_TO_ROUNDING, "error"):
             weaker = [", what holds instead: ", Link(fix, "#" + fix)] if fix else []
             read_first.append(Para(line + weaker + ["."]))
-    reading = [Para(["Every false statement with its correction, every experiment not reproduced, "
-                     "every claim that holds up to rounding and any check that failed to run."]),
-               Bullets(read_first or [Para(["nothing: every claim is verified, reproduced or undecided."])])]
+    reading = [
+        Para(
+            [
+                "Every false statement with its correction, every experiment not reproduced, "
+                "every claim that holds up to rounding and any check that failed to run."
+            ]
+        ),
+        Bullets(read_first or [Para(["nothing: every claim is verified, reproduced or undecided."])]),
+    ]
     toc = Bullets([Para([Link(s.title, "#" + s.anchor)]) for s in contents])
-    return Section("summary", "Summary", blocks, [Section("read-first", "Read first", reading),
-                                                  Section("contents", "Contents", [toc])])
+    return Section(
+        "summary",
+        "Summary",
+        blocks,
+        [Section("read-first", "Read first", reading), Section("contents", "Contents", [toc])],
+    )
 
 
 def footer_section(command: str, results: list[dict]) -> Section:
-    kinds = {kind: sum(REGISTRY[r["id"]].kind == kind for r in results) for kind in ("statement", "experiment")}
-    return Section("how-made", "How this report was made", [
-        Para(["Generated by the command below from the claims registry and the results files shipped in the "
-              "repository: it trains nothing, downloads nothing and redraws no figure (the figures are copies of ",
-              Ref("figures/output"), "). Every number in the prose is formatted from the file named beside it when "
-              "the report is generated, and a claim's evidence is the sentence its check writes in this run, so "
-              "the report changes when a result changes; a test compares the committed report with a fresh one."]),
-        Code(command),
-        Para(["The registry holds ", Num(str(len(REGISTRY)), RUN_SOURCE), " claims; this report shows ",
-              Num(str(len(results)), RUN_SOURCE), " of them (statements: ", Num(str(kinds["statement"]), RUN_SOURCE),
-              "; experiments: ", Num(str(kinds["experiment"]), RUN_SOURCE), ")."]),
-    ])
+    kinds = {
+        kind: sum(REGISTRY[r["id"]].kind == kind for r in results) for kind in ("statement", "experiment")
+    }
+    return Section(
+        "how-made",
+        "How this report was made",
+        [
+            Para(
+                [
+                    "Generated by the command below from the claims registry and the results files shipped in the "
+                    "repository: it trains nothing, downloads nothing and redraws no figure (the figures are copies of ",
+                    Ref("figures/output"),
+                    "). Every number in the prose is formatted from the file named beside it when "
+                    "the report is generated, and a claim's evidence is the sentence its check writes in this run, so "
+                    "the report changes when a result changes; a test compares the committed report with a fresh one.",
+                ]
+            ),
+            Code(command),
+            Para(
+                [
+                    "The registry holds ",
+                    Num(str(len(REGISTRY)), RUN_SOURCE),
+                    " claims; this report shows ",
+                    Num(str(len(results)), RUN_SOURCE),
+                    " of them (statements: ",
+                    Num(str(kinds["statement"]), RUN_SOURCE),
+                    "; experiments: ",
+                    Num(str(kinds["experiment"]), RUN_SOURCE),
+                    ").",
+                ]
+            ),
+        ],
+    )
 
 
-def build_document(results: list[dict], root: Path, studies: list, prior_art, *, partial: bool = False,
-                   command: str = "python -m proofs_check --report report") -> list[Section]:
+def build_document(
+    results: list[dict],
+    root: Path,
+    studies: list,
+    prior_art,
+    *,
+    partial: bool = False,
+    command: str = "python -m proofs_check --report report",
+) -> list[Section]:
     """The report's sections: summary, parts of the paper, ``studies`` (each ``section(root)``),
     ``prior_art(root)`` (None: left out), footer."""
     root = Path(root)
@@ -259,5 +417,11 @@ def build_document(results: list[dict], root: Path, studies: list, prior_art, *,
 
 def all_sources(sections) -> list[str]:
     """Every source a document names (Num, Quote, Data), for the tests."""
-    return list(dict.fromkeys(item.source for section in sections for item in nodes(section)
-                              if isinstance(item, (Num, Quote, Data))))
+    return list(
+        dict.fromkeys(
+            item.source
+            for section in sections
+            for item in nodes(section)
+            if isinstance(item, (Num, Quote, Data))
+        )
+    )

@@ -26,11 +26,29 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Num", "Ref", "Link", "Strong", "Para", "Bullets", "Table", "Figure", "Code", "Quote", "Data", "Section",
-           "num", "check_words", "HandTypedNumber", "local_target", "FIGURES_OUTPUT", "REPORT_FIGURES"]
+__all__ = [
+    "Num",
+    "Ref",
+    "Link",
+    "Strong",
+    "Para",
+    "Bullets",
+    "Table",
+    "Figure",
+    "Code",
+    "Quote",
+    "Data",
+    "Section",
+    "num",
+    "check_words",
+    "HandTypedNumber",
+    "local_target",
+    "FIGURES_OUTPUT",
+    "REPORT_FIGURES",
+]
 
 FIGURES_OUTPUT = "figures/output"  # where python -m figures draws (repository-relative)
-REPORT_FIGURES = "figures"         # where the report's copies go, relative to the report folder
+REPORT_FIGURES = "figures"  # where the report's copies go, relative to the report folder
 
 
 class HandTypedNumber(ValueError):
@@ -39,25 +57,25 @@ class HandTypedNumber(ValueError):
 
 @dataclass(frozen=True)
 class Num:
-    text: str     # as the reader sees it, e.g. "0.984" or "63/64"
-    source: str   # the results file it was read from, relative to the repository root
+    text: str  # as the reader sees it, e.g. "0.984" or "63/64"
+    source: str  # the results file it was read from, relative to the repository root
 
 
 @dataclass(frozen=True)
 class Ref:
-    text: str     # an identifier with digits: a claim id, "Section 3.6", "arXiv 2501.19399", a command
+    text: str  # an identifier with digits: a claim id, "Section 3.6", "arXiv 2501.19399", a command
     anchor: str | None = None  # an anchor id inside the report to link to, if any
 
 
 @dataclass(frozen=True)
 class Link:
     text: str
-    target: str   # an anchor "#id" inside the report, or an external address
+    target: str  # an anchor "#id" inside the report, or an external address
 
 
 @dataclass(frozen=True)
 class Strong:
-    text: str     # emphasised words (no digits), e.g. a verdict
+    text: str  # emphasised words (no digits), e.g. a verdict
 
     def __post_init__(self):
         check_words(self.text, "emphasis")
@@ -71,8 +89,10 @@ DIGIT = re.compile(r"\d")
 def check_words(text: str, where: str = "report") -> str:
     """``text`` unchanged if it has no digit; HandTypedNumber otherwise."""
     if DIGIT.search(text):
-        raise HandTypedNumber(f"{where}: the words {text!r} hold a digit; format it from a results file (Num) "
-                              "or mark an identifier (Ref)")
+        raise HandTypedNumber(
+            f"{where}: the words {text!r} hold a digit; format it from a results file (Num) "
+            "or mark an identifier (Ref)"
+        )
     return text
 
 
@@ -111,7 +131,7 @@ class Bullets:
 @dataclass
 class Table:
     header: list  # of str (words only)
-    rows: list    # of lists of Para
+    rows: list  # of lists of Para
 
     def __post_init__(self):
         for cell in self.header:
@@ -120,39 +140,41 @@ class Table:
 
 @dataclass
 class Figure:
-    path: str      # repository-relative image (PNG), copied beside the report
+    path: str  # repository-relative image (PNG), copied beside the report
     caption: Para
-    anchor: str | None = None  # an anchor id, so later mentions can link to the figure instead of repeating it
+    anchor: str | None = (
+        None  # an anchor id, so later mentions can link to the figure instead of repeating it
+    )
 
 
 @dataclass
 class Code:
-    text: str      # a command, verbatim (digits allowed: it is what the reader types)
+    text: str  # a command, verbatim (digits allowed: it is what the reader types)
 
 
 @dataclass
 class Quote:
-    text: str      # words quoted verbatim (digits allowed: they are the quoted file's, named beside them)
-    source: str    # the file they are quoted from, repository-relative
+    text: str  # words quoted verbatim (digits allowed: they are the quoted file's, named beside them)
+    source: str  # the file they are quoted from, repository-relative
 
 
 @dataclass
 class Data:
-    text: str      # exact values, verbatim (JSON as the check wrote them; no number reformatted)
-    source: str    # the file or module that produced them, repository-relative
+    text: str  # exact values, verbatim (JSON as the check wrote them; no number reformatted)
+    source: str  # the file or module that produced them, repository-relative
 
 
 def local_target(path: str) -> str:
     """Where a repository-relative figure file lies in the report folder (figures/output/x.png ->
     figures/x.png); any other target unchanged."""
     prefix = FIGURES_OUTPUT + "/"
-    return REPORT_FIGURES + "/" + path[len(prefix):] if path.startswith(prefix) else path
+    return REPORT_FIGURES + "/" + path[len(prefix) :] if path.startswith(prefix) else path
 
 
 @dataclass
 class Section:
     anchor: str
-    title: str     # may name a paper place such as "Section 3.6" (titles are not checked for digits)
+    title: str  # may name a paper place such as "Section 3.6" (titles are not checked for digits)
     blocks: list = field(default_factory=list)
     subsections: list = field(default_factory=list)
     kind: str = ""  # "claim" for a claim's entry (the renderers style it); empty otherwise

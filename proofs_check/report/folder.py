@@ -19,7 +19,7 @@ Every write and delete goes through directory descriptors opened once: the folde
 and ``figures/`` opened with ``O_NOFOLLOW | O_DIRECTORY``, so a ``figures`` replaced by a
 symbolic link while the claims run is refused (one line), never followed, and one renamed
 after it was opened keeps receiving the writes.  Files are replaced atomically
-(``theory.files.atomic_write_bytes_at``).
+(``theory.io.files.atomic_write_bytes_at``).
 
 ``report_dir_lock`` holds an exclusive lock on ``DIR/.report.lock`` (``training``'s
 ``RunLock``: a flock, released by the kernel whatever way the holder dies) from before the
@@ -35,12 +35,12 @@ import json
 import os
 import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
-from theory.files import OutputError, atomic_write_bytes_at, check_output_dir
-from theory.inputs import Checked, Choice, InputError, parse_json
-from theory.locks import ExclusiveLock, LockHeld, LockUnavailable
+from theory.io.files import OutputError, atomic_write_bytes_at, check_output_dir
+from theory.io.inputs import Checked, Choice, InputError, parse_json
+from theory.io.locks import ExclusiveLock, LockHeld, LockUnavailable
 
 from . import html, markdown
 from .doc import REPORT_FIGURES
@@ -50,15 +50,20 @@ MANIFEST, LOCK = ".report-manifest.json", ".report.lock"
 GENERATOR = "python -m proofs_check --report"
 FIGURE_SUFFIXES = (".png", ".md")
 READ_LIMIT = 1 << 26  # a previous page is read to recognise it; ours are a few hundred kB
-# theory.files' temporaries of the files a report writes (".NAME.HOST.PID.RANDOM.tmp")
+# theory.io.files' temporaries of the files a report writes (".NAME.HOST.PID.RANDOM.tmp")
 _TEMP = re.compile(r"^\.(REPORT\.md|index\.html|\.report-manifest\.json|[\w.-]+\.(?:png|md))\..+\.tmp$")
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
 
 
 def is_figure_name(name: str) -> bool:
     """One plain path component naming a figure copy (never '..', never a path)."""
-    return (name.endswith(FIGURE_SUFFIXES) and not name.startswith(".") and "/" not in name
-            and "\0" not in name and "\\" not in name)
+    return (
+        name.endswith(FIGURE_SUFFIXES)
+        and not name.startswith(".")
+        and "/" not in name
+        and "\0" not in name
+        and "\\" not in name
+    )
 
 
 def _owned_entry(entry: str) -> bool:
@@ -66,13 +71,17 @@ def _owned_entry(entry: str) -> bool:
     return entry in (REPORT_MD, INDEX_HTML) or (head == REPORT_FIGURES and is_figure_name(rest))
 
 
-MANIFEST_SHAPE = {"generator": Choice(GENERATOR),
-                  "files": [Checked(str, _owned_entry, "REPORT.md, index.html or figures/NAME.png|.md")]}
+MANIFEST_SHAPE = {
+    "generator": Choice(GENERATOR),
+    "files": [Checked(str, _owned_entry, "REPORT.md, index.html or figures/NAME.png|.md")],
+}
 
 
 def _refusal(out: Path, entry: str, why: str = "which is not part of a previous report") -> OutputError:
-    return OutputError(f"--report: {out} holds {entry}, {why}; give a new or empty folder, or one holding "
-                       "only a previous report")
+    return OutputError(
+        f"--report: {out} holds {entry}, {why}; give a new or empty folder, or one holding "
+        "only a previous report"
+    )
 
 
 def _mode(name: str, dir_fd: int) -> int | None:
@@ -89,7 +98,9 @@ def _regular(name: str, dir_fd: int) -> bool:
 
 def _read_at(dir_fd: int, name: str) -> bytes:
     """The bytes of the regular file ``name`` in ``dir_fd`` (the caller saw it is one)."""
-    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
+    fd = os.open(
+        name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd
+    )
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > READ_LIMIT:
@@ -110,11 +121,15 @@ def open_figures(out: Path, dir_fd: int, *, create: bool = False) -> int | None:
         return os.open(REPORT_FIGURES, _OPEN_DIR | os.O_NOFOLLOW, dir_fd=dir_fd)
     except FileNotFoundError:
         if create:
-            raise OutputError(f"--report: {out}/{REPORT_FIGURES} vanished while the report was written") from None
+            raise OutputError(
+                f"--report: {out}/{REPORT_FIGURES} vanished while the report was written"
+            ) from None
         return None
     except OSError as error:  # ELOOP or ENOTDIR: a symbolic link or a file stands there
-        raise OutputError(f"--report: {out}/{REPORT_FIGURES} is not a plain folder ({error.strerror}); refusing to "
-                          "write through it") from None
+        raise OutputError(
+            f"--report: {out}/{REPORT_FIGURES} is not a plain folder ({error.strerror}); refusing to "
+            "write through it"
+        ) from None
 
 
 def _manifest_files(out: Path, dir_fd: int) -> set[str]:
@@ -132,7 +147,10 @@ _SHOWN = re.compile(r'(?:\]\(|src="|href=")' + re.escape(REPORT_FIGURES) + r'/([
 def _legacy_files(dir_fd: int) -> set[str] | None:
     """The files of a report written before manifests: its two pages and the figures they show
     or link; None unless both pages carry the generator's marks."""
-    marks = {REPORT_MD: lambda text: text.startswith(markdown.MARKER), INDEX_HTML: lambda text: html.GENERATOR in text}
+    marks = {
+        REPORT_MD: lambda text: text.startswith(markdown.MARKER),
+        INDEX_HTML: lambda text: html.GENERATOR in text,
+    }
     owned = set()
     for name, marked in marks.items():
         if not _regular(name, dir_fd):
@@ -143,7 +161,9 @@ def _legacy_files(dir_fd: int) -> set[str] | None:
             return None
         if not marked(text[:4096]):
             return None
-        owned |= {name} | {f"{REPORT_FIGURES}/{shown}" for shown in _SHOWN.findall(text) if is_figure_name(shown)}
+        owned |= {name} | {
+            f"{REPORT_FIGURES}/{shown}" for shown in _SHOWN.findall(text) if is_figure_name(shown)
+        }
     return owned
 
 
@@ -167,7 +187,11 @@ def _survey(out: Path, dir_fd: int) -> set[str]:
         raise _refusal(out, REPORT_FIGURES)  # a link, or a file: never a previous report's figures
     figures = open_figures(out, dir_fd) if REPORT_FIGURES in entries else None
     try:
-        inside = sorted(f for f in os.listdir(figures) if not _ignorable(f, figures)) if figures is not None else []
+        inside = (
+            sorted(f for f in os.listdir(figures) if not _ignorable(f, figures))
+            if figures is not None
+            else []
+        )
         files = [e for e in entries if e != REPORT_FIGURES] + [f"{REPORT_FIGURES}/{f}" for f in inside]
         if not files:
             return set()  # empty, or an empty figures/ (a writer stopped before its first file)
@@ -251,8 +275,10 @@ def report_dir_lock(path) -> Iterator[ReportFolder]:
     try:
         lock.acquire()
     except LockHeld as held:
-        raise OutputError(f"--report: {out} is in use by another report generation ({held.holder}); "
-                          "wait for it to end or stop it") from None
+        raise OutputError(
+            f"--report: {out} is in use by another report generation ({held.holder}); "
+            "wait for it to end or stop it"
+        ) from None
     except LockUnavailable as failed:
         raise OutputError(f"--report: cannot lock {out / LOCK}: {failed.why}") from None
     try:

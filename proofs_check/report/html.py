@@ -13,8 +13,23 @@ import re
 from html import escape
 
 from ..verdicts import ALL_WORDS
-from .doc import (Bullets, Code, Data, Figure, Link, Num, Para, Quote, Ref, Section, Strong, Table, local_target,
-                  parts_of, sources_in)
+from .doc import (
+    Bullets,
+    Code,
+    Data,
+    Figure,
+    Link,
+    Num,
+    Para,
+    Quote,
+    Ref,
+    Section,
+    Strong,
+    Table,
+    local_target,
+    parts_of,
+    sources_in,
+)
 
 GENERATOR = '<meta name="generator" content="python -m proofs_check --report">'
 
@@ -54,12 +69,12 @@ def inline(part) -> str:
         kind = f' class="verdict-{verdict_class(part.text)}"' if part.text in ALL_WORDS else ""
         return f"<strong{kind}>{escape(part.text)}</strong>"
     if isinstance(part, Ref):
-        return f'<a href="#{escape(part.anchor)}">{escape(part.text)}</a>' if part.anchor else escape(part.text)
+        return (
+            f'<a href="#{escape(part.anchor)}">{escape(part.text)}</a>' if part.anchor else escape(part.text)
+        )
     if isinstance(part, Link):
         return f'<a href="{escape(local_target(part.target))}">{escape(part.text)}</a>'
     raise TypeError(f"not an inline part: {type(part).__name__}")
-
-
 
 
 def sources_note(sources: list[str]) -> str:
@@ -81,21 +96,31 @@ def block(item) -> str:
         head = "".join(f"<th>{escape(h)}</th>" for h in item.header)
         rows, sources = [], []
         for row in item.rows:
-            rows.append("<tr>" + "".join(f"<td>{''.join(inline(p) for p in parts_of(c))}</td>" for c in row) + "</tr>")
+            rows.append(
+                "<tr>" + "".join(f"<td>{''.join(inline(p) for p in parts_of(c))}</td>" for c in row) + "</tr>"
+            )
             sources += [s for cell in row for s in sources_in(parts_of(cell))]
         note = sources_note(list(dict.fromkeys(sources)))
-        return (f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>"
-                + (f"\n<p>{note.strip()}</p>" if note else ""))
+        return (
+            f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n"
+            + "\n".join(rows)
+            + "\n</tbody>\n</table>"
+            + (f"\n<p>{note.strip()}</p>" if note else "")
+        )
     if isinstance(item, Figure):
         alt = "".join(p if isinstance(p, str) else p.text for p in item.caption.parts)
         anchor = f' id="{escape(item.anchor)}"' if item.anchor else ""
         target = escape(local_target(item.path))  # the image links to its full-size file: wide figures shrink
-        return (f'<figure{anchor}><a href="{target}"><img src="{target}" alt="{escape(alt)}"></a>'
-                f"<figcaption>{text(item.caption.parts)}</figcaption></figure>")
+        return (
+            f'<figure{anchor}><a href="{target}"><img src="{target}" alt="{escape(alt)}"></a>'
+            f"<figcaption>{text(item.caption.parts)}</figcaption></figure>"
+        )
     if isinstance(item, Code):
         return f'<pre class="command"><code>{escape(item.text)}</code></pre>'
     if isinstance(item, Quote):
-        return f"<blockquote><p>{escape(item.text)}</p><p>{sources_note([item.source]).strip()}</p></blockquote>"
+        return (
+            f"<blockquote><p>{escape(item.text)}</p><p>{sources_note([item.source]).strip()}</p></blockquote>"
+        )
     if isinstance(item, Data):
         return f'<pre class="data"><code>{escape(item.text)}</code></pre>\n<p>{sources_note([item.source]).strip()}</p>'
     raise TypeError(f"not a block: {type(item).__name__}")
@@ -111,9 +136,20 @@ def section(sec: Section, depth: int) -> list[str]:
 
 
 def render(sections: list[Section], title: str) -> str:
-    head = ['<!DOCTYPE html>', '<html lang="en">', "<head>", '<meta charset="utf-8">', GENERATOR,
-            '<meta name="viewport" content="width=device-width, initial-scale=1">', f"<title>{escape(title)}</title>",
-            f"<style>{STYLE}</style>", "</head>", "<body>", "<main>", f"<h1>{escape(title)}</h1>"]
+    head = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        GENERATOR,
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}</title>",
+        f"<style>{STYLE}</style>",
+        "</head>",
+        "<body>",
+        "<main>",
+        f"<h1>{escape(title)}</h1>",
+    ]
     body = []
     for sec in sections:
         body += section(sec, 2)

@@ -21,8 +21,8 @@ import re
 import sys
 from pathlib import Path
 
-from theory.files import atomic_write_json
-from theory.inputs import load_json
+from theory.io.files import atomic_write_json
+from theory.io.inputs import load_json
 
 PAGES_FILE = Path(__file__).with_name("paper_pages.json")
 PAGES_SOURCE = "proofs_check/report/paper_pages.json"  # repository-relative, for the report's sources
@@ -37,10 +37,15 @@ BEYOND = "beyond"  # the part of a claim that names no place of the paper
 
 # a heading line: a label, then a title of words separated by single spaces (figure panel labels
 # such as "C    Number Task     D    Letter Task" have wide gaps and do not match)
-_HEADING = re.compile(r"^[\f ]*(\d+(?:\.\d+)*|[A-I](?:\.\d+)*)\s+([A-Z][a-z][A-Za-z,'’-]*(?: [A-Za-z0-9,.'’-]+)*)\s*$",
-                      re.MULTILINE)
+_HEADING = re.compile(
+    r"^[\f ]*(\d+(?:\.\d+)*|[A-I](?:\.\d+)*)\s+([A-Z][a-z][A-Za-z,'’-]*(?: [A-Za-z0-9,.'’-]+)*)\s*$",
+    re.MULTILINE,
+)
 
-SHAPE = {"places": {"*": {"page": int, "part": str}}, "parts": {"*": {"title": str, "page": int, "order": int}}}
+SHAPE = {
+    "places": {"*": {"page": int, "part": str}},
+    "parts": {"*": {"title": str, "page": int, "order": int}},
+}
 
 
 def places_in(source: str) -> list[str]:
@@ -58,7 +63,7 @@ def places_in(source: str) -> list[str]:
 
 
 def _numbers(label: str) -> tuple:
-    """"3.5" -> (3, 5); "F.2.1" -> (6, 2, 1): letters count from A = 1."""
+    """ "3.5" -> (3, 5); "F.2.1" -> (6, 2, 1): letters count from A = 1."""
     return tuple(ord(part) - ord("A") + 1 if part.isalpha() else int(part) for part in label.split("."))
 
 
@@ -120,8 +125,11 @@ def build_table(text: str, places) -> dict:
             continue
         offset_part, label, title = before[-1]
         table["places"][place] = {"page": page_at(text, offset), "part": label}
-        table["parts"][label] = {"title": title, "page": page_at(text, offset_part),
-                                 "order": [h[1] for h in parts].index(label)}
+        table["parts"][label] = {
+            "title": title,
+            "page": page_at(text, offset_part),
+            "order": [h[1] for h in parts].index(label),
+        }
     return table
 
 
@@ -142,14 +150,16 @@ def load_table(path: Path = PAGES_FILE) -> dict:
 
 
 def main(argv=None) -> int:
-    from theory.cli import UsageError
-    from theory.inputs import read_text
+    from theory.io.cli import UsageError
+    from theory.io.inputs import read_text
 
     argv = sys.argv[1:] if argv is None else argv
     prog = "python -m proofs_check.report.paper_places"
     try:
         if len(argv) != 1:
-            raise UsageError(f"give the paper's text file ({PAPER_NAME}) as the one argument, got {len(argv)}")
+            raise UsageError(
+                f"give the paper's text file ({PAPER_NAME}) as the one argument, got {len(argv)}"
+            )
         text = read_text(argv[0], "paper text")
         table = build_table(text, registry_places())
         missing = missing_places(table, registry_places())

@@ -118,8 +118,9 @@ class Adapter:
         key = (length, angles.tobytes())
         if key not in cache:
             offsets = (length - 1) - np.arange(length)
-            matrices = np.stack([rope_matrix(int(o), angles, self.head_dim, pairing=self.pairing)
-                                 for o in offsets])  # (T, hd, hd); identity past rotary_dim
+            matrices = np.stack(
+                [rope_matrix(int(o), angles, self.head_dim, pairing=self.pairing) for o in offsets]
+            )  # (T, hd, hd); identity past rotary_dim
             partner = np.arange(self.head_dim)
             a, b = plane_indices(self.head_dim, self.rotary_dim, self.pairing)
             partner[a], partner[b] = b, a
@@ -177,7 +178,9 @@ class Adapter:
         and its elementwise and batched products are 2-3x faster than numpy's on these sizes.)"""
         layers = range(len(query_keys)) if layers is None else list(layers)
         if len(layers) != len(query_keys):
-            raise ValueError(f"crosses got {len(query_keys)} (query, keys) entries but {len(layers)} layer indices")
+            raise ValueError(
+                f"crosses got {len(query_keys)} (query, keys) entries but {len(layers)} layer indices"
+            )
         out = []
         for layer, (q, k) in zip(layers, query_keys):
             rotated = self.positioned_query(layer, torch.from_numpy(q), k.shape[-2])  # (B, H, T_p, hd)
@@ -193,5 +196,5 @@ class Adapter:
         rotated = self.rotated_queries(q, k.shape[-2], layer)
         a, b = plane_indices(self.head_dim, self.rotary_dim, self.pairing)
         terms = (k[..., a] * rotated[..., a] + k[..., b] * rotated[..., b]) * self.scale
-        rest = (k[..., self.rotary_dim:] * rotated[..., self.rotary_dim:]).sum(-1) * self.scale
+        rest = (k[..., self.rotary_dim :] * rotated[..., self.rotary_dim :]).sum(-1) * self.scale
         return terms, rest

@@ -19,15 +19,35 @@ from .gemma3_adapter import HFGemma3Adapter
 from .hf_adapters import HFGPTJAdapter, HFGPTNeoXAdapter
 from .llama_adapters import HFLlamaAdapter, HFMistralAdapter, HFOlmo2Adapter, HFQwen2Adapter, HFQwen3Adapter
 
-__all__ = ["Adapter", "OurGPTJAdapter", "HFGPTJAdapter", "HFGPTNeoXAdapter", "HFLlamaAdapter", "HFMistralAdapter",
-           "HFQwen2Adapter", "HFQwen3Adapter", "HFOlmo2Adapter", "HFGemma3Adapter", "ConstructionAdapter",
-           "HF_FAMILIES", "GGUF_ARCHITECTURES", "adapter_for", "supported_families", "check_family", "to_numpy"]
+__all__ = [
+    "Adapter",
+    "OurGPTJAdapter",
+    "HFGPTJAdapter",
+    "HFGPTNeoXAdapter",
+    "HFLlamaAdapter",
+    "HFMistralAdapter",
+    "HFQwen2Adapter",
+    "HFQwen3Adapter",
+    "HFOlmo2Adapter",
+    "HFGemma3Adapter",
+    "ConstructionAdapter",
+    "HF_FAMILIES",
+    "GGUF_ARCHITECTURES",
+    "adapter_for",
+    "supported_families",
+    "check_family",
+    "to_numpy",
+]
 
 # HF config.model_type -> (adapter, the family's name)
 HF_FAMILIES = {
-    "llama": (HFLlamaAdapter, "LLaMA"), "mistral": (HFMistralAdapter, "Mistral"),
-    "qwen2": (HFQwen2Adapter, "Qwen2"), "qwen3": (HFQwen3Adapter, "Qwen3"), "olmo2": (HFOlmo2Adapter, "OLMo 2"),
-    "gemma3_text": (HFGemma3Adapter, "Gemma 3"), "gpt_neox": (HFGPTNeoXAdapter, "GPT-NeoX"),
+    "llama": (HFLlamaAdapter, "LLaMA"),
+    "mistral": (HFMistralAdapter, "Mistral"),
+    "qwen2": (HFQwen2Adapter, "Qwen2"),
+    "qwen3": (HFQwen3Adapter, "Qwen3"),
+    "olmo2": (HFOlmo2Adapter, "OLMo 2"),
+    "gemma3_text": (HFGemma3Adapter, "Gemma 3"),
+    "gpt_neox": (HFGPTNeoXAdapter, "GPT-NeoX"),
     "gptj": (HFGPTJAdapter, "GPT-J"),
 }
 # a GGUF file's general.architecture -> the model_type transformers gives it, where the two differ
@@ -44,7 +64,9 @@ def check_family(model_type, what: str) -> None:
     """ValueError (one line, naming the family and the supported list) unless ``model_type``
     is one of ``HF_FAMILIES``; ``what`` names the model in the message."""
     if model_type not in HF_FAMILIES:
-        raise ValueError(f"{what}: model family {model_type!r} is not supported; supported: {supported_families()}")
+        raise ValueError(
+            f"{what}: model family {model_type!r} is not supported; supported: {supported_families()}"
+        )
 
 
 class OurGPTJAdapter(Adapter):
@@ -56,7 +78,12 @@ class OurGPTJAdapter(Adapter):
     def __init__(self, model):
         self.model = model.eval()
         c = model.config
-        self.n_layers, self.n_heads, self.head_dim, self.rotary_dim = c.n_layer, c.n_head, c.head_dim, c.rotary_dim
+        self.n_layers, self.n_heads, self.head_dim, self.rotary_dim = (
+            c.n_layer,
+            c.n_head,
+            c.head_dim,
+            c.rotary_dim,
+        )
         # p-RoPE's position-free planes are already angle 0 in model.rotary.angles; a NoPE
         # layer (ModelConfig.nope_from_layer) rotates nothing; layer_angles says which
         self.angles = model.rotary.angles.numpy()
@@ -74,7 +101,9 @@ class OurGPTJAdapter(Adapter):
         if scale.kind == "none":
             return None
         with torch.no_grad():
-            factor = scale.factor(length - 1, 1, self.model.lm_head.weight.device, torch.float64)  # (1 or H, 1, 1)
+            factor = scale.factor(
+                length - 1, 1, self.model.lm_head.weight.device, torch.float64
+            )  # (1 or H, 1, 1)
         return np.broadcast_to(to_numpy(factor)[:, 0, 0], (self.n_heads,)).copy()
 
     def _ids(self, ids):
@@ -91,7 +120,9 @@ class OurGPTJAdapter(Adapter):
     def hidden_and_keys(self, ids):
         with torch.no_grad():
             _, internals = self.model(self._ids(ids), last_only=True, return_internals=True)
-        return internals.hidden_in, [(to_numpy(q), to_numpy(k)) for q, k in zip(internals.last_query, internals.keys)]
+        return internals.hidden_in, [
+            (to_numpy(q), to_numpy(k)) for q, k in zip(internals.last_query, internals.keys)
+        ]
 
     def last_logits(self, layer, hidden):
         with torch.no_grad():
@@ -131,8 +162,9 @@ class ConstructionAdapter(Adapter):
         w = self.construction.weights()
         hidden = np.asarray(hidden, dtype=np.float64)
         queries = hidden[:, -1:] if last_query else hidden
-        return (queries @ np.asarray(w.query, dtype=np.float64).T)[:, None], \
-            (hidden @ np.asarray(w.key, dtype=np.float64).T)[:, None]
+        return (queries @ np.asarray(w.query, dtype=np.float64).T)[:, None], (
+            hidden @ np.asarray(w.key, dtype=np.float64).T
+        )[:, None]
 
 
 def adapter_for(model) -> Adapter:
@@ -150,8 +182,10 @@ def adapter_for(model) -> Adapter:
     model_type = getattr(getattr(model, "config", None), "model_type", None)
     if model_type in HF_FAMILIES:
         return HF_FAMILIES[model_type][0](model)
-    raise ValueError(f"no adapter for {type(model).__name__} (model_type {model_type!r}); supported: our GPTJ, "
-                     f"HF {supported_families()}, constructions.common.OneLayerModel")
+    raise ValueError(
+        f"no adapter for {type(model).__name__} (model_type {model_type!r}); supported: our GPTJ, "
+        f"HF {supported_families()}, constructions.common.OneLayerModel"
+    )
 
 
 def _refuse_transformer_lens(model) -> None:
@@ -164,7 +198,11 @@ def _refuse_transformer_lens(model) -> None:
     if not module.startswith("transformer_lens"):
         return
     if hasattr(model, "original_model"):
-        raise ValueError(f"adapter_for got a TransformerLens {type(model).__name__}; pass the HF model it wraps "
-                         f"instead: adapter_for(bridge.original_model)")
-    raise ValueError(f"no adapter for TransformerLens {type(model).__name__}; load the HF model (transformers) and "
-                     f"pass that")
+        raise ValueError(
+            f"adapter_for got a TransformerLens {type(model).__name__}; pass the HF model it wraps "
+            f"instead: adapter_for(bridge.original_model)"
+        )
+    raise ValueError(
+        f"no adapter for TransformerLens {type(model).__name__}; load the HF model (transformers) and "
+        f"pass that"
+    )

@@ -50,9 +50,23 @@ from fractions import Fraction
 
 from theory.statistics import reaches
 
-__all__ = ["SPREAD_RATIO", "QUANTILE", "THRESHOLD", "RULES", "RELATIVE_DROP", "SEEN_BY_RELATIVE", "crossing",
-           "layer_margins", "predicted_break", "measured_break", "break_after_learning", "never_learned",
-           "member_breaks", "compare_breaks", "hop_exponent"]
+__all__ = [
+    "SPREAD_RATIO",
+    "QUANTILE",
+    "THRESHOLD",
+    "RULES",
+    "RELATIVE_DROP",
+    "SEEN_BY_RELATIVE",
+    "crossing",
+    "layer_margins",
+    "predicted_break",
+    "measured_break",
+    "break_after_learning",
+    "never_learned",
+    "member_breaks",
+    "compare_breaks",
+    "hop_exponent",
+]
 
 SPREAD_RATIO = 2.0
 QUANTILE = 0.1
@@ -63,8 +77,14 @@ PATH_RULE = {"relative": "mass"}  # the relative reading keeps every layer at th
 # the members the relative reading was chosen on (2026-12-01); every other member tests it
 SEEN_BY_RELATIVE = frozenset(
     [f"paper/{task}/seed-{s}" for task in ("number", "letter") for s in range(5)]
-    + [f"paper-3k/letter/seed-{s}" for s in range(3)] + [f"log-scale-3k/letter/seed-{s}" for s in range(3)]
-    + ["learned-scale-3k/letter/seed-0", "learned-scale-3k/letter/seed-1", "nope-0-log-scale-3k/letter/seed-0"])
+    + [f"paper-3k/letter/seed-{s}" for s in range(3)]
+    + [f"log-scale-3k/letter/seed-{s}" for s in range(3)]
+    + [
+        "learned-scale-3k/letter/seed-0",
+        "learned-scale-3k/letter/seed-1",
+        "nope-0-log-scale-3k/letter/seed-0",
+    ]
+)
 
 
 def crossing(lengths, margins) -> float | None:
@@ -77,12 +97,15 @@ def crossing(lengths, margins) -> float | None:
                 return float(lengths[0])
             m0, m1 = margins[i - 1], (0.0 if m is None else m)
             t = m0 / (m0 - m1) if m0 != m1 else 1.0
-            return float(math.exp(math.log(lengths[i - 1]) + t * (math.log(lengths[i]) - math.log(lengths[i - 1]))))
+            return float(
+                math.exp(math.log(lengths[i - 1]) + t * (math.log(lengths[i]) - math.log(lengths[i - 1])))
+            )
     return None
 
 
-def layer_margins(layer: dict, lengths, rule: str, quantile: float = QUANTILE,
-                  spread_ratio: float = SPREAD_RATIO) -> list[float]:
+def layer_margins(
+    layer: dict, lengths, rule: str, quantile: float = QUANTILE, spread_ratio: float = SPREAD_RATIO
+) -> list[float]:
     """One layer's margin of Lemma F.1's condition at every length (positive = condition holds)."""
     key = f"q{quantile:g}"
     if rule == "lemma":
@@ -95,15 +118,18 @@ def layer_margins(layer: dict, lengths, rule: str, quantile: float = QUANTILE,
     raise ValueError(f"rule must be one of {', '.join(RULES)}, got {rule!r}")
 
 
-def predicted_break(dilution: dict, rule: str, quantile: float = QUANTILE, spread_ratio: float = SPREAD_RATIO) -> dict:
+def predicted_break(
+    dilution: dict, rule: str, quantile: float = QUANTILE, spread_ratio: float = SPREAD_RATIO
+) -> dict:
     """{"break", "path", "layer_breaks"} of one model from its dilution block (module doc)."""
     lengths = dilution["lengths"]
     path, breaks = [], {}
     for layer in dilution["layers"]:
         margins = layer_margins(layer, lengths, rule, quantile, spread_ratio)
         path_rule = PATH_RULE.get(rule, rule)
-        path_margins = margins if path_rule == rule else layer_margins(layer, lengths, path_rule, quantile,
-                                                                        spread_ratio)
+        path_margins = (
+            margins if path_rule == rule else layer_margins(layer, lengths, path_rule, quantile, spread_ratio)
+        )
         if path_margins[0] > 0:
             path.append(layer["layer"])
             breaks[layer["layer"]] = crossing(lengths, margins)
@@ -135,15 +161,19 @@ def break_after_learning(lengths, accuracy, threshold: float = THRESHOLD) -> dic
     if start is None:
         return {"learned_at": None, "break": None}
     rest = kept[start:]
-    return {"learned_at": float(rest[0][0]), "break": measured_break([n for n, _ in rest], [a for _, a in rest],
-                                                                     threshold)}
+    return {
+        "learned_at": float(rest[0][0]),
+        "break": measured_break([n for n, _ in rest], [a for _, a in rest], threshold),
+    }
 
 
 def never_learned(members: dict, training_length: int) -> list[str]:
     """The members ({id: member_breaks(...)}) whose accuracy is already below the threshold at
     ``training_length`` (measured break there): no break of theirs tests a length rule (a model
     that attends nowhere would "predict" them exactly), so they are left out, and named."""
-    return sorted(m for m, b in members.items() if b["measured"] is not None and b["measured"] <= training_length)
+    return sorted(
+        m for m, b in members.items() if b["measured"] is not None and b["measured"] <= training_length
+    )
 
 
 def member_breaks(dilution: dict, generalisation: dict) -> dict:
@@ -154,7 +184,9 @@ def member_breaks(dilution: dict, generalisation: dict) -> dict:
     return {
         "predicted": {rule: predicted_break(dilution, rule) for rule in RULES},
         "measured": measured_break(lengths, generalisation["accuracy"]),
-        "measured_per_hop": {hop: measured_break(lengths, acc) for hop, acc in generalisation["per_hop"].items()},
+        "measured_per_hop": {
+            hop: measured_break(lengths, acc) for hop, acc in generalisation["per_hop"].items()
+        },
         "last_length": max(max(lengths), max(dilution["lengths"])),
         "rule": {"spread_ratio": SPREAD_RATIO, "quantile": QUANTILE, "threshold": THRESHOLD},
     }
@@ -166,8 +198,11 @@ def hop_exponent(measured_per_hop: dict, training_length: int = 0) -> float | No
     the threshold there never learned it: no length break); None with fewer than 3 of them.
     Descriptive: how fast each extra hop pulls the break in (alpha 1: the k-hop break is the
     1-hop break over k)."""
-    points = [(math.log(int(k)), math.log(b)) for k, b in measured_per_hop.items()
-              if b is not None and b > training_length]
+    points = [
+        (math.log(int(k)), math.log(b))
+        for k, b in measured_per_hop.items()
+        if b is not None and b > training_length
+    ]
     if len(points) < 3:
         return None
     # closed-form least squares in exact rationals over the float logs: the correctly rounded
@@ -194,7 +229,9 @@ def _pearson(xs, ys) -> float | None:
 
 
 def _ranked(value) -> float:
-    return math.inf if value is None else value  # censored: beyond every measured length, ties among themselves
+    return (
+        math.inf if value is None else value
+    )  # censored: beyond every measured length, ties among themselves
 
 
 def compare_breaks(members: dict, rule: str) -> dict:
@@ -219,6 +256,11 @@ def compare_breaks(members: dict, rule: str) -> dict:
     if len(ids) >= 3 and len(set(predicted)) > 1 and len(set(measured)) > 1:
         # Spearman: Pearson's correlation of the ranks (ties averaged; inf, the censored, ranks last)
         rho = _pearson(rankdata(predicted), rankdata(measured))
-    return {"rule": rule, "n": len(ids), "spearman_rho": rho, "within_factor_2": int(sum(within)),
-            "ratio": [None if math.isinf(p) or math.isinf(m) else p / m for p, m in zip(predicted, measured)],
-            "members": ids}
+    return {
+        "rule": rule,
+        "n": len(ids),
+        "spearman_rho": rho,
+        "within_factor_2": int(sum(within)),
+        "ratio": [None if math.isinf(p) or math.isinf(m) else p / m for p, m in zip(predicted, measured)],
+        "members": ids,
+    }

@@ -48,51 +48,108 @@ from __future__ import annotations
 
 import json
 
-from theory.provenance import provenance
-from training.cli_common import (TASK_HELP, UsageError, add_compute_options, ascii_int, output_argument,
-                                 prepare_json_output)
-from training.model.checkpoints import RunError
+from theory.io.provenance import provenance
+from training.cli_common import (
+    TASK_HELP,
+    UsageError,
+    add_compute_options,
+    ascii_int,
+    output_argument,
+    prepare_json_output,
+)
 from training.model.gptj import INFERENCE_QUERY_SCALES
+from training.run.checkpoints import RunError
 from training.tasks.definitions import TASKS
 
 from .adapters import supported_families
-from .cli_checks import (MAX_LENGTH, check_analysis_size, check_checkpoints_of_run, check_evaluation_size,
-                         check_query_scale, check_seed_option, parse_lengths, read_run_config)
+from .cli_checks import (
+    MAX_LENGTH,
+    check_analysis_size,
+    check_checkpoints_of_run,
+    check_evaluation_size,
+    check_query_scale,
+    check_seed_option,
+    parse_lengths,
+    read_run_config,
+)
 from .limits import add_device_option, device_of
 from .llm_cli import MAX_LLM_BATCH
 
 # what --help shows: one plain sentence each (tests/test_help_texts.py)
-ANALYZE_DESCRIPTION = ("Score every checkpoint of a run (positional and symbolic scores, entropy, purity, frequency "
-                       "use, Index geometry, measured discrepancy), or every head of a pretrained RoPE model, as "
-                       "one JSON file.")
-EVALUATE_DESCRIPTION = ("Measure a run's accuracy, overall and per hop, against total input length, or on one of "
-                        "the paper's fixed splits.")
+ANALYZE_DESCRIPTION = (
+    "Score every checkpoint of a run (positional and symbolic scores, entropy, purity, frequency "
+    "use, Index geometry, measured discrepancy), or every head of a pretrained RoPE model, as "
+    "one JSON file."
+)
+EVALUATE_DESCRIPTION = (
+    "Measure a run's accuracy, overall and per hop, against total input length, or on one of "
+    "the paper's fixed splits."
+)
 
 
 def add_analyze_parser(subparsers) -> None:
-    parser = subparsers.add_parser("analyze", help="scores, purity, frequency use, geometry, discrepancy of a run",
-                                   description=ANALYZE_DESCRIPTION)
+    parser = subparsers.add_parser(
+        "analyze",
+        help="scores, purity, frequency use, geometry, discrepancy of a run",
+        description=ANALYZE_DESCRIPTION,
+    )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--run", metavar="RUN", help="run directory (config, weights, vocab, metrics)")
-    source.add_argument("--model", metavar="PATH",
-                        help="instead: a pretrained RoPE causal LM, an HF folder or a .gguf file (per-head scores, "
-                             f"frequency use, attention sink); families: {supported_families()}")
+    source.add_argument(
+        "--model",
+        metavar="PATH",
+        help="instead: a pretrained RoPE causal LM, an HF folder or a .gguf file (per-head scores, "
+        f"frequency use, attention sink); families: {supported_families()}",
+    )
     parser.add_argument("--task", required=True, choices=TASKS, help=TASK_HELP)
-    output_argument(parser, "--json", required=True, metavar="FILE", help="write the analysis here (atomically)")
-    parser.add_argument("--method", choices=("fast", "rerun"), default=None,
-                        help="fast (default): cross matrix; rerun: swap and recompute the layer (--run only)")
-    parser.add_argument("--checkpoint-dir", metavar="DIR", default=None,
-                        help="where step-NNNNNN/ are (default: the run's own setting)")
-    parser.add_argument("--n-inputs", type=ascii_int, default=100, metavar="N", help="inputs per checkpoint (default 100)")
-    parser.add_argument("--seed", type=ascii_int, default=None, metavar="S", help="seed of the input set (default 2605)")
+    output_argument(
+        parser, "--json", required=True, metavar="FILE", help="write the analysis here (atomically)"
+    )
+    parser.add_argument(
+        "--method",
+        choices=("fast", "rerun"),
+        default=None,
+        help="fast (default): cross matrix; rerun: swap and recompute the layer (--run only)",
+    )
+    parser.add_argument(
+        "--checkpoint-dir",
+        metavar="DIR",
+        default=None,
+        help="where step-NNNNNN/ are (default: the run's own setting)",
+    )
+    parser.add_argument(
+        "--n-inputs", type=ascii_int, default=100, metavar="N", help="inputs per checkpoint (default 100)"
+    )
+    parser.add_argument(
+        "--seed", type=ascii_int, default=None, metavar="S", help="seed of the input set (default 2605)"
+    )
     parser.add_argument("--no-discrepancy", action="store_true", help="skip the measured discrepancy")
-    parser.add_argument("--discrepancy-lengths", default=None, metavar="N,..",
-                        help="total lengths (default 17,25,50,100,200,400,850,1500,3000,5000)")
-    parser.add_argument("--discrepancy-count", type=ascii_int, default=None, metavar="N", help="inputs per length (default 32)")
-    parser.add_argument("--dtype", choices=("float32", "float64"), default=None,
-                        help="--model only: precision of the model (default float32)")
-    parser.add_argument("--batch-size", type=ascii_int, default=None, metavar="B",
-                        help=f"--model only: inputs per forward pass (default 16, at most {MAX_LLM_BATCH})")
+    parser.add_argument(
+        "--discrepancy-lengths",
+        default=None,
+        metavar="N,..",
+        help="total lengths (default 17,25,50,100,200,400,850,1500,3000,5000)",
+    )
+    parser.add_argument(
+        "--discrepancy-count",
+        type=ascii_int,
+        default=None,
+        metavar="N",
+        help="inputs per length (default 32)",
+    )
+    parser.add_argument(
+        "--dtype",
+        choices=("float32", "float64"),
+        default=None,
+        help="--model only: precision of the model (default float32)",
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=ascii_int,
+        default=None,
+        metavar="B",
+        help=f"--model only: inputs per forward pass (default 16, at most {MAX_LLM_BATCH})",
+    )
     add_compute_options(parser)
     parser.set_defaults(handler=run_analyze)
 
@@ -117,7 +174,7 @@ def run_analyze(args) -> int:
         from .llm_cli import run_analyze_model
 
         return run_analyze_model(args)
-    from training.model.weights import write_json_atomic
+    from training.run.weights import write_json_atomic
 
     from .dynamics import SCORE_SEED, analyse_run
     from .measured_discrepancy import DEFAULT_LENGTHS
@@ -125,47 +182,85 @@ def run_analyze(args) -> int:
     args.method = "fast" if args.method is None else args.method
     args.discrepancy_count = 32 if args.discrepancy_count is None else args.discrepancy_count
     if args.n_inputs < 1 or args.discrepancy_count < 1:
-        raise UsageError(f"--n-inputs and --discrepancy-count must be >= 1, got {args.n_inputs} and "
-                         f"{args.discrepancy_count}")
+        raise UsageError(
+            f"--n-inputs and --discrepancy-count must be >= 1, got {args.n_inputs} and "
+            f"{args.discrepancy_count}"
+        )
     check_seed_option(args.seed)
-    lengths = (DEFAULT_LENGTHS if args.discrepancy_lengths is None
-               else parse_lengths(args.discrepancy_lengths, "--discrepancy-lengths"))
+    lengths = (
+        DEFAULT_LENGTHS
+        if args.discrepancy_lengths is None
+        else parse_lengths(args.discrepancy_lengths, "--discrepancy-lengths")
+    )
     out = prepare_json_output(args)
     config = read_run_config(args.run, args.task)
     check_checkpoints_of_run(args, config)
     check_analysis_size(config, args.n_inputs, lengths, args.discrepancy_count, not args.no_discrepancy)
     try:
-        result = analyse_run(args.run, args.task, method=args.method, checkpoint_dir=args.checkpoint_dir,
-                             n_inputs=args.n_inputs, seed=SCORE_SEED if args.seed is None else args.seed,
-                             discrepancy=not args.no_discrepancy, discrepancy_lengths=lengths,
-                             discrepancy_count=args.discrepancy_count, progress=not args.no_progress)
+        result = analyse_run(
+            args.run,
+            args.task,
+            method=args.method,
+            checkpoint_dir=args.checkpoint_dir,
+            n_inputs=args.n_inputs,
+            seed=SCORE_SEED if args.seed is None else args.seed,
+            discrepancy=not args.no_discrepancy,
+            discrepancy_lengths=lengths,
+            discrepancy_count=args.discrepancy_count,
+            progress=not args.no_progress,
+        )
     except RunError as error:
         raise UsageError(str(error)) from None
     result["provenance"] = provenance(args.run)
     write_json_atomic(out, result)
-    summary = {"json": str(out), "steps": len(result["steps"]), "best_step": result["best_step"],
-               "seconds": result["seconds"]}
+    summary = {
+        "json": str(out),
+        "steps": len(result["steps"]),
+        "best_step": result["best_step"],
+        "seconds": result["seconds"],
+    }
     print(json.dumps(summary))
     return 0
 
 
 def add_evaluate_parser(subparsers) -> None:
-    parser = subparsers.add_parser("evaluate", help="length generalisation of a run",
-                                   description=EVALUATE_DESCRIPTION)
-    parser.add_argument("--run", required=True, metavar="RUN", help="run directory (its best weights are used)")
+    parser = subparsers.add_parser(
+        "evaluate", help="length generalisation of a run", description=EVALUATE_DESCRIPTION
+    )
+    parser.add_argument(
+        "--run", required=True, metavar="RUN", help="run directory (its best weights are used)"
+    )
     parser.add_argument("--task", required=True, choices=TASKS, help=TASK_HELP)
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--lengths", metavar="N,..", help=f"total input lengths, each in 17..{MAX_LENGTH}")
-    what.add_argument("--split", choices=("train", "validation", "test"),
-                      help="instead: accuracy on this split of the paper's data (test: 45,600 sequences)")
-    output_argument(parser, "--json", required=True, metavar="FILE", help="write the result here (atomically)")
-    parser.add_argument("--count", type=ascii_int, default=400, metavar="N", help="sequences per length (default 400)")
-    parser.add_argument("--max-tokens", type=ascii_int, default=None, metavar="B",
-                        help="cap the sequences of a length at B / length (at least 64); default: no cap")
-    parser.add_argument("--seed", type=ascii_int, default=3, metavar="S", help="seed of the generated inputs (default 3)")
-    parser.add_argument("--query-scale", choices=INFERENCE_QUERY_SCALES, default=None,
-                        help="switch this query scale on at inference, for a run trained without one: "
-                             "does the break go away when only the temperature grows like log i?")
+    what.add_argument(
+        "--split",
+        choices=("train", "validation", "test"),
+        help="instead: accuracy on this split of the paper's data (test: 45,600 sequences)",
+    )
+    output_argument(
+        parser, "--json", required=True, metavar="FILE", help="write the result here (atomically)"
+    )
+    parser.add_argument(
+        "--count", type=ascii_int, default=400, metavar="N", help="sequences per length (default 400)"
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=ascii_int,
+        default=None,
+        metavar="B",
+        help="cap the sequences of a length at B / length (at least 64); default: no cap",
+    )
+    parser.add_argument(
+        "--seed", type=ascii_int, default=3, metavar="S", help="seed of the generated inputs (default 3)"
+    )
+    parser.add_argument(
+        "--query-scale",
+        choices=INFERENCE_QUERY_SCALES,
+        default=None,
+        help="switch this query scale on at inference, for a run trained without one: "
+        "does the break go away when only the temperature grows like log i?",
+    )
     add_device_option(parser)
     add_compute_options(parser)
     parser.set_defaults(handler=run_evaluate)
@@ -173,7 +268,7 @@ def add_evaluate_parser(subparsers) -> None:
 
 def run_evaluate(args) -> int:
     from training.model.gptj import scale_queries_at_inference
-    from training.model.weights import load_model, write_json_atomic
+    from training.run.weights import load_model, write_json_atomic
 
     from .evaluate import length_generalisation, split_accuracy
 
@@ -200,16 +295,44 @@ def run_evaluate(args) -> int:
     if args.query_scale:
         scale_queries_at_inference(model, args.query_scale)
     if args.split:
-        result = split_accuracy(model, args.task, args.split, run=str(args.run), progress=not args.no_progress)
-        result.update(device=str(device), inference_query_scale=args.query_scale, provenance=provenance(args.run))
+        result = split_accuracy(
+            model, args.task, args.split, run=str(args.run), progress=not args.no_progress
+        )
+        result.update(
+            device=str(device), inference_query_scale=args.query_scale, provenance=provenance(args.run)
+        )
         write_json_atomic(out, result)
-        print(json.dumps({"json": str(out), "split": args.split, "n": result["n"], "accuracy": result["accuracy"],
-                          "per_hop": result["per_hop"]}))
+        print(
+            json.dumps(
+                {
+                    "json": str(out),
+                    "split": args.split,
+                    "n": result["n"],
+                    "accuracy": result["accuracy"],
+                    "per_hop": result["per_hop"],
+                }
+            )
+        )
         return 0
-    result = length_generalisation(model, args.task, lengths, count=args.count, seed=args.seed,
-                                   max_tokens=args.max_tokens, run=str(args.run), progress=not args.no_progress)
+    result = length_generalisation(
+        model,
+        args.task,
+        lengths,
+        count=args.count,
+        seed=args.seed,
+        max_tokens=args.max_tokens,
+        run=str(args.run),
+        progress=not args.no_progress,
+    )
     result.update(device=str(device), inference_query_scale=args.query_scale, provenance=provenance(args.run))
     write_json_atomic(out, result)
-    print(json.dumps({"json": str(out), "lengths": result["lengths"],
-                      "accuracy": [round(a, 4) for a in result["accuracy"]]}))
+    print(
+        json.dumps(
+            {
+                "json": str(out),
+                "lengths": result["lengths"],
+                "accuracy": [round(a, 4) for a in result["accuracy"]],
+            }
+        )
+    )
     return 0

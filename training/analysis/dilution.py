@@ -41,8 +41,15 @@ def summarise(values: np.ndarray) -> dict:
     return out
 
 
-def dilution_profile(adapter, task, lengths=DEFAULT_LENGTHS, count: int = DEFAULT_COUNT, seed: int = DEFAULT_SEED,
-                     token_budget: int = TOKEN_BUDGET, progress: bool = True) -> dict:
+def dilution_profile(
+    adapter,
+    task,
+    lengths=DEFAULT_LENGTHS,
+    count: int = DEFAULT_COUNT,
+    seed: int = DEFAULT_SEED,
+    token_budget: int = TOKEN_BUDGET,
+    progress: bool = True,
+) -> dict:
     """The dilution block: lengths, and per layer the summaries of ``gap`` and ``top_weight``
     at every length (lists aligned with ``lengths``)."""
     start = time.time()
@@ -55,7 +62,13 @@ def dilution_profile(adapter, task, lengths=DEFAULT_LENGTHS, count: int = DEFAUL
             per_length = [summarise(r[name][layer]) for r in readings]
             entry[name] = {key: [s[key] for s in per_length] for key in per_length[0]}
         layers.append(entry)
-    return {"lengths": lengths, "count": count, "seed": seed, "quantiles": list(QUANTILES),
-            "gap": "theory.discrepancy.logit_gap of the last-token logit row: the measured beta * lambda",
-            "top_weight": "softmax weight of the largest last-token logit",
-            "layers": layers, "seconds": round(time.time() - start, 1)}
+    return {
+        "lengths": lengths,
+        "count": count,
+        "seed": seed,
+        "quantiles": list(QUANTILES),
+        "gap": "theory.discrepancy.logit_gap of the last-token logit row: the measured beta * lambda",
+        "top_weight": "softmax weight of the largest last-token logit",
+        "layers": layers,
+        "seconds": round(time.time() - start, 1),
+    }

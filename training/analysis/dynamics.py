@@ -15,9 +15,9 @@ import numpy as np
 from tqdm import tqdm
 
 from theory.scores import DEFAULT_TAU
-from training.model.checkpoints import RunError, list_checkpoints
-from training.model.metrics import Metrics
-from training.model.weights import load_model
+from training.run.checkpoints import RunError, list_checkpoints
+from training.run.metrics import Metrics
+from training.run.weights import load_model
 from training.tasks.definitions import get_task, load_vocab
 
 from .adapters import adapter_for
@@ -33,8 +33,11 @@ __all__ = ["read_validation", "best_step", "check_run", "checkpoint_dir_of", "an
 def read_validation(run) -> list[dict]:
     """Validation accuracy per checkpoint from RUN/metrics.jsonl."""
     records = Metrics(Path(run) / "metrics.jsonl").read()
-    return [{"step": int(r["step"]), "overall": r["accuracy"], "per_hop": r.get("accuracy_by_hop", {})}
-            for r in records if r.get("split") == "validation"]
+    return [
+        {"step": int(r["step"]), "overall": r["accuracy"], "per_hop": r.get("accuracy_by_hop", {})}
+        for r in records
+        if r.get("split") == "validation"
+    ]
 
 
 def best_step(validation: list[dict]) -> int | None:
@@ -64,7 +67,9 @@ def checkpoint_dir_of(run, checkpoint_dir=None) -> Path:
     """--checkpoint-dir, else the directory the run's settings line remembers, else RUN/checkpoints."""
     if checkpoint_dir is not None:
         return Path(checkpoint_dir)
-    header = next((r for r in Metrics(Path(run) / "metrics.jsonl").read() if r.get("split") == "settings"), {})
+    header = next(
+        (r for r in Metrics(Path(run) / "metrics.jsonl").read() if r.get("split") == "settings"), {}
+    )
     return Path(run) / header.get("checkpoint_dir", "checkpoints")
 
 
@@ -81,10 +86,20 @@ def _minmax(rows: list[list[float]]) -> list[list[float]]:
     return ((a - low) / span).tolist()
 
 
-def analyse_run(run, task, method: str = "fast", checkpoint_dir=None, n_inputs: int = N_INPUTS,
-                seed: int = SCORE_SEED, tau: float = DEFAULT_TAU, discrepancy: bool = True,
-                discrepancy_lengths=DEFAULT_LENGTHS, discrepancy_count: int = 32, discrepancy_seed: int = 5,
-                progress: bool = True) -> dict:
+def analyse_run(
+    run,
+    task,
+    method: str = "fast",
+    checkpoint_dir=None,
+    n_inputs: int = N_INPUTS,
+    seed: int = SCORE_SEED,
+    tau: float = DEFAULT_TAU,
+    discrepancy: bool = True,
+    discrepancy_lengths=DEFAULT_LENGTHS,
+    discrepancy_count: int = 32,
+    discrepancy_seed: int = 5,
+    progress: bool = True,
+) -> dict:
     """The analysis.json object of a run (schema in the module doc of cli_analyze)."""
     started = time.perf_counter()
     task = get_task(task)
@@ -94,13 +109,20 @@ def analyse_run(run, task, method: str = "fast", checkpoint_dir=None, n_inputs: 
     ckpt_dir = checkpoint_dir_of(run, checkpoint_dir)
     checkpoints = list_checkpoints(ckpt_dir)
     if not checkpoints:
-        raise RunError(f"no checkpoints (step-NNNNNN/) in {os.path.normpath(ckpt_dir)}; pass --checkpoint-dir")
+        raise RunError(
+            f"no checkpoints (step-NNNNNN/) in {os.path.normpath(ckpt_dir)}; pass --checkpoint-dir"
+        )
     ids = score_inputs(task, n_inputs, seed).inputs
     steps = [step for step, _ in checkpoints]
     means = {"positional": [], "symbolic": [], "entropy": []}
     first = load_model(checkpoints[0][1])
-    bar = tqdm(total=len(checkpoints) * first.config.n_layer, disable=not progress, dynamic_ncols=True,
-               desc=f"scores {task.name} ({method})", unit="layer")
+    bar = tqdm(
+        total=len(checkpoints) * first.config.n_layer,
+        disable=not progress,
+        dynamic_ncols=True,
+        desc=f"scores {task.name} ({method})",
+        unit="layer",
+    )
     per_head = {"positional": [], "symbolic": []}
     for step, path in checkpoints:
         model = load_model(path).double()
@@ -114,14 +136,27 @@ def analyse_run(run, task, method: str = "fast", checkpoint_dir=None, n_inputs: 
     validation = read_validation(run)
     best = best_step(validation)
     result = {
-        "task": task.name, "run": str(run), "method": method, "n_inputs": n_inputs, "tau": tau, "seed": seed,
+        "task": task.name,
+        "run": str(run),
+        "method": method,
+        "n_inputs": n_inputs,
+        "tau": tau,
+        "seed": seed,
         "inputs": f"Task.generate({n_inputs}, seed={seed}) (balanced, equal hop shares)",
-        "checkpoint_dir": str(ckpt_dir), "steps": steps, "best_step": best,
+        "checkpoint_dir": str(ckpt_dir),
+        "steps": steps,
+        "best_step": best,
         "validation": [v for v in validation if v["step"] in steps] or validation,
-        "layers": first.config.n_layer, "heads": first.config.n_head,
-        "scores": {"positional": means["positional"], "symbolic": means["symbolic"], "entropy": means["entropy"],
-                   "entropy_normalised": _minmax(means["entropy"]),
-                   "positional_per_head": per_head["positional"], "symbolic_per_head": per_head["symbolic"]},
+        "layers": first.config.n_layer,
+        "heads": first.config.n_head,
+        "scores": {
+            "positional": means["positional"],
+            "symbolic": means["symbolic"],
+            "entropy": means["entropy"],
+            "entropy_normalised": _minmax(means["entropy"]),
+            "positional_per_head": per_head["positional"],
+            "symbolic_per_head": per_head["symbolic"],
+        },
         "purity": {str(g): purity(means["positional"], means["symbolic"], steps, g) for g in GAMMAS},
     }
     # the best weights (RUN/model.safetensors) are the best checkpoint's
@@ -132,19 +167,39 @@ def analyse_run(run, task, method: str = "fast", checkpoint_dir=None, n_inputs: 
     frequency = frequency_use(adapter, hidden_in)
     result["frequency"] = {"step": best, **frequency}
     geometry_layer = 1 if adapter.n_layers > 1 else 0
-    result["index_geometry"] = index_geometry(adapter, geometry_layer, hidden_in[geometry_layer], ids, task,
-                                              frequency["dominant_id"][geometry_layer])
+    result["index_geometry"] = index_geometry(
+        adapter,
+        geometry_layer,
+        hidden_in[geometry_layer],
+        ids,
+        task,
+        frequency["dominant_id"][geometry_layer],
+    )
     result["index_geometry_layers"] = [
-        {k: v for k, v in index_geometry(adapter, layer, hidden_in[layer], ids, task,
-                                         frequency["dominant_id"][layer]).items()
-         if k not in ("keys", "queries", "offsets", "key_positions", "query_positions")}
-        for layer in range(adapter.n_layers)]
+        {
+            k: v
+            for k, v in index_geometry(
+                adapter, layer, hidden_in[layer], ids, task, frequency["dominant_id"][layer]
+            ).items()
+            if k not in ("keys", "queries", "offsets", "key_positions", "query_positions")
+        }
+        for layer in range(adapter.n_layers)
+    ]
     kinds = [classify(p, s) for p, s in zip(means["positional"][best_index], means["symbolic"][best_index])]
     result["layer_kind"] = {"step": steps[best_index], "kind": kinds}
     if discrepancy:
         fast_model = adapter_for(load_model(run))  # float32: lengths up to 5,000 (noise ~1e-6 of a logit)
-        block = measured_discrepancy(fast_model, task, kinds, frequency["dominant_id"], frequency["dominant_frequency"],
-                                     discrepancy_lengths, discrepancy_count, discrepancy_seed, progress=progress)
+        block = measured_discrepancy(
+            fast_model,
+            task,
+            kinds,
+            frequency["dominant_id"],
+            frequency["dominant_frequency"],
+            discrepancy_lengths,
+            discrepancy_count,
+            discrepancy_seed,
+            progress=progress,
+        )
         result["measured_discrepancy"] = {"step": best, "precision": "float32", **block}
     result["seconds"] = round(time.perf_counter() - started, 1)
     return _finite(result)

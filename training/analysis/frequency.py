@@ -31,12 +31,21 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["top_logit_planes", "frequency_use", "weighted_id", "id_frequency", "table_frequency", "WEIGHT_DEFINITION"]
+__all__ = [
+    "top_logit_planes",
+    "frequency_use",
+    "weighted_id",
+    "id_frequency",
+    "table_frequency",
+    "WEIGHT_DEFINITION",
+]
 
-WEIGHT_DEFINITION = ("w_k = mean over inputs and heads of max(c_k, 0), where c_k is rotary plane k's term of the "
-                     "last-token logit at its argmax key (k . R q split by plane); ID = sum k w_k / sum w_k, k = 1 "
-                     "fastest; frequency = g at the rounded ID (as Table 1), frequency_interpolated = "
-                     "base^(-2 (ID - 1) / rotary_dim)")
+WEIGHT_DEFINITION = (
+    "w_k = mean over inputs and heads of max(c_k, 0), where c_k is rotary plane k's term of the "
+    "last-token logit at its argmax key (k . R q split by plane); ID = sum k w_k / sum w_k, k = 1 "
+    "fastest; frequency = g at the rounded ID (as Table 1), frequency_interpolated = "
+    "base^(-2 (ID - 1) / rotary_dim)"
+)
 
 
 def top_logit_planes(adapter, layer: int, hidden) -> dict:
@@ -46,8 +55,13 @@ def top_logit_planes(adapter, layer: int, hidden) -> dict:
     logits = terms.sum(-1) + rest
     top = logits.argmax(-1)  # (B, H)
     at_top = np.take_along_axis(terms, top[..., None, None], axis=-2)[..., 0, :]
-    return {"terms": at_top, "argmax": top, "logit": np.take_along_axis(logits, top[..., None], -1)[..., 0],
-            "rest": np.take_along_axis(rest, top[..., None], -1)[..., 0], "max_per_plane": terms.max(axis=-2)}
+    return {
+        "terms": at_top,
+        "argmax": top,
+        "logit": np.take_along_axis(logits, top[..., None], -1)[..., 0],
+        "rest": np.take_along_axis(rest, top[..., None], -1)[..., 0],
+        "max_per_plane": terms.max(axis=-2),
+    }
 
 
 def weighted_id(weights) -> float | None:
@@ -78,8 +92,17 @@ def frequency_use(adapter, hidden_in, base: float | None = None) -> dict:
     ``base``: of ``frequency_interpolated``, default the adapter's (10000 if it has none)."""
     rotary_dim = adapter.rotary_dim
     base = float(getattr(adapter, "base", 10000.0) if base is None else base)
-    fields = ("weights", "weighted_id", "rounded_id", "frequency", "frequency_interpolated", "dominant_id",
-              "dominant_frequency", "weights_max_per_plane", "weighted_id_max_per_plane")
+    fields = (
+        "weights",
+        "weighted_id",
+        "rounded_id",
+        "frequency",
+        "frequency_interpolated",
+        "dominant_id",
+        "dominant_frequency",
+        "weights_max_per_plane",
+        "weighted_id_max_per_plane",
+    )
     out = {"definition": WEIGHT_DEFINITION, "rotary": [], **{name: [] for name in fields}}
     for layer, hidden in enumerate(hidden_in):
         rotary = adapter.has_rotary_planes(layer)
@@ -100,8 +123,14 @@ def _layer_use(adapter, layer: int, hidden, rotary_dim: int, base: float) -> dic
     rounded = None if wid is None else int(np.floor(wid + 0.5))
     dominant = int(np.argmax(w)) + 1
     between_rotating = wid is not None and all(angles[int(i) - 1] != 0 for i in {np.floor(wid), np.ceil(wid)})
-    return {"weights": w.tolist(), "weighted_id": wid, "rounded_id": rounded,
-            "frequency": None if rounded is None else float(angles[rounded - 1]),
-            "frequency_interpolated": id_frequency(wid, rotary_dim, base) if between_rotating else None,
-            "dominant_id": dominant, "dominant_frequency": float(angles[dominant - 1]),
-            "weights_max_per_plane": w_max.tolist(), "weighted_id_max_per_plane": weighted_id(np.clip(w_max, 0, None))}
+    return {
+        "weights": w.tolist(),
+        "weighted_id": wid,
+        "rounded_id": rounded,
+        "frequency": None if rounded is None else float(angles[rounded - 1]),
+        "frequency_interpolated": id_frequency(wid, rotary_dim, base) if between_rotating else None,
+        "dominant_id": dominant,
+        "dominant_frequency": float(angles[dominant - 1]),
+        "weights_max_per_plane": w_max.tolist(),
+        "weighted_id_max_per_plane": weighted_id(np.clip(w_max, 0, None)),
+    }

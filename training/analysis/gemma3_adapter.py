@@ -56,18 +56,24 @@ def layer_rope(config) -> tuple[list[str], list[float]]:
         if not isinstance(rope, dict) or "rope_theta" not in rope:
             raise ValueError(f"Gemma 3 config has no rope_parameters[{layer_type!r}]['rope_theta']")
         if rope.get("rope_type", "default") != "default":
-            raise ValueError(f"only the default RoPE is supported, got rope_type {rope.get('rope_type')!r} "
-                             f"for {layer_type}")
+            raise ValueError(
+                f"only the default RoPE is supported, got rope_type {rope.get('rope_type')!r} "
+                f"for {layer_type}"
+            )
         bases[layer_type] = float(rope["rope_theta"])
     return [LAYER_KINDS[t] for t in types], [bases[t] for t in types]
 
 
 def _refuse_unsupported(config) -> None:
     if getattr(config, "attn_logit_softcapping", None) is not None:
-        raise ValueError(f"Gemma 3 attn_logit_softcapping = {config.attn_logit_softcapping} is not supported "
-                         f"(transformers does not apply it; the cross matrix needs uncapped logits); allowed: None")
+        raise ValueError(
+            f"Gemma 3 attn_logit_softcapping = {config.attn_logit_softcapping} is not supported "
+            f"(transformers does not apply it; the cross matrix needs uncapped logits); allowed: None"
+        )
     if getattr(config, "use_bidirectional_attention", False):
-        raise ValueError("Gemma 3 with use_bidirectional_attention = True is not supported; allowed: False (causal)")
+        raise ValueError(
+            "Gemma 3 with use_bidirectional_attention = True is not supported; allowed: False (causal)"
+        )
 
 
 class HFGemma3Adapter(HFLlamaAdapter):
@@ -101,5 +107,5 @@ class HFGemma3Adapter(HFLlamaAdapter):
         return self.bases[layer]
 
     def layer_kind(self, layer: int) -> str:
-        """"sliding" (sliding-window attention) or "full"."""
+        """ "sliding" (sliding-window attention) or "full"."""
         return self.kinds[layer]

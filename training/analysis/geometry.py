@@ -54,7 +54,7 @@ def circular_correlation(alpha, beta) -> float:
     alpha, beta = np.asarray(alpha, dtype=np.float64), np.asarray(beta, dtype=np.float64)
     a = np.sin(alpha - np.angle(np.exp(1j * alpha).mean()))
     b = np.sin(beta - np.angle(np.exp(1j * beta).mean()))
-    denominator = np.sqrt((a ** 2).sum() * (b ** 2).sum())
+    denominator = np.sqrt((a**2).sum() * (b**2).sum())
     return float((a * b).sum() / denominator) if denominator > 0 else float("nan")
 
 
@@ -64,13 +64,24 @@ def _integer_offsets(task, ids: np.ndarray) -> np.ndarray:
     return values[ids]
 
 
-def index_geometry(adapter, layer: int, hidden, ids: np.ndarray, task, plane_id: int | None,
-                   query_positions=range(8, 17), head: int = 0, max_points: int | None = None) -> dict:
+def index_geometry(
+    adapter,
+    layer: int,
+    hidden,
+    ids: np.ndarray,
+    task,
+    plane_id: int | None,
+    query_positions=range(8, 17),
+    head: int = 0,
+    max_points: int | None = None,
+) -> dict:
     """The Figure-4B picture and its numbers for one layer, plane ``plane_id`` (1-based; None
     for a layer without rotary planes, ``frequency_use``'s dominant ID of a NoPE layer)."""
     if plane_id is None and adapter.has_rotary_planes(layer):
-        raise ValueError(f"layer {layer} has rotary planes: index_geometry needs a plane_id in "
-                         f"1..{adapter.rotary_dim // 2}, got None")
+        raise ValueError(
+            f"layer {layer} has rotary planes: index_geometry needs a plane_id in "
+            f"1..{adapter.rotary_dim // 2}, got None"
+        )
     ids = np.asarray(ids)
     q, k = adapter.queries_keys(layer, hidden)  # (B, H, T, hd) unrotated
     q, k = q[:, head], k[:, head]
@@ -81,14 +92,30 @@ def index_geometry(adapter, layer: int, hidden, ids: np.ndarray, task, plane_id:
     keep = slice(None) if max_points is None else slice(0, max_points)
     plane = _plane_numbers(q, k, adapter, angles, plane_id, positions, offsets, valid, keep)
     return {
-        "layer": layer, "plane_id": None if plane_id is None else int(plane_id), "frequency": plane["g"],
-        "head": head, "keys": plane["keys"], "queries": plane["queries"],
+        "layer": layer,
+        "plane_id": None if plane_id is None else int(plane_id),
+        "frequency": plane["g"],
+        "head": head,
+        "keys": plane["keys"],
+        "queries": plane["queries"],
         "offsets": offsets[keep].reshape(-1).tolist(),
-        "key_positions": list(range(k.shape[1])), "query_positions": positions.tolist(),
-        **{name: plane[name] for name in ("key_direction", "key_collapse", "query_alignment", "query_spread",
-                                          "pointing_fraction")},
-        "attends_target_fraction": _attends_target(adapter, layer, q, k, angles, head, positions, offsets, valid),
-        "n_keys": int(k.shape[0] * k.shape[1]), "n_queries": int(valid.sum()),
+        "key_positions": list(range(k.shape[1])),
+        "query_positions": positions.tolist(),
+        **{
+            name: plane[name]
+            for name in (
+                "key_direction",
+                "key_collapse",
+                "query_alignment",
+                "query_spread",
+                "pointing_fraction",
+            )
+        },
+        "attends_target_fraction": _attends_target(
+            adapter, layer, q, k, angles, head, positions, offsets, valid
+        ),
+        "n_keys": int(k.shape[0] * k.shape[1]),
+        "n_queries": int(valid.sum()),
     }
 
 
@@ -107,9 +134,11 @@ def _plane_numbers(q, k, adapter, angles, plane_id, positions, offsets, valid, k
     phi = np.arctan2(queries_xy[..., 1], queries_xy[..., 0])
     delta = _wrap(phi + offsets * g - mu)[valid]
     return {
-        "g": g, "keys": np.round(keys_xy.reshape(len(q), -1, 2)[keep].reshape(-1, 2), 5).tolist(),
+        "g": g,
+        "keys": np.round(keys_xy.reshape(len(q), -1, 2)[keep].reshape(-1, 2), 5).tolist(),
         "queries": np.round(queries_xy[keep].reshape(-1, 2), 5).tolist(),
-        "key_direction": mu, "key_collapse": collapse,
+        "key_direction": mu,
+        "key_collapse": collapse,
         "query_alignment": float(np.cos(delta).mean()) if delta.size else None,
         "query_spread": circular_correlation(phi[valid], -offsets[valid] * g) if delta.size else None,
         "pointing_fraction": float((np.abs(delta) < g / 2).mean()) if delta.size else None,

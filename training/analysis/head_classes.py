@@ -22,7 +22,9 @@ HEAD_CLASSES = ("positional", "symbolic", "mixed", "sink")
 def classify_heads(analysis: dict) -> np.ndarray:
     """(layers, heads) array of 'sink', 'positional', 'symbolic' or 'mixed' (the module's rule)."""
     head = analysis["per_head"]
-    positional, symbolic, sink = (np.array(head[key], dtype=float) for key in ("positional", "symbolic", "sink"))
+    positional, symbolic, sink = (
+        np.array(head[key], dtype=float) for key in ("positional", "symbolic", "sink")
+    )
     kinds = np.full(sink.shape, "mixed", dtype=object)  # NaN (null) scores compare False: mixed
     kinds[(positional >= SCORE_LIMIT) & (symbolic < SCORE_LIMIT)] = "positional"
     kinds[(symbolic >= SCORE_LIMIT) & (positional < SCORE_LIMIT)] = "symbolic"

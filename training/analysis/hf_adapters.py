@@ -27,9 +27,12 @@ def _capture_layer_inputs(layers, run) -> list:
     def hook_for(i):
         def hook(module, args, kwargs):
             captured[i] = args[0] if args else kwargs["hidden_states"]
+
         return hook
 
-    handles = [layer.register_forward_pre_hook(hook_for(i), with_kwargs=True) for i, layer in enumerate(layers)]
+    handles = [
+        layer.register_forward_pre_hook(hook_for(i), with_kwargs=True) for i, layer in enumerate(layers)
+    ]
     try:
         with torch.no_grad():
             run()
@@ -70,7 +73,9 @@ class _HFAdapter(Adapter):
         """(1, T, rotary_dim/2): position x angle, in float64, cast to the activations' dtype.
         ``angles``: one layer's table where layers differ (default ``self.angles``)."""
         angles = self.angles if angles is None else angles
-        phase = torch.arange(length, dtype=torch.float64)[:, None] * torch.from_numpy(np.asarray(angles))[None, :]
+        phase = (
+            torch.arange(length, dtype=torch.float64)[:, None] * torch.from_numpy(np.asarray(angles))[None, :]
+        )
         return phase[None].to(like.dtype)
 
     def _split_heads(self, x: torch.Tensor, heads: int) -> torch.Tensor:
@@ -101,8 +106,10 @@ class HFGPTJAdapter(_HFAdapter):
         block = self.layers[layer]
         with torch.no_grad():
             h = block.ln_1(hidden)
-            return (to_numpy(self._split_heads(block.attn.q_proj(h[:, -1:] if last_query else h), self.n_heads)),
-                    to_numpy(self._split_heads(block.attn.k_proj(h), self.n_heads)))
+            return (
+                to_numpy(self._split_heads(block.attn.q_proj(h[:, -1:] if last_query else h), self.n_heads)),
+                to_numpy(self._split_heads(block.attn.k_proj(h), self.n_heads)),
+            )
 
     def last_logits(self, layer, hidden):
         from transformers.models.gptj.modeling_gptj import apply_rotary_pos_emb
@@ -178,6 +185,8 @@ class HFGPTNeoXAdapter(_HalvesAdapter):
         with torch.no_grad():
             h = block.input_layernorm(hidden)
             B, T, _ = h.shape
-            qkv = block.attention.query_key_value(h).view(B, T, self.n_heads, 3 * self.head_dim).transpose(1, 2)
+            qkv = (
+                block.attention.query_key_value(h).view(B, T, self.n_heads, 3 * self.head_dim).transpose(1, 2)
+            )
             q, k, _ = qkv.chunk(3, dim=-1)
             return (q[..., -1:, :] if last_only else q), k

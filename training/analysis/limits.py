@@ -8,10 +8,17 @@ from __future__ import annotations
 import os
 
 from training.cli_common import UsageError
-from training.model.checkpoints import RunError
+from training.run.checkpoints import RunError
 
-__all__ = ["MAX_WORK", "memory_limit", "forward_work", "forward_memory", "check_budget", "add_device_option",
-           "device_of"]
+__all__ = [
+    "MAX_WORK",
+    "memory_limit",
+    "forward_work",
+    "forward_memory",
+    "check_budget",
+    "add_device_option",
+    "device_of",
+]
 
 # -- limits on what one command may ask for, checked before any model is loaded ---------------
 # Time.  PyTorch's CPU attention kernel never builds the T x T matrix, so memory grows only
@@ -37,7 +44,7 @@ def memory_limit() -> int:
 
 def forward_work(config, length: int, sequences: int) -> float:
     """Multiply-adds of ``sequences`` forward passes at ``length`` tokens (comment above)."""
-    per_token = length * config.n_embd + 4 * config.n_embd ** 2 + 2 * config.n_embd * config.n_inner
+    per_token = length * config.n_embd + 4 * config.n_embd**2 + 2 * config.n_embd * config.n_inner
     return float(sequences) * config.n_layer * length * per_token
 
 
@@ -55,22 +62,30 @@ def check_budget(what: str, memory: float, work: float, advice: str) -> None:
     """UsageError naming the limit when ``memory`` bytes or ``work`` multiply-adds exceed it."""
     limit = memory_limit()
     if memory > limit:
-        raise UsageError(f"{what} needs about {memory / 2**30:.1f} GiB of memory; the limit is {limit / 2**30:.1f} "
-                         f"GiB (half of this machine's memory): {advice}")
+        raise UsageError(
+            f"{what} needs about {memory / 2**30:.1f} GiB of memory; the limit is {limit / 2**30:.1f} "
+            f"GiB (half of this machine's memory): {advice}"
+        )
     if work > MAX_WORK:
-        raise UsageError(f"{what} needs about {work:.1e} multiply-adds (~{work / 2e10 / 3600:.0f} h on one CPU core); "
-                         f"the limit is {MAX_WORK:.0e} (~{MAX_WORK / 2e10 / 3600:.0f} h): {advice}")
+        raise UsageError(
+            f"{what} needs about {work:.1e} multiply-adds (~{work / 2e10 / 3600:.0f} h on one CPU core); "
+            f"the limit is {MAX_WORK:.0e} (~{MAX_WORK / 2e10 / 3600:.0f} h): {advice}"
+        )
 
 
 def add_device_option(parser) -> None:
     """``--device auto|cpu|cuda`` of the commands that run a trained model (auto: CUDA when present)."""
-    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
-                        help="where the model runs (default auto: CUDA when present)")
+    parser.add_argument(
+        "--device",
+        default="auto",
+        choices=("auto", "cpu", "cuda"),
+        help="where the model runs (default auto: CUDA when present)",
+    )
 
 
 def device_of(args):
     """The torch device of ``--device``; a UsageError when CUDA is asked for and absent."""
-    from training.model.train import resolve_device
+    from training.run.loop import resolve_device
 
     try:
         return resolve_device(args.device)

@@ -34,8 +34,14 @@ from .adapter_base import to_numpy
 from .hf_adapters import _HalvesAdapter
 from .rope_scaling import dynamic_limit, rope_parameters, scaled_angles
 
-__all__ = ["HFLlamaAdapter", "HFMistralAdapter", "HFQwen2Adapter", "HFQwen3Adapter", "HFOlmo2Adapter",
-           "windows_from_layer_types"]
+__all__ = [
+    "HFLlamaAdapter",
+    "HFMistralAdapter",
+    "HFQwen2Adapter",
+    "HFQwen3Adapter",
+    "HFOlmo2Adapter",
+    "windows_from_layer_types",
+]
 
 
 def windows_from_layer_types(config, n_layers: int) -> list[int | None]:
@@ -68,7 +74,9 @@ class HFLlamaAdapter(_HalvesAdapter):
         self.n_kv_heads = c.num_key_value_heads or c.num_attention_heads
         self.head_dim = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
         self.rotary_dim = self.head_dim
-        self._rope_fn = import_module(f"transformers.models.{self.module}.modeling_{self.module}").apply_rotary_pos_emb
+        self._rope_fn = import_module(
+            f"transformers.models.{self.module}.modeling_{self.module}"
+        ).apply_rotary_pos_emb
         self.model = model.eval()
         self.layers = model.model.layers
         self.n_layers = len(self.layers)
@@ -94,7 +102,7 @@ class HFLlamaAdapter(_HalvesAdapter):
 
     # ---- per layer ------------------------------------------------------------------------------
     def layer_kind(self, layer: int) -> str:
-        """"sliding" (sliding-window attention) or "full"."""
+        """ "sliding" (sliding-window attention) or "full"."""
         return "full" if self.windows[layer] is None else "sliding"
 
     def visible_keys(self, layer: int, length: int) -> np.ndarray:
@@ -108,8 +116,10 @@ class HFLlamaAdapter(_HalvesAdapter):
     def hidden_states(self, ids, attention_mask=None):
         length = np.shape(ids)[-1]
         if self.max_length is not None and length > self.max_length:  # transformers would rescale the angles
-            raise ValueError(f"inputs of {length} tokens exceed max_position_embeddings = {self.max_length}, past "
-                             f"which rope_type 'dynamic' changes its angles; allowed: up to {self.max_length}")
+            raise ValueError(
+                f"inputs of {length} tokens exceed max_position_embeddings = {self.max_length}, past "
+                f"which rope_type 'dynamic' changes its angles; allowed: up to {self.max_length}"
+            )
         return super().hidden_states(ids, attention_mask)
 
     def _torch_qk(self, layer, hidden, last_only):

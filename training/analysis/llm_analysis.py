@@ -36,26 +36,55 @@ __all__ = ["DTYPES", "analyse_llm", "head_table"]
 DTYPES = ("float32", "float64")
 
 
-def analyse_llm(model, tokenizer, task, n_inputs: int = 100, seed: int = SCORE_SEED, batch_size: int = 16,
-                tau: float = DEFAULT_TAU, progress: bool = True, name: str = "") -> dict:
+def analyse_llm(
+    model,
+    tokenizer,
+    task,
+    n_inputs: int = 100,
+    seed: int = SCORE_SEED,
+    batch_size: int = 16,
+    tau: float = DEFAULT_TAU,
+    progress: bool = True,
+    name: str = "",
+) -> dict:
     """The analysis JSON object (module doc) of a loaded model."""
     started = time.perf_counter()
     task = get_task(task)
     adapter = adapter_for(model)
     pieces = token_pieces(tokenizer, task.vocab)
-    mapped = map_inputs(task.decode(score_inputs(task, n_inputs, seed).inputs), pieces, prefix_ids(tokenizer),
-                        pad_id_of(tokenizer))
+    mapped = map_inputs(
+        task.decode(score_inputs(task, n_inputs, seed).inputs),
+        pieces,
+        prefix_ids(tokenizer),
+        pad_id_of(tokenizer),
+    )
     lengths = mapped.attention_mask.sum(1)
-    with tqdm(total=len(mapped), disable=not progress, dynamic_ncols=True, unit="input",
-              desc=f"scores {task.name} ({adapter.n_layers} layers)") as bar:
+    with tqdm(
+        total=len(mapped),
+        disable=not progress,
+        dynamic_ncols=True,
+        unit="input",
+        desc=f"scores {task.name} ({adapter.n_layers} layers)",
+    ) as bar:
         raw = analyse_mapped(adapter, mapped, batch_size, tau, bar)
     dtype = str(next(model.parameters()).dtype).replace("torch.", "")
-    result = {"model": name, "family": adapter.family, "dtype": dtype, "task": task.name, "n_inputs": n_inputs,
-              "seed": seed, "tau": tau, "inputs": f"Task.generate({n_inputs}, seed={seed}) (balanced, equal hop shares)",
-              "swap_rule": SWAP_RULE,
-              "model_tokens": {"min": int(lengths.min()), "max": int(lengths.max()),
-                               "pieces": {t: len(p) for t, p in pieces.items()}},
-              **summarise(adapter, raw, mapped.spans.shape[1])}
+    result = {
+        "model": name,
+        "family": adapter.family,
+        "dtype": dtype,
+        "task": task.name,
+        "n_inputs": n_inputs,
+        "seed": seed,
+        "tau": tau,
+        "inputs": f"Task.generate({n_inputs}, seed={seed}) (balanced, equal hop shares)",
+        "swap_rule": SWAP_RULE,
+        "model_tokens": {
+            "min": int(lengths.min()),
+            "max": int(lengths.max()),
+            "pieces": {t: len(p) for t, p in pieces.items()},
+        },
+        **summarise(adapter, raw, mapped.spans.shape[1]),
+    }
     result["seconds"] = round(time.perf_counter() - started, 1)
     return _finite(result)
 
@@ -80,6 +109,8 @@ def head_table(result: dict) -> str:
             values = [head[k][layer][h] for k in ("positional", "symbolic", "entropy", "sink")]
             fid = result["frequency"]["weighted_id"][layer][h]
             cells = ["    nan" if v is None else f"{v:7.4f}" for v in values[:3]]
-            lines.append(f"{layer:5d} {h:4d} {' '.join(cells)} {values[3]:6.3f} "
-                         f"{'   none' if fid is None else f'{fid:7.2f}'}")
+            lines.append(
+                f"{layer:5d} {h:4d} {' '.join(cells)} {values[3]:6.3f} "
+                f"{'   none' if fid is None else f'{fid:7.2f}'}"
+            )
     return "\n".join(lines)

@@ -44,22 +44,28 @@ def _load(args):
     except ImportError:
         raise UsageError("analyze --model needs transformers: pip install 'rope-heads[llm]'") from None
     try:
-        model, tokenizer = load_for_analysis(args.model, args.dtype or "float32", progress=not args.no_progress)
+        model, tokenizer = load_for_analysis(
+            args.model, args.dtype or "float32", progress=not args.no_progress
+        )
     except (OSError, KeyError, RuntimeError, ValueError) as error:  # a truncated or foreign file, say
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise UsageError(first if str(error).startswith("--model") else
-                         f"--model {args.model}: cannot load it as a causal LM: {first}") from None
+        raise UsageError(
+            first
+            if str(error).startswith("--model")
+            else f"--model {args.model}: cannot load it as a causal LM: {first}"
+        ) from None
     try:
         adapter_for(model)  # settings of a supported family that its adapter refuses, before any work
     except ValueError as error:
-        raise UsageError(f"--model {args.model}: {error}" if str(args.model) not in str(error) else str(error)) \
-            from None
+        raise UsageError(
+            f"--model {args.model}: {error}" if str(args.model) not in str(error) else str(error)
+        ) from None
     return model, tokenizer
 
 
 def run_analyze_model(args) -> int:
-    from theory.provenance import provenance
-    from training.model.weights import write_json_atomic
+    from theory.io.provenance import provenance
+    from training.run.weights import write_json_atomic
 
     from .llm_analysis import analyse_llm, head_table
     from .scores import SCORE_SEED
@@ -67,13 +73,28 @@ def run_analyze_model(args) -> int:
     _check_values(args)
     out = prepare_json_output(args)
     model, tokenizer = _load(args)
-    result = analyse_llm(model, tokenizer, args.task, n_inputs=args.n_inputs,
-                         seed=SCORE_SEED if args.seed is None else args.seed,
-                         batch_size=args.batch_size or DEFAULT_BATCH, progress=not args.no_progress,
-                         name=str(args.model))
+    result = analyse_llm(
+        model,
+        tokenizer,
+        args.task,
+        n_inputs=args.n_inputs,
+        seed=SCORE_SEED if args.seed is None else args.seed,
+        batch_size=args.batch_size or DEFAULT_BATCH,
+        progress=not args.no_progress,
+        name=str(args.model),
+    )
     write_json_atomic(out, {**result, "provenance": provenance(args.model)})
     print(head_table(result))
-    print(json.dumps({"json": str(out), "model": str(args.model), "layers": result["layers"],
-                      "heads": result["heads"], "swaps_used_mean": result["swaps"]["used_mean"],
-                      "seconds": result["seconds"]}))
+    print(
+        json.dumps(
+            {
+                "json": str(out),
+                "model": str(args.model),
+                "layers": result["layers"],
+                "heads": result["heads"],
+                "swaps_used_mean": result["swaps"]["used_mean"],
+                "seconds": result["seconds"],
+            }
+        )
+    )
     return 0

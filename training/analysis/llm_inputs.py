@@ -32,13 +32,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["token_pieces", "prefix_ids", "MappedInputs", "map_inputs", "equal_length_pairs", "pad_id_of",
-           "SWAP_RULE"]
+__all__ = [
+    "token_pieces",
+    "prefix_ids",
+    "MappedInputs",
+    "map_inputs",
+    "equal_length_pairs",
+    "pad_id_of",
+    "SWAP_RULE",
+]
 
-SWAP_RULE = ("task tokens are tokenised one by one as ' ' + token (no special tokens) and concatenated after the "
-             "tokenizer's own prefix (its BOS, if any); a swap exchanges two whole task tokens before the query, "
-             "only pairs of equal model length (others would shift the tokens between them); attention on a task "
-             "token is the sum over its model positions; scores are read at the query's last model token")
+SWAP_RULE = (
+    "task tokens are tokenised one by one as ' ' + token (no special tokens) and concatenated after the "
+    "tokenizer's own prefix (its BOS, if any); a swap exchanges two whole task tokens before the query, "
+    "only pairs of equal model length (others would shift the tokens between them); attention on a task "
+    "token is the sum over its model positions; scores are read at the query's last model token"
+)
 
 
 def _encode(tokenizer, text: str) -> list[int]:
@@ -60,7 +69,7 @@ def prefix_ids(tokenizer) -> list[int]:
     plain = _encode(tokenizer, " a")
     full = list(tokenizer(" a")["input_ids"])
     for start in range(len(full) - len(plain) + 1):
-        if full[start:start + len(plain)] == plain:
+        if full[start : start + len(plain)] == plain:
             return full[:start]
     return []
 
@@ -88,12 +97,16 @@ class MappedInputs:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def rows(self, start: int, stop: int) -> "MappedInputs":
+    def rows(self, start: int, stop: int) -> MappedInputs:
         """Rows start..stop-1, re-padded to their own longest row (a batch)."""
         pad = self.pad[start:stop]
         trim = int(pad.min())
-        return MappedInputs(self.ids[start:stop, trim:], self.attention_mask[start:stop, trim:], pad - trim,
-                            self.spans[start:stop])
+        return MappedInputs(
+            self.ids[start:stop, trim:],
+            self.attention_mask[start:stop, trim:],
+            pad - trim,
+            self.spans[start:stop],
+        )
 
 
 def map_inputs(task_tokens, pieces: dict, prefix=(), pad_id: int = 0) -> MappedInputs:
@@ -110,7 +123,7 @@ def map_inputs(task_tokens, pieces: dict, prefix=(), pad_id: int = 0) -> MappedI
     ids = np.full((len(rows), width), pad_id, dtype=np.int64)
     mask = np.zeros((len(rows), width), dtype=np.int64)
     for i, row in enumerate(rows):
-        ids[i, width - len(row):], mask[i, width - len(row):] = row, 1
+        ids[i, width - len(row) :], mask[i, width - len(row) :] = row, 1
     return MappedInputs(ids, mask, width - mask.sum(1), np.asarray(spans, dtype=np.int64))
 
 

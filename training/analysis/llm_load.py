@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from theory.inputs import ANY, load_json
+from theory.io.inputs import ANY, load_json
 from training.llm import local_model
 
 from .adapters import GGUF_ARCHITECTURES, check_family
@@ -39,16 +39,19 @@ def _gguf_architecture(path: Path) -> str:
     try:
         from gguf import GGUFReader
     except ImportError:
-        raise ValueError(f"--model: reading a GGUF file ({str(path)!r}) needs the 'gguf' package: "
-                         "pip install 'rope-heads[llm]'") from None
+        raise ValueError(
+            f"--model: reading a GGUF file ({str(path)!r}) needs the 'gguf' package: "
+            "pip install 'rope-heads[llm]'"
+        ) from None
     try:
         field = GGUFReader(path).fields["general.architecture"]
         return bytes(field.parts[field.data[0]]).decode("utf-8")
     except KeyError:
         raise ValueError(f"--model: {str(path)!r}: the GGUF header names no general.architecture") from None
     except (OSError, ValueError, IndexError, UnicodeDecodeError) as error:
-        raise ValueError(f"--model: {str(path)!r} is not a readable GGUF file: {str(error).splitlines()[0]}") \
-            from None
+        raise ValueError(
+            f"--model: {str(path)!r} is not a readable GGUF file: {str(error).splitlines()[0]}"
+        ) from None
 
 
 def check_source(path) -> None:

@@ -95,9 +95,13 @@ def analyse_batch(adapter, batch, tau: float = DEFAULT_TAU) -> tuple[list, np.nd
     """Per input of one batch (``llm_inputs.MappedInputs``): its ``input_scores``; and the
     frequency terms (L, B, H, planes)."""
     hidden = adapter.hidden_states(batch.ids, batch.attention_mask)
-    crosses = adapter.crosses([adapter.last_query_keys(layer, h) for layer, h in enumerate(hidden)])  # (L, B, H, T, T)
+    crosses = adapter.crosses(
+        [adapter.last_query_keys(layer, h) for layer, h in enumerate(hidden)]
+    )  # (L, B, H, T, T)
     terms = np.stack([_top_plane_terms(adapter, layer, h, batch.pad) for layer, h in enumerate(hidden)])
-    return [input_scores(crosses[:, i, :, p:, p:], batch.spans[i], tau) for i, p in enumerate(batch.pad)], terms
+    return [
+        input_scores(crosses[:, i, :, p:, p:], batch.spans[i], tau) for i, p in enumerate(batch.pad)
+    ], terms
 
 
 def analyse_mapped(adapter, mapped, batch_size: int, tau: float = DEFAULT_TAU, bar=None) -> dict:
@@ -111,7 +115,9 @@ def analyse_mapped(adapter, mapped, batch_size: int, tau: float = DEFAULT_TAU, b
             terms.append(batch_terms)
             if bar is not None:
                 bar.update(len(batch))
-    out = {key: np.stack([s[key] for s in per_input]) for key in ("positional", "symbolic", "entropy", "sink")}
+    out = {
+        key: np.stack([s[key] for s in per_input]) for key in ("positional", "symbolic", "entropy", "sink")
+    }
     out["swaps"] = np.array([s["swaps"] for s in per_input])
     out["terms"] = np.concatenate(terms, axis=1)  # (L, B, H, planes)
     return out
@@ -132,43 +138,67 @@ def _frequency(terms: np.ndarray, adapter) -> dict:
     per_layer = hasattr(adapter, "layer_base")
     scaled = getattr(adapter, "rope_type", "default") not in ("default", "dynamic")  # rope_scaling module doc
     layers = range(len(weights))
-    bases = [float(adapter.layer_base(layer)) if per_layer else float(getattr(adapter, "base", 10000.0))
-             for layer in layers]
+    bases = [
+        float(adapter.layer_base(layer)) if per_layer else float(getattr(adapter, "base", 10000.0))
+        for layer in layers
+    ]
     definition = WEIGHT_DEFINITION + "; per head, top logit among real positions"
     if scaled:  # the scaled planes are not base^(-2 (ID - 1) / d): read the angles off the table
-        interpolated = [[None if i is None else table_frequency(i, adapter.layer_angles(layer)) for i in ids[layer]]
-                        for layer in layers]
-        definition += f"; rope_type {adapter.rope_type}: frequency_interpolated between the scaled planes' angles"
+        interpolated = [
+            [None if i is None else table_frequency(i, adapter.layer_angles(layer)) for i in ids[layer]]
+            for layer in layers
+        ]
+        definition += (
+            f"; rope_type {adapter.rope_type}: frequency_interpolated between the scaled planes' angles"
+        )
     else:
-        interpolated = [[None if i is None else id_frequency(i, adapter.rotary_dim, base) for i in row]
-                        for row, base in zip(ids, bases)]
-    out = {"definition": definition + ("; per layer in its own base (layer_base)" if per_layer else ""),
-           "base": None if per_layer else bases[0], "weights": weights.tolist(), "weighted_id": ids,
-           "frequency_interpolated": interpolated, "dominant_id": dominant.tolist()}
+        interpolated = [
+            [None if i is None else id_frequency(i, adapter.rotary_dim, base) for i in row]
+            for row, base in zip(ids, bases)
+        ]
+    out = {
+        "definition": definition + ("; per layer in its own base (layer_base)" if per_layer else ""),
+        "base": None if per_layer else bases[0],
+        "weights": weights.tolist(),
+        "weighted_id": ids,
+        "frequency_interpolated": interpolated,
+        "dominant_id": dominant.tolist(),
+    }
     if scaled:
         out["rope_type"] = adapter.rope_type
     if per_layer:
         out["layer_base"] = bases
         out["layer_kind"] = [adapter.layer_kind(layer) for layer in layers]
     if per_layer or scaled:
-        out["dominant_angle"] = [[float(adapter.layer_angles(layer)[d - 1]) for d in dominant[layer]]
-                                 for layer in layers]
+        out["dominant_angle"] = [
+            [float(adapter.layer_angles(layer)[d - 1]) for d in dominant[layer]] for layer in layers
+        ]
     return out
 
 
 def summarise(adapter, raw: dict, n_task: int) -> dict:
     """The JSON block of the per-head results: means over inputs, (L, H) lists (``n_task``:
     task tokens per input, the query included)."""
+
     def mean(key):
         return np.nanmean(raw[key], axis=0).tolist()
 
     swaps = raw["swaps"]
     return {
-        "layers": adapter.n_layers, "heads": adapter.n_heads,
-        "swaps": {"possible": (n_task - 1) * (n_task - 2) // 2,
-                  "used_mean": float(swaps.mean()), "used_min": int(swaps.min()), "used_max": int(swaps.max()),
-                  "inputs_without_swaps": int((swaps == 0).sum())},
-        "per_head": {"positional": mean("positional"), "symbolic": mean("symbolic"), "entropy": mean("entropy"),
-                     "sink": mean("sink")},
+        "layers": adapter.n_layers,
+        "heads": adapter.n_heads,
+        "swaps": {
+            "possible": (n_task - 1) * (n_task - 2) // 2,
+            "used_mean": float(swaps.mean()),
+            "used_min": int(swaps.min()),
+            "used_max": int(swaps.max()),
+            "inputs_without_swaps": int((swaps == 0).sum()),
+        },
+        "per_head": {
+            "positional": mean("positional"),
+            "symbolic": mean("symbolic"),
+            "entropy": mean("entropy"),
+            "sink": mean("sink"),
+        },
         "frequency": _frequency(raw["terms"], adapter),
     }

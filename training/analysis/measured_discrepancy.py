@@ -32,13 +32,28 @@ from theory.discrepancy import logit_gap
 from theory.discrepancy_index import index_discrepancy
 from theory.discrepancy_retrieval import retrieval_discrepancy, retrieval_general
 
-__all__ = ["DEFAULT_LENGTHS", "CLASSIFY_RULE", "classify", "measured_gaps", "decay_exponent", "theory_curve",
-           "measured_discrepancy", "last_row_readings", "top_weight", "ALPH_SIZE", "DECAY_THRESHOLD", "TOKEN_BUDGET", "batch_rows"]
+__all__ = [
+    "DEFAULT_LENGTHS",
+    "CLASSIFY_RULE",
+    "classify",
+    "measured_gaps",
+    "decay_exponent",
+    "theory_curve",
+    "measured_discrepancy",
+    "last_row_readings",
+    "top_weight",
+    "ALPH_SIZE",
+    "DECAY_THRESHOLD",
+    "TOKEN_BUDGET",
+    "batch_rows",
+]
 
 DEFAULT_LENGTHS = (17, 25, 50, 100, 200, 400, 850, 1500, 3000, 5000)
 ALPH_SIZE = {"number": 120, "letter": 8}
-CLASSIFY_RULE = ("index if s_POS >= 0.8 and s_SYM <= 0.5; retrieval if s_SYM >= 0.8 and s_POS <= 0.5; "
-                 "else other (mean scores over the analysed inputs)")
+CLASSIFY_RULE = (
+    "index if s_POS >= 0.8 and s_SYM <= 0.5; retrieval if s_SYM >= 0.8 and s_POS <= 0.5; "
+    "else other (mean scores over the analysed inputs)"
+)
 # a gap "decays with n" when the fitted exponent is at most this (17 -> 5,000 then shrinks it >= 4x)
 DECAY_THRESHOLD = -0.25
 TOKEN_BUDGET = 32768  # tokens per forward pass (at least one sequence)
@@ -57,15 +72,29 @@ def batch_rows(length: int, token_budget: int) -> int:
     return max(1, token_budget // length)
 
 
-def last_row_readings(adapter, task, lengths, count: int, seed: int, token_budget: int = TOKEN_BUDGET,
-                      progress: bool = True, desc: str = "discrepancy") -> list[dict]:
+def last_row_readings(
+    adapter,
+    task,
+    lengths,
+    count: int,
+    seed: int,
+    token_budget: int = TOKEN_BUDGET,
+    progress: bool = True,
+    desc: str = "discrepancy",
+) -> list[dict]:
     """Per length, arrays (layers, count * heads) read off every last-token logit row:
     ``gap`` (``logit_gap``) and ``top_weight`` (the softmax weight of the largest logit).
     One pass serves the discrepancy here and the softmax dilution of
     ``training.analysis.dilution``."""
     out = []
-    bar = tqdm(total=sum(count * n for n in lengths), disable=not progress, desc=desc, unit="tok",
-               unit_scale=True, dynamic_ncols=True)
+    bar = tqdm(
+        total=sum(count * n for n in lengths),
+        disable=not progress,
+        desc=desc,
+        unit="tok",
+        unit_scale=True,
+        dynamic_ncols=True,
+    )
     for n in lengths:
         if n < task.seq_len:
             raise ValueError(f"length {n} is shorter than the task's {task.seq_len} tokens")
@@ -73,12 +102,12 @@ def last_row_readings(adapter, task, lengths, count: int, seed: int, token_budge
         gaps, weights = [[] for _ in range(adapter.n_layers)], [[] for _ in range(adapter.n_layers)]
         step = batch_rows(n, token_budget)
         for start in range(0, count, step):
-            _, logits = adapter.trace(batch.inputs[start:start + step])
+            _, logits = adapter.trace(batch.inputs[start : start + step])
             for layer, rows in enumerate(logits):
                 rows = rows.reshape(-1, rows.shape[-1])
                 gaps[layer] += [float(logit_gap(row)) for row in rows]
                 weights[layer] += list(top_weight(rows))
-            bar.update(n * len(batch.inputs[start:start + step]))
+            bar.update(n * len(batch.inputs[start : start + step]))
         out.append({"gap": np.array(gaps), "top_weight": np.array(weights)})
     bar.close()
     return out
@@ -90,15 +119,19 @@ def top_weight(rows: np.ndarray) -> np.ndarray:
     return 1.0 / np.exp(rows - rows.max(axis=-1, keepdims=True)).sum(axis=-1)
 
 
-def measured_gaps(adapter, task, lengths, count: int, seed: int, token_budget: int = TOKEN_BUDGET,
-                  progress: bool = True) -> list[np.ndarray]:
+def measured_gaps(
+    adapter, task, lengths, count: int, seed: int, token_budget: int = TOKEN_BUDGET, progress: bool = True
+) -> list[np.ndarray]:
     """Per length, an array (layers, count * heads) of per-input logit gaps."""
     return [r["gap"] for r in last_row_readings(adapter, task, lengths, count, seed, token_budget, progress)]
 
 
 def decay_exponent(lengths, values) -> float | None:
     """Slope of log(value) vs log(n) over the positive values; None with < 2 of them."""
-    n, v = np.asarray(lengths, dtype=np.float64), np.asarray([np.nan if x is None else x for x in values], dtype=float)
+    n, v = (
+        np.asarray(lengths, dtype=np.float64),
+        np.asarray([np.nan if x is None else x for x in values], dtype=float),
+    )
     keep = np.isfinite(v) & (v > 0)
     if keep.sum() < 2:
         return None
@@ -109,9 +142,14 @@ def theory_curve(kind: str, angle: float, lengths, alph_size: int) -> dict:
     """The matching construction's discrepancy at ``angle`` for every length (module doc)."""
     if kind == "index":
         values = [index_discrepancy(angle, int(n), "min")["float"] for n in lengths]
-        return {"construction": "T_Index", "reading": "min", "angle": angle, "values": values,
-                "routes": ["exact (continued fractions)"] * len(values),
-                "decay_exponent": decay_exponent(lengths, values)}
+        return {
+            "construction": "T_Index",
+            "reading": "min",
+            "angle": angle,
+            "values": values,
+            "routes": ["exact (continued fractions)"] * len(values),
+            "decay_exponent": decay_exponent(lengths, values),
+        }
     if kind == "retrieval":
         values, routes = [], []
         for n in lengths:
@@ -121,15 +159,38 @@ def theory_curve(kind: str, angle: float, lengths, alph_size: int) -> dict:
             except ValueError:  # beyond the regime: the float64 optimisation over every row
                 values.append(retrieval_general(angle, alph_size, int(n), "margin"))
                 routes.append("float64 (retrieval_general)")
-        return {"construction": "T_Retrieval", "reading": "margin", "angle": angle, "alph_size": alph_size,
-                "values": values, "routes": routes, "decay_exponent": decay_exponent(lengths, values)}
+        return {
+            "construction": "T_Retrieval",
+            "reading": "margin",
+            "angle": angle,
+            "alph_size": alph_size,
+            "values": values,
+            "routes": routes,
+            "decay_exponent": decay_exponent(lengths, values),
+        }
     # neither positional nor symbolic: no construction matches (same keys, so plots need no special case)
-    return {"construction": None, "reading": None, "angle": angle, "values": [None] * len(lengths),
-            "routes": [None] * len(lengths), "decay_exponent": None}
+    return {
+        "construction": None,
+        "reading": None,
+        "angle": angle,
+        "values": [None] * len(lengths),
+        "routes": [None] * len(lengths),
+        "decay_exponent": None,
+    }
 
 
-def measured_discrepancy(adapter, task, kinds, dominant_ids, angles, lengths=DEFAULT_LENGTHS, count: int = 32,
-                         seed: int = 5, token_budget: int = TOKEN_BUDGET, progress: bool = True) -> dict:
+def measured_discrepancy(
+    adapter,
+    task,
+    kinds,
+    dominant_ids,
+    angles,
+    lengths=DEFAULT_LENGTHS,
+    count: int = 32,
+    seed: int = 5,
+    token_budget: int = TOKEN_BUDGET,
+    progress: bool = True,
+) -> dict:
     """The ``measured_discrepancy`` block of analysis.json (without its ``step``)."""
     lengths = [int(n) for n in lengths]
     gaps = measured_gaps(adapter, task, lengths, count, seed, token_budget, progress)
@@ -138,20 +199,36 @@ def measured_discrepancy(adapter, task, kinds, dominant_ids, angles, lengths=DEF
         per_length = [g[layer] for g in gaps]
         median = [float(np.median(x)) for x in per_length]
         exponent = decay_exponent(lengths, median)
-        angle = None if angles[layer] is None else float(angles[layer])  # None: a NoPE layer, no rotating plane
-        theory = theory_curve(kinds[layer] if angle is not None else "other", angle, lengths, ALPH_SIZE[task.name])
+        angle = (
+            None if angles[layer] is None else float(angles[layer])
+        )  # None: a NoPE layer, no rotating plane
+        theory = theory_curve(
+            kinds[layer] if angle is not None else "other", angle, lengths, ALPH_SIZE[task.name]
+        )
         decays = None if exponent is None else exponent <= DECAY_THRESHOLD
         expected = {"index": True, "retrieval": False}.get(kinds[layer]) if angle is not None else None
-        layers.append({
-            "layer": layer, "kind": kinds[layer],
-            "dominant_id": None if dominant_ids[layer] is None else int(dominant_ids[layer]), "angle": angle,
-            "min": [float(x.min()) for x in per_length], "median": median,
-            "mean": [float(x.mean()) for x in per_length], "decay_exponent": exponent,
-            "decays": decays, "theory_says_decays": expected,
-            "agrees_with_theory": None if expected is None or decays is None else decays == expected,
-            "theory": theory,
-        })
-    return {"lengths": lengths, "count": count, "seed": seed, "classify_rule": CLASSIFY_RULE,
-            "decay_rule": f"decays if the log-log slope of the median gap is <= {DECAY_THRESHOLD}",
-            "gap": "theory.discrepancy.logit_gap of the last-token logit row (largest - second largest)",
-            "layers": layers}
+        layers.append(
+            {
+                "layer": layer,
+                "kind": kinds[layer],
+                "dominant_id": None if dominant_ids[layer] is None else int(dominant_ids[layer]),
+                "angle": angle,
+                "min": [float(x.min()) for x in per_length],
+                "median": median,
+                "mean": [float(x.mean()) for x in per_length],
+                "decay_exponent": exponent,
+                "decays": decays,
+                "theory_says_decays": expected,
+                "agrees_with_theory": None if expected is None or decays is None else decays == expected,
+                "theory": theory,
+            }
+        )
+    return {
+        "lengths": lengths,
+        "count": count,
+        "seed": seed,
+        "classify_rule": CLASSIFY_RULE,
+        "decay_rule": f"decays if the log-log slope of the median gap is <= {DECAY_THRESHOLD}",
+        "gap": "theory.discrepancy.logit_gap of the last-token logit row (largest - second largest)",
+        "layers": layers,
+    }

@@ -15,9 +15,11 @@ import numpy as np
 __all__ = ["GAMMAS", "PURITY_RULE", "purity"]
 
 GAMMAS = (0.1, 0.05)
-PURITY_RULE = ("pure at a checkpoint: one mean score >= 1 - gamma and the other <= gamma (kind = the high one); "
-               "pure_from_step = the first checkpoint from which the head stays pure of the same kind through the "
-               "last checkpoint (null: not pure at the last one); count[s] = heads with pure_from_step <= s")
+PURITY_RULE = (
+    "pure at a checkpoint: one mean score >= 1 - gamma and the other <= gamma (kind = the high one); "
+    "pure_from_step = the first checkpoint from which the head stays pure of the same kind through the "
+    "last checkpoint (null: not pure at the last one); count[s] = heads with pure_from_step <= s"
+)
 
 
 def _state(positional: float, symbolic: float, gamma: float):
@@ -44,10 +46,19 @@ def purity(positional, symbolic, steps, gamma: float) -> dict:
         pure_from.append(None if first is None else int(steps[first]))
 
     def tally(kind=None):
-        return [sum(1 for f, k in zip(pure_from, kinds) if f is not None and f <= step and kind in (None, k))
-                for step in steps]
+        return [
+            sum(1 for f, k in zip(pure_from, kinds) if f is not None and f <= step and kind in (None, k))
+            for step in steps
+        ]
 
-    return {"gamma": gamma, "rule": PURITY_RULE, "count": tally(), "count_positional": tally("positional"),
-            "count_symbolic": tally("symbolic"),
-            "count_instantaneous": [sum(s is not None for s in row) for row in states],
-            "state": states, "pure_from_step": pure_from, "kind": kinds}
+    return {
+        "gamma": gamma,
+        "rule": PURITY_RULE,
+        "count": tally(),
+        "count_positional": tally("positional"),
+        "count_symbolic": tally("symbolic"),
+        "count_instantaneous": [sum(s is not None for s in row) for row in states],
+        "state": states,
+        "pure_from_step": pure_from,
+        "kind": kinds,
+    }

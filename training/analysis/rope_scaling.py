@@ -46,9 +46,13 @@ def rope_parameters(config, layer_type: str | None = None) -> dict:
     params.setdefault("rope_type", "default")
     params.setdefault("rope_theta", 10000.0)
     if params["rope_type"] not in ROPE_TYPES:
-        raise ValueError(f"rope_type {params['rope_type']!r} is not supported; allowed: {', '.join(ROPE_TYPES)}")
+        raise ValueError(
+            f"rope_type {params['rope_type']!r} is not supported; allowed: {', '.join(ROPE_TYPES)}"
+        )
     if params.get("partial_rotary_factor", 1.0) != 1.0:
-        raise ValueError(f"partial_rotary_factor {params['partial_rotary_factor']} is not supported; allowed: 1.0")
+        raise ValueError(
+            f"partial_rotary_factor {params['partial_rotary_factor']} is not supported; allowed: 1.0"
+        )
     return params
 
 

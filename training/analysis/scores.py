@@ -27,14 +27,28 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from theory.scores import (DEFAULT_TAU, attention_entropy, head_scores, head_scores_from_cross, swap_pairs,
-                           swapped_rows_from_cross)
+from theory.scores import (
+    DEFAULT_TAU,
+    attention_entropy,
+    head_scores,
+    head_scores_from_cross,
+    swap_pairs,
+    swapped_rows_from_cross,
+)
 from training.tasks.definitions import get_task
 
 from .adapters import adapter_for
 
-__all__ = ["SCORE_SEED", "N_INPUTS", "METHODS", "score_inputs", "swapped_rows", "layer_scores", "fast_scores",
-           "model_scores"]
+__all__ = [
+    "SCORE_SEED",
+    "N_INPUTS",
+    "METHODS",
+    "score_inputs",
+    "swapped_rows",
+    "layer_scores",
+    "fast_scores",
+    "model_scores",
+]
 
 SCORE_SEED = 2605
 N_INPUTS = 100
@@ -54,8 +68,9 @@ def _swap_index(length: int, pairs: np.ndarray) -> np.ndarray:
     return index
 
 
-def swapped_rows(adapter, layer: int, hidden, pairs: np.ndarray, method: str = "fast", chunk: int = 10,
-                 query_keys=None):
+def swapped_rows(
+    adapter, layer: int, hidden, pairs: np.ndarray, method: str = "fast", chunk: int = 10, query_keys=None
+):
     """(base logits (B, H, T), post-swap logits (B, H, P, T)) by either route (``query_keys``:
     the layer's entry of ``Adapter.hidden_and_keys``, used by ``fast``)."""
     if method == "fast":
@@ -70,15 +85,16 @@ def swapped_rows(adapter, layer: int, hidden, pairs: np.ndarray, method: str = "
         index = torch.as_tensor(index)
     out = []
     for start in range(0, B, chunk):
-        part = hidden[start:start + chunk]
+        part = hidden[start : start + chunk]
         swapped = part[:, index]  # (b, P, T, d): contents moved, positions (slots) kept
         logits = adapter.last_logits(layer, swapped.reshape(-1, T, swapped.shape[-1]))  # (b P, H, T)
         out.append(logits.reshape(len(part), len(pairs), -1, T).transpose(0, 2, 1, 3))
     return base, np.concatenate(out)
 
 
-def layer_scores(adapter, layer: int, hidden, method: str = "fast", tau: float = DEFAULT_TAU,
-                 query_keys=None) -> dict:
+def layer_scores(
+    adapter, layer: int, hidden, method: str = "fast", tau: float = DEFAULT_TAU, query_keys=None
+) -> dict:
     """Per input and head (B, H): s_POS, s_SYM and the entropy of the last-token attention
     (``query_keys``: as in ``swapped_rows``)."""
     if method == "fast":
@@ -94,7 +110,9 @@ def layer_scores(adapter, layer: int, hidden, method: str = "fast", tau: float =
 FAST_CHUNK = 1 << 22  # elements of the largest temporary of fast_scores (32 MB in float64)
 
 
-def fast_scores(adapter, query_keys: list, tau: float = DEFAULT_TAU, layers=None, form: str = "absolute") -> dict:
+def fast_scores(
+    adapter, query_keys: list, tau: float = DEFAULT_TAU, layers=None, form: str = "absolute"
+) -> dict:
     """The fast route for several layers at once: arrays (L, B, H) from each layer's
     (last query, keys) of ``Adapter.hidden_and_keys``; ``layers``: the layer index of each
     entry (default 0, 1, ..: all layers), which picks that layer's angles and query scale.
@@ -108,16 +126,20 @@ def fast_scores(adapter, query_keys: list, tau: float = DEFAULT_TAU, layers=None
     group = max(1, FAST_CHUNK // per_layer)
     out = {"positional": [], "symbolic": [], "entropy": []}
     for start in range(0, len(query_keys), group):
-        part = query_keys[start:start + group]
-        cross = adapter.crosses(part, layers[start:start + group])  # each layer's own RoPE variant
-        positional, symbolic = head_scores_from_cross(cross, pairs, tau, form)  # form: theory.scores.ALPHA_FORMS
+        part = query_keys[start : start + group]
+        cross = adapter.crosses(part, layers[start : start + group])  # each layer's own RoPE variant
+        positional, symbolic = head_scores_from_cross(
+            cross, pairs, tau, form
+        )  # form: theory.scores.ALPHA_FORMS
         out["positional"].append(positional)
         out["symbolic"].append(symbolic)
         out["entropy"].append(attention_entropy(np.diagonal(cross, axis1=-2, axis2=-1)))
     return {key: np.concatenate(value) for key, value in out.items()}
 
 
-def model_scores(adapter, ids, method: str = "fast", tau: float = DEFAULT_TAU, bar=None, form: str = "absolute") -> dict:
+def model_scores(
+    adapter, ids, method: str = "fast", tau: float = DEFAULT_TAU, bar=None, form: str = "absolute"
+) -> dict:
     """Every layer's scores on ``ids``: arrays (layers, B, H); ``form`` (theory.scores.ALPHA_FORMS)
     only with the fast route."""
     adapter = adapter_for(adapter)

@@ -30,7 +30,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from theory.inputs import Checked, InputError, check_shape, parse_json
+from theory.io.inputs import Checked, InputError, check_shape, parse_json
 
 from .guards import check_api_key, check_base_url, check_seconds
 
@@ -60,6 +60,7 @@ def first_line(text: str) -> str:
 
 # -- local Hugging Face model --------------------------------------------------------------------
 
+
 class HFBackend:
     """Greedy decoding of ``max_new_tokens`` tokens with a transformers causal LM.
 
@@ -68,14 +69,24 @@ class HFBackend:
     or ``eos_token_id`` (used for left padding; the attention mask hides it).
     """
 
-    def __init__(self, model, tokenizer, *, name: str | None = None, max_new_tokens: int = 5,
-                 batch_size: int = 8, chat_template: bool = False):
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        *,
+        name: str | None = None,
+        max_new_tokens: int = 5,
+        batch_size: int = 8,
+        chat_template: bool = False,
+    ):
         if max_new_tokens < 1 or batch_size < 1:
             raise ValueError("max_new_tokens and batch_size must be positive")
         if chat_template and not getattr(tokenizer, "chat_template", None):
             raise ValueError("chat_template=True but the tokenizer has no chat template")
         self.model, self.tokenizer = model.eval(), tokenizer
-        self.name = name or getattr(getattr(model, "config", None), "_name_or_path", None) or type(model).__name__
+        self.name = (
+            name or getattr(getattr(model, "config", None), "_name_or_path", None) or type(model).__name__
+        )
         self.max_new_tokens, self.batch_size, self.chat_template = max_new_tokens, batch_size, chat_template
         pad = getattr(tokenizer, "pad_token_id", None)
         self.pad_id = pad if pad is not None else getattr(tokenizer, "eos_token_id", None)
@@ -83,7 +94,7 @@ class HFBackend:
             raise ValueError("the tokenizer has neither a pad nor an eos token to pad batches with")
 
     @classmethod
-    def from_pretrained(cls, path: str, *, device: str = "auto", dtype: str = "auto", **options) -> "HFBackend":
+    def from_pretrained(cls, path: str, *, device: str = "auto", dtype: str = "auto", **options) -> HFBackend:
         """Load a model and tokenizer from a local folder or GGUF file (``training.llm.local_model``);
         never downloads."""
         import torch
@@ -96,16 +107,23 @@ class HFBackend:
         return cls(model, tokenizer, name=options.pop("name", None) or str(path), **options)
 
     def describe(self) -> dict:
-        return {"backend": "hf", "model": self.name, "max_new_tokens": self.max_new_tokens,
-                "batch_size": self.batch_size, "chat_template": self.chat_template, "decoding": "greedy",
-                "stop": "end of turn" if self.chat_template else "first newline after the answer",
-                "device": str(next(self.model.parameters()).device),
-                "dtype": str(next(self.model.parameters()).dtype)}
+        return {
+            "backend": "hf",
+            "model": self.name,
+            "max_new_tokens": self.max_new_tokens,
+            "batch_size": self.batch_size,
+            "chat_template": self.chat_template,
+            "decoding": "greedy",
+            "stop": "end of turn" if self.chat_template else "first newline after the answer",
+            "device": str(next(self.model.parameters()).device),
+            "dtype": str(next(self.model.parameters()).dtype),
+        }
 
     def _encode(self, prompt: str) -> list[int]:
         if self.chat_template:
-            text = self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
-                                                      add_generation_prompt=True)
+            text = self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
+            )
             return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])  # the template has them
         return list(self.tokenizer(prompt)["input_ids"])
 
@@ -118,17 +136,21 @@ class HFBackend:
         replies: list[Reply | None] = [None] * len(encoded)
         device = next(self.model.parameters()).device
         for start in range(0, len(order), self.batch_size):
-            chunk = order[start:start + self.batch_size]
+            chunk = order[start : start + self.batch_size]
             width = max(len(encoded[i]) for i in chunk)
             ids = torch.full((len(chunk), width), self.pad_id, dtype=torch.long)
             mask = torch.zeros((len(chunk), width), dtype=torch.long)
             for row, i in enumerate(chunk):  # left padding: every prompt ends at the last column
-                ids[row, width - len(encoded[i]):] = torch.tensor(encoded[i])
-                mask[row, width - len(encoded[i]):] = 1
+                ids[row, width - len(encoded[i]) :] = torch.tensor(encoded[i])
+                mask[row, width - len(encoded[i]) :] = 1
             with torch.no_grad():
-                out = self.model.generate(input_ids=ids.to(device), attention_mask=mask.to(device),
-                                          max_new_tokens=self.max_new_tokens, do_sample=False,
-                                          pad_token_id=self.pad_id)
+                out = self.model.generate(
+                    input_ids=ids.to(device),
+                    attention_mask=mask.to(device),
+                    max_new_tokens=self.max_new_tokens,
+                    do_sample=False,
+                    pad_token_id=self.pad_id,
+                )
             for row, i in enumerate(chunk):
                 raw = self.tokenizer.decode(out[row, width:].tolist(), skip_special_tokens=True)
                 replies[i] = Reply(raw if self.chat_template else first_line(raw), raw=raw)
@@ -141,7 +163,11 @@ class HFBackend:
 
 # -- OpenAI-compatible chat endpoint --------------------------------------------------------------
 
-_FATAL_STATUS = {401: "unauthorised (check the API key)", 403: "forbidden", 404: "not found (check URL/model)"}
+_FATAL_STATUS = {
+    401: "unauthorised (check the API key)",
+    403: "forbidden",
+    404: "not found (check URL/model)",
+}
 
 
 class OpenAIBackend:
@@ -155,17 +181,31 @@ class OpenAIBackend:
     ``timeout`` bounds each socket operation of a call (urllib's meaning).
     """
 
-    def __init__(self, model: str, *, base_url: str = "https://api.openai.com/v1",
-                 api_key_env: str | None = "OPENAI_API_KEY", timeout: float = 60.0, max_attempts: int = 4,
-                 backoff: float = 1.0, max_backoff: float = 30.0, workers: int = 1, max_tokens: int | None = 16,
-                 max_tokens_field: str = "max_tokens", temperature: float | None = 0.0,
-                 extra_body: dict | None = None, sleep=time.sleep):
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = "https://api.openai.com/v1",
+        api_key_env: str | None = "OPENAI_API_KEY",
+        timeout: float = 60.0,
+        max_attempts: int = 4,
+        backoff: float = 1.0,
+        max_backoff: float = 30.0,
+        workers: int = 1,
+        max_tokens: int | None = 16,
+        max_tokens_field: str = "max_tokens",
+        temperature: float | None = 0.0,
+        extra_body: dict | None = None,
+        sleep=time.sleep,
+    ):
         if max_attempts < 1 or workers < 1:
             raise ValueError(f"max_attempts and workers must be >= 1, got {max_attempts} and {workers}")
         check_base_url("base_url", base_url)
         timeout = check_seconds("timeout", timeout, zero_allowed=False)
-        backoff, max_backoff = (check_seconds(name, value, zero_allowed=True)
-                                for name, value in (("backoff", backoff), ("max_backoff", max_backoff)))
+        backoff, max_backoff = (
+            check_seconds(name, value, zero_allowed=True)
+            for name, value in (("backoff", backoff), ("max_backoff", max_backoff))
+        )
         self.model, self.url = model, base_url.rstrip("/") + "/chat/completions"
         self.api_key_env, self.timeout, self.max_attempts = api_key_env, timeout, max_attempts
         self.backoff, self.max_backoff, self.workers = backoff, max_backoff, workers
@@ -179,11 +219,21 @@ class OpenAIBackend:
             self._headers["Authorization"] = f"Bearer {key}"
 
     def describe(self) -> dict:
-        return {"backend": "openai", "model": self.model, "url": self.url, "api_key_env": self.api_key_env,
-                "timeout_s": self.timeout, "max_attempts": self.max_attempts, "backoff_s": self.backoff,
-                "max_backoff_s": self.max_backoff, "workers": self.workers, "max_tokens": self.max_tokens,
-                "max_tokens_field": self.max_tokens_field, "temperature": self.temperature,
-                "extra_body": self.extra_body}
+        return {
+            "backend": "openai",
+            "model": self.model,
+            "url": self.url,
+            "api_key_env": self.api_key_env,
+            "timeout_s": self.timeout,
+            "max_attempts": self.max_attempts,
+            "backoff_s": self.backoff,
+            "max_backoff_s": self.max_backoff,
+            "workers": self.workers,
+            "max_tokens": self.max_tokens,
+            "max_tokens_field": self.max_tokens_field,
+            "temperature": self.temperature,
+            "extra_body": self.extra_body,
+        }
 
     def _body(self, prompt: str) -> bytes:
         body = {"model": self.model, "messages": [{"role": "user", "content": prompt}]}
@@ -209,11 +259,15 @@ class OpenAIBackend:
             if status == 429 or status >= 500:
                 return None, f"HTTP {status}", _retry_after(refused.headers)
             return None, f"final: HTTP {status}", None
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             return None, "timeout", None
         except urllib.error.URLError as bad:
             reason = bad.reason
-            return None, "timeout" if isinstance(reason, (TimeoutError, socket.timeout)) else f"network: {reason}", None
+            return (
+                None,
+                "timeout" if isinstance(reason, (TimeoutError, socket.timeout)) else f"network: {reason}",
+                None,
+            )
         except (OSError, http.client.HTTPException) as bad:  # e.g. a reset or a truncated reply
             return None, f"network: {bad}", None
         try:
@@ -231,7 +285,7 @@ class OpenAIBackend:
             failed += 1
             if error.startswith("final: ") or attempt + 1 == self.max_attempts:
                 break
-            wait = self.backoff * 2 ** attempt
+            wait = self.backoff * 2**attempt
             if retry_after is not None:
                 wait = max(wait, retry_after)
             self._sleep(min(wait, self.max_backoff))
@@ -269,7 +323,7 @@ _CHOICE_SHAPE = {"message": {"content": str}}  # null content: no answer was ret
 
 def reply_content(payload: bytes) -> str:
     """``choices[0].message.content`` of a chat-completions reply, through the package's one
-    JSON loader (``theory.inputs``: bounded nesting, strict UTF-8, checked shape), so a hostile
+    JSON loader (``theory.io.inputs``: bounded nesting, strict UTF-8, checked shape), so a hostile
     reply is an InputError naming the field, never a RecursionError or KeyError."""
     try:
         text = payload.decode("utf-8")

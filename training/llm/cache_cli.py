@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from theory.inputs import InputError, load_json
+from theory.io.inputs import InputError, load_json
 from training.cli_common import OutputError, UsageError
 
 from .hf_cache import CACHE_FORMAT, MARKER, cache_root, folder_problem, pid_alive
@@ -74,8 +74,15 @@ def _entry(path: Path) -> Entry:
     created = path.lstat().st_mtime
     temp = _TEMP.match(path.name)
     if path.is_symlink() or not (temp or _SHA.match(path.name)):
-        return Entry(path, path.name if _SHA.match(path.name) else None, "?", _size(path), created, None,
-                     "a symlink" if path.is_symlink() else "not the cache's")
+        return Entry(
+            path,
+            path.name if _SHA.match(path.name) else None,
+            "?",
+            _size(path),
+            created,
+            None,
+            "a symlink" if path.is_symlink() else "not the cache's",
+        )
     if temp:
         host, pid = temp.group(3), int(temp.group(4))
         busy = {"tmp": "converting", "removing": "being removed"}.get(temp.group(1))
@@ -88,8 +95,13 @@ def _entry(path: Path) -> Entry:
     except (InputError, OSError):
         pass
     why = folder_problem(path, path.name)
-    state = ("ok" if why is None else "old format" if fmt is not None and fmt != CACHE_FORMAT
-             else f"damaged: {why}")
+    state = (
+        "ok"
+        if why is None
+        else "old format"
+        if fmt is not None and fmt != CACHE_FORMAT
+        else f"damaged: {why}"
+    )
     return Entry(path, path.name, source, _size(path), created, fmt, state)
 
 
@@ -101,8 +113,14 @@ def cache_entries(root=None) -> list[Entry]:
     return sorted((_entry(path) for path in folder.iterdir()), key=lambda e: (e.created, e.path.name))
 
 
-def select(entries: list[Entry], *, every: bool = False, older_than: float | None = None,
-           sha: str | None = None, now: float | None = None) -> list[Entry]:
+def select(
+    entries: list[Entry],
+    *,
+    every: bool = False,
+    older_than: float | None = None,
+    sha: str | None = None,
+    now: float | None = None,
+) -> list[Entry]:
     """The removable entries named by one criterion (module doc); UsageError for a bad SHA."""
     removable = [e for e in entries if e.removable]
     if every:
@@ -117,8 +135,10 @@ def select(entries: list[Entry], *, every: bool = False, older_than: float | Non
     if not found:
         raise UsageError(f"SHA {sha}: no entry of the cache starts with it (python -m training cache list)")
     if len({e.sha for e in found}) > 1:
-        raise UsageError(f"SHA {sha}: names {len(found)} entries ({', '.join(e.sha[:12] for e in found)}); "
-                         f"give more digits")
+        raise UsageError(
+            f"SHA {sha}: names {len(found)} entries ({', '.join(e.sha[:12] for e in found)}); "
+            f"give more digits"
+        )
     return found
 
 
@@ -180,25 +200,42 @@ def run_clean(args) -> int:
         except OSError as error:  # a folder that is not ours to change (permissions), gone meanwhile, ...
             raise OutputError(f"cannot remove {e.path}: {error.strerror or error}") from None
         print(f"removed {e.sha[:12]}  {e.source}  {_megabytes(e.size)}")
-    print(f"freed {_megabytes(sum(e.size for e in chosen))} ({len(chosen)} entries) in {cache_root() / 'gguf'}")
+    print(
+        f"freed {_megabytes(sum(e.size for e in chosen))} ({len(chosen)} entries) in {cache_root() / 'gguf'}"
+    )
     return 0
 
 
 def add_cache_parser(subparsers) -> None:
-    parser = subparsers.add_parser("cache", help="list or clean the cache of converted GGUF files",
-                                   description="List or remove the Hugging Face folders that GGUF files were "
-                                               "converted into (under $ROPE_HEADS_CACHE, default "
-                                               "~/.cache/rope-heads).")
+    parser = subparsers.add_parser(
+        "cache",
+        help="list or clean the cache of converted GGUF files",
+        description="List or remove the Hugging Face folders that GGUF files were "
+        "converted into (under $ROPE_HEADS_CACHE, default "
+        "~/.cache/rope-heads).",
+    )
     actions = parser.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
-    listing = actions.add_parser("list", help="one line per entry: sha256, source GGUF, size, date, format, state",
-                                 description="Print one line per cache entry, then the total size.")
+    listing = actions.add_parser(
+        "list",
+        help="one line per entry: sha256, source GGUF, size, date, format, state",
+        description="Print one line per cache entry, then the total size.",
+    )
     listing.set_defaults(handler=run_list)
-    clean = actions.add_parser("clean", help="remove entries: all, those older than DAYS, or one by its sha256",
-                               description="Remove cache entries chosen by exactly one of --all, --older-than or "
-                                           "SHA; a conversion still running is never removed.")
+    clean = actions.add_parser(
+        "clean",
+        help="remove entries: all, those older than DAYS, or one by its sha256",
+        description="Remove cache entries chosen by exactly one of --all, --older-than or "
+        "SHA; a conversion still running is never removed.",
+    )
     which = clean.add_mutually_exclusive_group(required=True)
     which.add_argument("--all", action="store_true", help="remove every entry")
-    which.add_argument("--older-than", metavar="DAYS", help="remove the entries written more than DAYS days ago")
-    which.add_argument("sha", nargs="?", metavar="SHA",
-                       help=f"remove the entry whose sha256 starts with SHA (at least {MIN_PREFIX} hex digits)")
+    which.add_argument(
+        "--older-than", metavar="DAYS", help="remove the entries written more than DAYS days ago"
+    )
+    which.add_argument(
+        "sha",
+        nargs="?",
+        metavar="SHA",
+        help=f"remove the entry whose sha256 starts with SHA (at least {MIN_PREFIX} hex digits)",
+    )
     clean.set_defaults(handler=run_clean)

@@ -48,5 +48,7 @@ def decoding_defaults(chat_template: str, max_new_tokens) -> tuple[bool, int]:
     if max_new_tokens == "auto":
         return use_template, AUTO_NEW_TOKENS[use_template]
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
-        raise ValueError(f"--max-new-tokens: {max_new_tokens!r} is not allowed; allowed: an integer >= 1 or auto")
+        raise ValueError(
+            f"--max-new-tokens: {max_new_tokens!r} is not allowed; allowed: an integer >= 1 or auto"
+        )
     return use_template, max_new_tokens

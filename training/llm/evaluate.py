@@ -67,15 +67,28 @@ from .journal import reply_config
 from .prompts import SOLVERS, build_prompt
 from .tasks import LLM_SEEDS, LLM_TARGET_WINDOWS, one_hop_llm
 
-__all__ = ["DEFAULT_COUNT", "Item", "check_int_list", "parse_answer", "make_items", "score", "parse_rate",
-           "summarize", "evaluate", "LLM_TARGET_WINDOWS", "LLM_SEEDS"]
+__all__ = [
+    "DEFAULT_COUNT",
+    "Item",
+    "check_int_list",
+    "parse_answer",
+    "make_items",
+    "score",
+    "parse_rate",
+    "summarize",
+    "evaluate",
+    "LLM_TARGET_WINDOWS",
+    "LLM_SEEDS",
+]
 
 DEFAULT_COUNT = 100
 ANSWER_PATTERNS = {"number": re.compile(r"[a-z]"), "letter": re.compile(r"[a-z][1-9]")}
 _QUOTES = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u2018": "\u2019"}
-SCORING_RULE = ("reply stripped of whitespace, surrounding quotes and one trailing period (repeatedly); "
-                "parsed only if exactly one window token remains; unparseable replies are scored wrong and "
-                "counted; items with no reply are not scored")
+SCORING_RULE = (
+    "reply stripped of whitespace, surrounding quotes and one trailing period (repeatedly); "
+    "parsed only if exactly one window token remains; unparseable replies are scored wrong and "
+    "counted; items with no reply are not scored"
+)
 
 
 def parse_answer(text: str, task: str) -> str | None:
@@ -119,8 +132,12 @@ def check_int_list(name: str, values, low: int, high: int | None = None) -> list
     return values
 
 
-def make_items(task: str, lengths: Sequence[int] = LLM_TARGET_WINDOWS, seeds: Sequence[int] = LLM_SEEDS,
-               count: int = DEFAULT_COUNT) -> list[Item]:
+def make_items(
+    task: str,
+    lengths: Sequence[int] = LLM_TARGET_WINDOWS,
+    seeds: Sequence[int] = LLM_SEEDS,
+    count: int = DEFAULT_COUNT,
+) -> list[Item]:
     """Items ordered by seed, then length; each answer re-solved by theory.functions."""
     if task not in SOLVERS:
         raise ValueError(f"unknown task {task!r}; allowed: number, letter")
@@ -133,8 +150,10 @@ def make_items(task: str, lengths: Sequence[int] = LLM_TARGET_WINDOWS, seeds: Se
                 # The generator is trusted only as far as the reference solver agrees with it.
                 solved = SOLVERS[task](tokens)
                 if solved != (answer, 1) or len(tokens) != length + 1:
-                    raise RuntimeError(f"{task} item seed={seed} length={length} #{index}: generator says "
-                                       f"{answer!r}, theory.functions says {solved}")
+                    raise RuntimeError(
+                        f"{task} item seed={seed} length={length} #{index}: generator says "
+                        f"{answer!r}, theory.functions says {solved}"
+                    )
                 items.append(Item(task, length, seed, index, tuple(tokens), answer))
     return items
 
@@ -147,10 +166,20 @@ def score(items: Sequence[Item], replies) -> list[dict]:
     records = []
     for item, reply in zip(items, replies):
         parsed = parse_answer(reply.text, item.task) if reply.ok else None
-        records.append({"length": item.length, "seed": item.seed, "index": item.index, "answer": item.answer,
-                        "reply": reply.text, "raw": reply.raw, "parsed": parsed,
-                        "correct": (parsed == item.answer) if reply.ok else None,
-                        "failed_calls": reply.failed_calls, "error": reply.error})
+        records.append(
+            {
+                "length": item.length,
+                "seed": item.seed,
+                "index": item.index,
+                "answer": item.answer,
+                "reply": reply.text,
+                "raw": reply.raw,
+                "parsed": parsed,
+                "correct": (parsed == item.answer) if reply.ok else None,
+                "failed_calls": reply.failed_calls,
+                "error": reply.error,
+            }
+        )
     return records
 
 
@@ -166,7 +195,9 @@ def _share(records: list[dict], key: str) -> float | None:
     scored = [r for r in records if r["correct"] is not None]
     if not scored:
         return None
-    return sum(bool(r["correct"]) if key == "correct" else r["parsed"] is not None for r in scored) / len(scored)
+    return sum(bool(r["correct"]) if key == "correct" else r["parsed"] is not None for r in scored) / len(
+        scored
+    )
 
 
 def parse_rate(records: Sequence[dict]) -> float | None:
@@ -174,7 +205,9 @@ def parse_rate(records: Sequence[dict]) -> float | None:
     return _share(list(records), "parsed")
 
 
-def summarize(records: Sequence[dict], lengths: Sequence[int], seeds: Sequence[int], ddof: int = 0) -> list[dict]:
+def summarize(
+    records: Sequence[dict], lengths: Sequence[int], seeds: Sequence[int], ddof: int = 0
+) -> list[dict]:
     """The ``per_length`` list of the results JSON."""
     rows = []
     for length in lengths:
@@ -183,12 +216,22 @@ def summarize(records: Sequence[dict], lengths: Sequence[int], seeds: Sequence[i
         per_seed = [_share(group, "correct") for group in by_seed]
         mean, std = _mean_std([a for a in per_seed if a is not None], ddof)
         scored = [r for r in mine if r["correct"] is not None]
-        rows.append({"length": length, "accuracy_mean": mean, "accuracy_std": std, "per_seed": per_seed,
-                     "parse_rate": parse_rate(mine), "parse_rate_per_seed": [parse_rate(g) for g in by_seed],
-                     "n_items": len(mine), "n_scored": len(scored), "n_correct": sum(r["correct"] for r in scored),
-                     "n_unparseable": sum(r["parsed"] is None for r in scored),
-                     "n_failed_items": len(mine) - len(scored),
-                     "n_failed_calls": sum(r["failed_calls"] for r in mine)})
+        rows.append(
+            {
+                "length": length,
+                "accuracy_mean": mean,
+                "accuracy_std": std,
+                "per_seed": per_seed,
+                "parse_rate": parse_rate(mine),
+                "parse_rate_per_seed": [parse_rate(g) for g in by_seed],
+                "n_items": len(mine),
+                "n_scored": len(scored),
+                "n_correct": sum(r["correct"] for r in scored),
+                "n_unparseable": sum(r["parsed"] is None for r in scored),
+                "n_failed_items": len(mine) - len(scored),
+                "n_failed_calls": sum(r["failed_calls"] for r in mine),
+            }
+        )
     return rows
 
 
@@ -207,10 +250,13 @@ def _ask(backend, items, journal, config: dict, progress: bool) -> tuple[list, i
     bar = None
     if progress:
         from tqdm import tqdm
+
         bar = tqdm(total=len(todo), desc=f"{items[0].task} 1-hop", unit="prompt")
     try:
         options = {"on_reply": save} if journal else {}  # a backend without on_reply still works unjournalled
-        new = backend.complete([items[k].prompt for k in todo], on_done=bar.update if bar else None, **options)
+        new = backend.complete(
+            [items[k].prompt for k in todo], on_done=bar.update if bar else None, **options
+        )
     finally:
         if bar:
             bar.close()
@@ -219,9 +265,16 @@ def _ask(backend, items, journal, config: dict, progress: bool) -> tuple[list, i
     return [replies[k] for k in range(len(items))], len(answered)
 
 
-def evaluate(backend, task: str, lengths: Sequence[int] = LLM_TARGET_WINDOWS, seeds: Sequence[int] = LLM_SEEDS,
-             count: int = DEFAULT_COUNT, ddof: int = 0, progress: bool = False,
-             journal=None) -> tuple[dict, list[dict]]:
+def evaluate(
+    backend,
+    task: str,
+    lengths: Sequence[int] = LLM_TARGET_WINDOWS,
+    seeds: Sequence[int] = LLM_SEEDS,
+    count: int = DEFAULT_COUNT,
+    ddof: int = 0,
+    progress: bool = False,
+    journal=None,
+) -> tuple[dict, list[dict]]:
     """Run ``backend`` on every item; return (results JSON object, per-item records).
 
     ``journal``: a ``training.llm.journal.RepliesFile`` to resume from and stream to; it
@@ -239,13 +292,29 @@ def evaluate(backend, task: str, lengths: Sequence[int] = LLM_TARGET_WINDOWS, se
         journal.finish(items, records)
     per_length = summarize(records, lengths, seeds, ddof)
     answered = sum(row["n_scored"] for row in per_length)
-    results = {"model": described["model"], "backend": described["backend"], "task": task,
-               "lengths": lengths, "seeds": seeds, "per_length": per_length,
-               "summary": {"n_items": len(items), "n_answered": answered, "n_failed_items": len(items) - answered,
-                           "parse_rate": parse_rate(records),
-                           "n_resumed": resumed, "errors": error_counts(records)},
-               "settings": {"count_per_length_and_seed": count, "std_ddof": ddof, "scoring": SCORING_RULE,
-                            "length": "target-window size; each prompt's sequence has length + 1 tokens",
-                            "seed": "the run number, passed to training.llm.tasks.one_hop_llm",
-                            "prompt": "Table 2 (training.llm.prompts)", "backend": described}}
+    results = {
+        "model": described["model"],
+        "backend": described["backend"],
+        "task": task,
+        "lengths": lengths,
+        "seeds": seeds,
+        "per_length": per_length,
+        "summary": {
+            "n_items": len(items),
+            "n_answered": answered,
+            "n_failed_items": len(items) - answered,
+            "parse_rate": parse_rate(records),
+            "n_resumed": resumed,
+            "errors": error_counts(records),
+        },
+        "settings": {
+            "count_per_length_and_seed": count,
+            "std_ddof": ddof,
+            "scoring": SCORING_RULE,
+            "length": "target-window size; each prompt's sequence has length + 1 tokens",
+            "seed": "the run number, passed to training.llm.tasks.one_hop_llm",
+            "prompt": "Table 2 (training.llm.prompts)",
+            "backend": described,
+        },
+    }
     return results, records

@@ -19,11 +19,21 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from theory.files import atomic_write_json, check_output_file
-from theory.inputs import Checked, InputError, load_json
+from theory.io.files import atomic_write_json, check_output_file
+from theory.io.inputs import Checked, InputError, load_json
 
-__all__ = ["DEFAULT_MAX_FAILED_SHARE", "check_base_url", "check_seconds", "check_api_key", "check_share",
-           "answered_in", "answered_in_results_file", "aside_path", "failure_verdict", "error_counts"]
+__all__ = [
+    "DEFAULT_MAX_FAILED_SHARE",
+    "check_base_url",
+    "check_seconds",
+    "check_api_key",
+    "check_share",
+    "answered_in",
+    "answered_in_results_file",
+    "aside_path",
+    "failure_verdict",
+    "error_counts",
+]
 
 DEFAULT_MAX_FAILED_SHARE = 0.1
 MAX_SECONDS = 86_400.0  # one day: larger values overflow socket timeouts and are never meant
@@ -52,9 +62,16 @@ def check_seconds(name: str, value, *, zero_allowed: bool) -> float:
         seconds = float(value)
     except (TypeError, ValueError):
         seconds = math.nan
-    if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not zero_allowed) or seconds > MAX_SECONDS:
-        raise ValueError(f"{name}: {value!r} is not allowed; allowed: a finite number of seconds, "
-                         f"{low} value <= {MAX_SECONDS:g}")
+    if (
+        not math.isfinite(seconds)
+        or seconds < 0
+        or (seconds == 0 and not zero_allowed)
+        or seconds > MAX_SECONDS
+    ):
+        raise ValueError(
+            f"{name}: {value!r} is not allowed; allowed: a finite number of seconds, "
+            f"{low} value <= {MAX_SECONDS:g}"
+        )
     return seconds
 
 
@@ -64,9 +81,12 @@ def check_api_key(env: str | None, key: str) -> None:
     for position, char in enumerate(key, start=1):
         if not 33 <= ord(char) <= 126:
             what = {"\n": "a newline", "\r": "a carriage return", " ": "a space", "\t": "a tab"}.get(
-                char, f"the character U+{ord(char):04X}")
-            raise ValueError(f"--api-key-env: the API key in ${env} contains {what} at position {position} "
-                             f"(the key is not shown); allowed: printable ASCII without spaces")
+                char, f"the character U+{ord(char):04X}"
+            )
+            raise ValueError(
+                f"--api-key-env: the API key in ${env} contains {what} at position {position} "
+                f"(the key is not shown); allowed: printable ASCII without spaces"
+            )
 
 
 def check_share(name: str, value: float) -> float:
@@ -92,8 +112,10 @@ def answered_in_results_file(path) -> int | None:
     try:
         results = load_json(path, _RESULTS_SHAPE, "--json")
     except InputError as bad:
-        raise ValueError(f"{bad}: it exists and is not a results file of python -m training llm, so it is left "
-                         "alone: remove it or choose another path") from None
+        raise ValueError(
+            f"{bad}: it exists and is not a results file of python -m training llm, so it is left "
+            "alone: remove it or choose another path"
+        ) from None
     return sum(row["n_scored"] for row in results["per_length"])
 
 
@@ -135,8 +157,10 @@ def failure_verdict(results: dict, max_share: float) -> tuple[str | None, bool]:
         return None, False
     share = failed / total
     common = next(iter(errors), "unknown")
-    detail = f"{failed}/{total} items ({share:.0%}) got no reply and were not scored; " \
-             f"most common error: {common!r} ({errors.get(common, failed)} items)"
+    detail = (
+        f"{failed}/{total} items ({share:.0%}) got no reply and were not scored; "
+        f"most common error: {common!r} ({errors.get(common, failed)} items)"
+    )
     if share > max_share:
         return f"{detail}; more than --max-failed-share {max_share:g}", True
     return detail, False

@@ -20,7 +20,7 @@ a damaged folder is reported the same way, rebuilt and loaded again.  An intact 
 fails to load re-raises the loader's error: the cache is not the problem, and a conversion
 (minutes) would not help.
 
-A full disk (``theory.files.DISK_ERRORS``; tokenizers and safetensors raise theirs as plain
+A full disk (``theory.io.files.DISK_ERRORS``; tokenizers and safetensors raise theirs as plain
 exceptions carrying the system's message) during a conversion is ``CacheError``: one line
 naming the cache folder and the problem, the temporary folder removed.  Any other failure of
 the converter is its own error, never taken for a disk problem.
@@ -50,19 +50,37 @@ import socket
 import sys
 from pathlib import Path
 
-from theory.files import DISK_ERRORS, OutputError, atomic_write_json, user_cache_dir
-from theory.inputs import InputError, load_json
-from theory.provenance import sha256_of as file_sha256  # the one sha256 of a file (results record it too)
+from theory.io.files import DISK_ERRORS, OutputError, atomic_write_json, user_cache_dir
+from theory.io.inputs import InputError, load_json
+from theory.io.provenance import sha256_of as file_sha256  # the one sha256 of a file (results record it too)
 
-__all__ = ["CACHE_FORMAT", "MARKER", "NO_CACHE_ENV", "CacheError", "cache_root", "file_sha256",
-           "cached_folder", "load_cached", "convert_gguf", "cache_enabled", "folder_problem", "pid_alive"]
+__all__ = [
+    "CACHE_FORMAT",
+    "MARKER",
+    "NO_CACHE_ENV",
+    "CacheError",
+    "cache_root",
+    "file_sha256",
+    "cached_folder",
+    "load_cached",
+    "convert_gguf",
+    "cache_enabled",
+    "folder_problem",
+    "pid_alive",
+]
 
 CACHE_FORMAT = 1  # bump when the folder's layout or the conversion changes: old folders are rebuilt
 MARKER = "complete.json"
 NO_CACHE_ENV = "ROPE_HEADS_NO_CACHE"
 # "digests": each file's sha256, for the check after a failed load (absent in markers of older versions)
-MARKER_SHAPE = {"format": int, "sha256": str, "source": str, "files": {"*": int}, "digests?": {"*": str},
-                "versions": {"*": str}}
+MARKER_SHAPE = {
+    "format": int,
+    "sha256": str,
+    "source": str,
+    "files": {"*": int},
+    "digests?": {"*": str},
+    "versions": {"*": str},
+}
 
 
 class CacheError(OutputError):
@@ -71,7 +89,7 @@ class CacheError(OutputError):
 
 
 def cache_root() -> Path:
-    """The user cache folder of this package (module doc; ``theory.files.user_cache_dir``)."""
+    """The user cache folder of this package (module doc; ``theory.io.files.user_cache_dir``)."""
     return user_cache_dir()
 
 
@@ -89,8 +107,9 @@ def convert_gguf(gguf_path: Path, out: Path) -> None:
 
     options = dict(gguf_file=gguf_path.name, local_files_only=True)
     AutoTokenizer.from_pretrained(gguf_path.parent, **options).save_pretrained(out)
-    model = AutoModelForCausalLM.from_pretrained(gguf_path.parent, dtype="auto",
-                                                 quantization_config=GgufConfig(dequantize=True), **options)
+    model = AutoModelForCausalLM.from_pretrained(
+        gguf_path.parent, dtype="auto", quantization_config=GgufConfig(dequantize=True), **options
+    )
     model.save_pretrained(out)
 
 
@@ -117,8 +136,10 @@ def folder_problem(folder: Path, sha: str, contents: bool = False) -> str | None
     except InputError as bad:
         return str(bad)
     if info["sha256"] != sha or info["format"] != CACHE_FORMAT:
-        return f"{MARKER} names sha256 {info['sha256'][:12]}.. format {info['format']}, not {sha[:12]}.. " \
-               f"format {CACHE_FORMAT}"
+        return (
+            f"{MARKER} names sha256 {info['sha256'][:12]}.. format {info['format']}, not {sha[:12]}.. "
+            f"format {CACHE_FORMAT}"
+        )
     if not any(name.endswith(".safetensors") for name in info["files"]):
         return "no safetensors weights listed"
     for name, size in info["files"].items():
@@ -152,7 +173,7 @@ def _remove_dead_temps(parent: Path, sha: str) -> None:
     """Temporary folders of converters of ``sha`` on this host whose process is gone."""
     prefix = f".tmp-{sha}-{socket.gethostname()}-"
     for temp in parent.glob(f"{prefix}*"):
-        pid = temp.name[len(prefix):]
+        pid = temp.name[len(prefix) :]
         if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
             shutil.rmtree(temp, ignore_errors=True)
 
@@ -171,13 +192,17 @@ def cached_folder(gguf_path, *, root=None, convert=convert_gguf, announce: bool 
             return folder
         _say(f"cache folder {folder} is damaged ({why}); rebuilding it")
     elif announce:
-        _say(f"converting {gguf_path.name} once into the cache {folder} (later loads read it; "
-             f"{NO_CACHE_ENV}=1 bypasses it)")
+        _say(
+            f"converting {gguf_path.name} once into the cache {folder} (later loads read it; "
+            f"{NO_CACHE_ENV}=1 bypasses it)"
+        )
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise OSError(f"cannot create the model cache {parent} ({error.strerror}); set ROPE_HEADS_CACHE to a "
-                      f"writable folder, or {NO_CACHE_ENV}=1 to read the GGUF directly") from None
+        raise OSError(
+            f"cannot create the model cache {parent} ({error.strerror}); set ROPE_HEADS_CACHE to a "
+            f"writable folder, or {NO_CACHE_ENV}=1 to read the GGUF directly"
+        ) from None
     _remove_dead_temps(parent, sha)
     temp = parent / f".tmp-{sha}-{socket.gethostname()}-{os.getpid()}"
     shutil.rmtree(temp, ignore_errors=True)
@@ -185,18 +210,27 @@ def cached_folder(gguf_path, *, root=None, convert=convert_gguf, announce: bool 
         temp.mkdir()
         convert(gguf_path, temp)
         made = [p for p in sorted(temp.iterdir()) if p.is_file()]
-        atomic_write_json(temp / MARKER, {"format": CACHE_FORMAT, "sha256": sha, "source": gguf_path.name,
-                                          "files": {p.name: p.stat().st_size for p in made},
-                                          "digests": {p.name: file_sha256(p) for p in made},
-                                          "versions": _versions()})
+        atomic_write_json(
+            temp / MARKER,
+            {
+                "format": CACHE_FORMAT,
+                "sha256": sha,
+                "source": gguf_path.name,
+                "files": {p.name: p.stat().st_size for p in made},
+                "digests": {p.name: file_sha256(p) for p in made},
+                "versions": _versions(),
+            },
+        )
         _install(temp, folder, sha)
     except Exception as error:
         problem = _disk_problem(error)
         if problem is None:
             raise
-        raise CacheError(f"--model: cannot convert {gguf_path.name} into the model cache {folder}: {problem}; "
-                         "free space there, set ROPE_HEADS_CACHE to a folder with room, or "
-                         f"{NO_CACHE_ENV}=1 to read the GGUF directly (slower)") from None
+        raise CacheError(
+            f"--model: cannot convert {gguf_path.name} into the model cache {folder}: {problem}; "
+            "free space there, set ROPE_HEADS_CACHE to a folder with room, or "
+            f"{NO_CACHE_ENV}=1 to read the GGUF directly (slower)"
+        ) from None
     finally:
         shutil.rmtree(temp, ignore_errors=True)  # gone already when installed
     return folder

@@ -28,8 +28,8 @@ import hashlib
 import json
 import os
 
-from theory.files import atomic_write_text
-from theory.inputs import InputError, Nullable, parse_json, read_bytes
+from theory.io.files import atomic_write_text
+from theory.io.inputs import InputError, Nullable, parse_json, read_bytes
 
 from .backends import Reply
 from .lock import RepliesLock
@@ -38,11 +38,33 @@ __all__ = ["RepliesError", "RepliesFile", "reply_config", "prompt_digest"]
 
 # Settings from a backend's describe() that change what the model replies (not: timeouts,
 # retries, workers, batch size, device).
-REPLY_SETTINGS = ("backend", "model", "url", "temperature", "max_tokens", "max_tokens_field", "extra_body",
-                  "max_new_tokens", "chat_template", "stop", "decoding", "dtype")
+REPLY_SETTINGS = (
+    "backend",
+    "model",
+    "url",
+    "temperature",
+    "max_tokens",
+    "max_tokens_field",
+    "extra_body",
+    "max_new_tokens",
+    "chat_template",
+    "stop",
+    "decoding",
+    "dtype",
+)
 _TEXT = Nullable(str)
-LINE_SHAPE = {"task": str, "length": int, "seed": int, "index": int, "failed_calls": int, "prompt_sha256": str,
-              "config": dict, "reply": _TEXT, "raw": _TEXT, "error": _TEXT}  # what resume reads of a line
+LINE_SHAPE = {
+    "task": str,
+    "length": int,
+    "seed": int,
+    "index": int,
+    "failed_calls": int,
+    "prompt_sha256": str,
+    "config": dict,
+    "reply": _TEXT,
+    "raw": _TEXT,
+    "error": _TEXT,
+}  # what resume reads of a line
 
 
 class RepliesError(ValueError):
@@ -108,14 +130,18 @@ class RepliesFile:
         except InputError as bad:
             problem = str(bad)
         if strict:
-            raise RepliesError(f"{problem}; it is not a reply line, and only a torn last line is tolerated: choose "
-                               "another --replies file")
+            raise RepliesError(
+                f"{problem}; it is not a reply line, and only a torn last line is tolerated: choose "
+                "another --replies file"
+            )
         return None
 
     def notice(self) -> str | None:
         if self.torn_bytes:
-            return (f"dropped a torn last line ({self.torn_bytes} bytes) of {self.path}, left by a crash in the "
-                    "middle of a write; that item is asked again")
+            return (
+                f"dropped a torn last line ({self.torn_bytes} bytes) of {self.path}, left by a crash in the "
+                "middle of a write; that item is asked again"
+            )
         return None
 
     def resume(self, items, config: dict) -> tuple[dict[int, Reply], dict[int, int]]:
@@ -131,12 +157,18 @@ class RepliesFile:
             if k is None or k in answered:
                 continue
             if record["reply"] is not None:
-                answered[k] = Reply(record["reply"], failed_calls=record["failed_calls"], error=record["error"],
-                                    raw=record["raw"])
+                answered[k] = Reply(
+                    record["reply"],
+                    failed_calls=record["failed_calls"],
+                    error=record["error"],
+                    raw=record["raw"],
+                )
                 failed.pop(k, None)
             else:
                 failed[k] = record["failed_calls"]
-        if self.torn_bytes:  # said only now: a file refused above keeps its torn line, and one line is printed
+        if (
+            self.torn_bytes
+        ):  # said only now: a file refused above keeps its torn line, and one line is printed
             if self._warn is not None:
                 self._warn(self.notice())
             os.truncate(self.path, self._good_size)
@@ -147,18 +179,30 @@ class RepliesFile:
 
     def _check(self, number: int, record: dict, items, position: dict) -> None:
         if record["config"] != self.config:
-            field = next(name for name in sorted(set(self.config) | set(record["config"]))
-                         if record["config"].get(name) != self.config.get(name))
-            raise RepliesError(f"--replies: {self.path} belongs to another configuration ({field}: "
-                               f"{record['config'].get(field)!r} there, {self.config.get(field)!r} now, line "
-                               f"{number}); choose another --replies file")
+            field = next(
+                name
+                for name in sorted(set(self.config) | set(record["config"]))
+                if record["config"].get(name) != self.config.get(name)
+            )
+            raise RepliesError(
+                f"--replies: {self.path} belongs to another configuration ({field}: "
+                f"{record['config'].get(field)!r} there, {self.config.get(field)!r} now, line "
+                f"{number}); choose another --replies file"
+            )
         k = position.get(_key(record))
         if k is not None and record["prompt_sha256"] != prompt_digest(items[k].prompt):
-            raise RepliesError(f"--replies: {self.path} line {number} holds item {_key(record)} asked with another "
-                               "prompt (the prompt or the item generator changed); choose another --replies file")
+            raise RepliesError(
+                f"--replies: {self.path} line {number} holds item {_key(record)} asked with another "
+                "prompt (the prompt or the item generator changed); choose another --replies file"
+            )
 
     def line(self, item, record: dict) -> dict:
-        return {**record, "task": item.task, "prompt_sha256": prompt_digest(item.prompt), "config": self.config}
+        return {
+            **record,
+            "task": item.task,
+            "prompt_sha256": prompt_digest(item.prompt),
+            "config": self.config,
+        }
 
     def append(self, item, record: dict) -> None:
         self._handle.write(json.dumps(self.line(item, record)) + "\n")
@@ -182,8 +226,9 @@ class RepliesFile:
         others: dict[tuple, dict] = {}
         for _, record in self.lines:
             key = _key(record)
-            if key not in mine and (key not in others or record["reply"] is not None
-                                    or others[key]["reply"] is None):
+            if key not in mine and (
+                key not in others or record["reply"] is not None or others[key]["reply"] is None
+            ):
                 others[key] = record
         text = [json.dumps(self.line(item, record)) + "\n" for item, record in zip(items, records)]
         text += [json.dumps(record) + "\n" for record in others.values()]

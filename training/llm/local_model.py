@@ -19,7 +19,7 @@ import os
 from functools import partial
 from pathlib import Path
 
-from theory.inputs import ANY, InputError, load_json
+from theory.io.inputs import ANY, InputError, load_json
 
 from . import hf_cache
 
@@ -36,7 +36,9 @@ def model_source(path) -> tuple[Path, dict]:
     if path.is_dir():
         if not (path / "config.json").is_file():
             # without this, transformers blames a missing tokenizer library instead
-            raise ValueError(f"--model: {str(path)!r} holds no config.json, so it is not a saved model; {allowed}")
+            raise ValueError(
+                f"--model: {str(path)!r} holds no config.json, so it is not a saved model; {allowed}"
+            )
         try:  # read once through the package's JSON loader: a hostile config is one line naming it
             load_json(path / "config.json", {"*": ANY}, "--model")
         except InputError as bad:
@@ -47,8 +49,15 @@ def model_source(path) -> tuple[Path, dict]:
     raise ValueError(f"--model: {str(path)!r} does not exist (nothing is downloaded); {allowed}")
 
 
-def load_local(path, *, device: str = "cpu", dtype: str = "auto", attn_implementation: str | None = None,
-               progress: bool = False, cache: bool = True):
+def load_local(
+    path,
+    *,
+    device: str = "cpu",
+    dtype: str = "auto",
+    attn_implementation: str | None = None,
+    progress: bool = False,
+    cache: bool = True,
+):
     """(model in eval mode on ``device``, tokenizer) from ``path``, offline.  ``dtype``: auto or a
     torch dtype name; ``attn_implementation``: transformers' (eager, sdpa; None: its default).
     transformers' bars, the de-quantisation one included (a bare tqdm no switch reaches), show
@@ -66,8 +75,10 @@ def load_local(path, *, device: str = "cpu", dtype: str = "auto", attn_implement
         try:
             import gguf  # noqa: F401  (transformers needs it; say so in one line)
         except ImportError:
-            raise ValueError(f"--model: reading a GGUF file ({str(path)!r}) needs the 'gguf' package: "
-                             "pip install 'rope-heads[llm]'") from None
+            raise ValueError(
+                f"--model: reading a GGUF file ({str(path)!r}) needs the 'gguf' package: "
+                "pip install 'rope-heads[llm]'"
+            ) from None
     if not progress:
         hf_logging.disable_progress_bar()
     options = dict(local_files_only=True)
@@ -77,8 +88,9 @@ def load_local(path, *, device: str = "cpu", dtype: str = "auto", attn_implement
 
     def load(folder, **extra):
         tokenizer = _quietly(progress, AutoTokenizer.from_pretrained, folder, **options, **extra)
-        model = _quietly(progress, AutoModelForCausalLM.from_pretrained, folder, dtype=torch_dtype, **options,
-                         **extra)
+        model = _quietly(
+            progress, AutoModelForCausalLM.from_pretrained, folder, dtype=torch_dtype, **options, **extra
+        )
         return model, tokenizer
 
     if "gguf_file" in extra and cache and hf_cache.cache_enabled():

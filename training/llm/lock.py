@@ -15,14 +15,14 @@ that the path still names the file it locked (else it locked a removed file and 
 again).  Only a regular file is taken (``O_NOFOLLOW | O_NONBLOCK``, then ``fstat``): the
 holder line is written into it, and a planted symlink or FIFO would be written or block.
 
-The lock itself is ``theory.locks.ExclusiveLock``, shared with runs and report folders.
+The lock itself is ``theory.io.locks.ExclusiveLock``, shared with runs and report folders.
 """
 
 from __future__ import annotations
 
 import os
 
-from theory.locks import ExclusiveLock, LockHeld, LockUnavailable
+from theory.io.locks import ExclusiveLock, LockHeld, LockUnavailable
 
 __all__ = ["LockError", "RepliesLock"]
 
@@ -44,17 +44,20 @@ class RepliesLock:
     def fd(self) -> int | None:
         return self._lock.fd
 
-    def acquire(self) -> "RepliesLock":
+    def acquire(self) -> RepliesLock:
         try:
             self._lock.acquire()
         except LockHeld as held:
-            raise LockError(f"--replies: {self.replies} is in use by another run of python -m training llm "
-                            f"({held.holder}, lock {self.path}); wait for it to end, or choose another --replies "
-                            "file") from None
+            raise LockError(
+                f"--replies: {self.replies} is in use by another run of python -m training llm "
+                f"({held.holder}, lock {self.path}); wait for it to end, or choose another --replies "
+                "file"
+            ) from None
         except LockUnavailable as failed:
             remove = "; a lock file is a regular file: remove what is there" if failed.not_regular else ""
-            raise LockError(f"--replies: cannot lock {self.replies} (lock file {self.path}): {failed.why}"
-                            f"{remove}") from None
+            raise LockError(
+                f"--replies: cannot lock {self.replies} (lock file {self.path}): {failed.why}{remove}"
+            ) from None
         return self
 
     def release(self) -> None:

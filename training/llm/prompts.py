@@ -40,32 +40,39 @@ WORKED_EXAMPLES = {
     ),
 }
 
-_OUTPUT_RULE = ("Output just the target token and absolutely nothing else. Do not include any "
-                "explanations or formatting.")
-_OPENING = ("You will be given a sequence of space-separated tokens. Your task is to find the target "
-            "token by following these rules:")
+_OUTPUT_RULE = (
+    "Output just the target token and absolutely nothing else. Do not include any explanations or formatting."
+)
+_OPENING = (
+    "You will be given a sequence of space-separated tokens. Your task is to find the target "
+    "token by following these rules:"
+)
 
 INSTRUCTIONS = {
-    "number": "\n".join([
-        _OPENING,
-        "",
-        "1. Identify the very last token in the sequence, which will always be a number `n`.",
-        "2. Move `n` positions to the left from that final token.",
-        "3. The token you land on is the target token.",
-        "",
-        _OUTPUT_RULE,
-    ]),
-    "letter": "\n".join([
-        _OPENING,
-        "",
-        "1. Start with the very last token in the sequence.",
-        "2. Identify the second character of that token.",
-        "3. Scan backwards (to the left) to find the token that starts with that exact character; "
-        "there is only one token that fulfills this condition.",
-        "4. This is your target token.",
-        "",
-        _OUTPUT_RULE,
-    ]),
+    "number": "\n".join(
+        [
+            _OPENING,
+            "",
+            "1. Identify the very last token in the sequence, which will always be a number `n`.",
+            "2. Move `n` positions to the left from that final token.",
+            "3. The token you land on is the target token.",
+            "",
+            _OUTPUT_RULE,
+        ]
+    ),
+    "letter": "\n".join(
+        [
+            _OPENING,
+            "",
+            "1. Start with the very last token in the sequence.",
+            "2. Identify the second character of that token.",
+            "3. Scan backwards (to the left) to find the token that starts with that exact character; "
+            "there is only one token that fulfills this condition.",
+            "4. This is your target token.",
+            "",
+            _OUTPUT_RULE,
+        ]
+    ),
 }
 
 
@@ -107,4 +114,6 @@ def check_worked_examples() -> None:
         for sequence, answer in examples:
             solved = SOLVERS[task](sequence.split())
             if solved != (answer, 1):
-                raise AssertionError(f"{task} example {sequence!r}: printed {answer!r}, solver gives {solved}")
+                raise AssertionError(
+                    f"{task} example {sequence!r}: printed {answer!r}, solver gives {solved}"
+                )

@@ -34,8 +34,11 @@ def one_hop_llm(task: str, target_window: int, count: int, seed: int) -> tuple[l
     """``count`` 1-hop sequences (token lists, query last) and their answers."""
     if task not in ("number", "letter"):
         raise ValueError(f"unknown task {task!r}; allowed: number, letter")
-    if isinstance(target_window, bool) or not isinstance(target_window, (int, np.integer)) \
-            or not 1 <= target_window <= MAX_LLM_WINDOW:
+    if (
+        isinstance(target_window, bool)
+        or not isinstance(target_window, (int, np.integer))
+        or not 1 <= target_window <= MAX_LLM_WINDOW
+    ):
         raise ValueError(f"target_window must be an integer in 1..{MAX_LLM_WINDOW}, got {target_window!r}")
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
         raise ValueError(f"count must be a positive integer, got {count!r}")

@@ -1,5 +1,6 @@
-"""The GPT-J in one file (``gptj``), the training recipes (``presets``), the training loop,
-checkpoints and the speed bench; ``python -m training train`` and ``bench``.
+"""The network only: the GPT-J in one file (``gptj``), its building blocks (``layers``), its
+configuration (``config``), K seeds as one batched model (``batched``) and a model folder's
+weights (``weights``).  The run lifecycle around it is ``training.run``.
 
-May import ``training.tasks`` and ``theory``.
+May import ``theory``; imports nothing of ``training.run``.
 """

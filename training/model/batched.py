@@ -26,7 +26,7 @@ How it stays each seed's own run:
   that of its own loss alone; ``split_gradients`` hands each member its slice, and each
   member's AdamW, clipping and schedule run on it exactly as in a single run.
 
-Not batched (``unsupported``): a learned query scale (one weight per member would need its
+Not batched (``training.run.batched_loop.unsupported``): a learned query scale (one weight per member would need its
 own batched code) and ``data.extra_target_max`` (each member's batch gets its own extra length,
 so the members' inputs are not one rectangle).
 """
@@ -40,19 +40,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .gptj import GPTJ, ModelConfig, gelu_new
-from .presets import Preset
 
-__all__ = ["BatchedGPTJ", "unsupported"]
-
-
-def unsupported(recipe: Preset, config: ModelConfig) -> str | None:
-    """Why this recipe cannot be trained seed-batched, or None."""
-    if config.query_scale == "learned":
-        return "model.query_scale=learned (a learned scale per member) is not batched; train these seeds one by one"
-    if recipe.extra_target_max:
-        return ("data.extra_target_max (each member's batch has its own length) is not batched; train these seeds "
-                "one by one")
-    return None
+__all__ = ["BatchedGPTJ"]
 
 
 def _rng_state(device: torch.device) -> tuple:
@@ -75,8 +64,11 @@ def _rebind(module: nn.Module, name: str, parameter: nn.Parameter) -> None:
 def _linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
     """``F.linear`` per member: x (K, ..., in), weight (K, out, in), bias (K, out)."""
     flat = x.reshape(x.shape[0], -1, x.shape[-1])
-    y = (torch.bmm(flat, weight.transpose(1, 2)) if bias is None
-         else torch.baddbmm(bias.unsqueeze(1), flat, weight.transpose(1, 2)))
+    y = (
+        torch.bmm(flat, weight.transpose(1, 2))
+        if bias is None
+        else torch.baddbmm(bias.unsqueeze(1), flat, weight.transpose(1, 2))
+    )
     return y.view(*x.shape[:-1], weight.shape[1])
 
 
@@ -95,7 +87,7 @@ class BatchedGPTJ(nn.Module):
         self.config, self.device, self.seeds = config, device, list(seeds)
         self.members: list[GPTJ] = []  # a plain list: their parameters belong to the stacked ones
         self.rng_states: list[tuple] = []
-        for seed in seeds:  # exactly the single run's start (training.model.train)
+        for seed in seeds:  # exactly the single run's start (training.run.loop)
             torch.manual_seed(seed)
             self.members.append(GPTJ(config).to(device))
             self.rng_states.append(_rng_state(device))
@@ -173,7 +165,9 @@ class BatchedGPTJ(nn.Module):
         q, k = attn.position(split(q), start=T - Tq, query=True), attn.position(split(k))
         scores = (q @ k.transpose(-1, -2)) * attn.scale  # (K, B, H, Tq, T)
         if causal:
-            scores = scores.masked_fill(torch.ones(Tq, T, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+            scores = scores.masked_fill(
+                torch.ones(Tq, T, dtype=torch.bool, device=q.device).triu(1), float("-inf")
+            )
         weights = scores.softmax(-1)
         if self.training and attn.attn_pdrop > 0:  # SDPA's CPU draw: F.dropout of ones of the weights' shape
             weights = weights * self._masks(lambda _: F.dropout(torch.ones_like(weights[0]), attn.attn_pdrop))
@@ -182,21 +176,43 @@ class BatchedGPTJ(nn.Module):
 
     def _mlp_after_fc_in(self, i: int, inner: torch.Tensor) -> torch.Tensor:
         prefix = f"transformer.h.{i}.mlp"
-        out = _linear(gelu_new(inner), self.stacked[prefix + ".fc_out.weight"], self.stacked[prefix + ".fc_out.bias"])
+        out = _linear(
+            gelu_new(inner), self.stacked[prefix + ".fc_out.weight"], self.stacked[prefix + ".fc_out.bias"]
+        )
         return self._dropout(prefix + ".dropout", out)
 
     def _block(self, i: int, x: torch.Tensor, last: bool) -> torch.Tensor:
         p, C = f"transformer.h.{i}", x.shape[-1]
-        W = {name: self.stacked[f"{p}.{name}"] for name in ("attn.q_proj.weight", "attn.k_proj.weight",
-                                                            "attn.v_proj.weight", "mlp.fc_in.weight", "mlp.fc_in.bias")}
+        W = {
+            name: self.stacked[f"{p}.{name}"]
+            for name in (
+                "attn.q_proj.weight",
+                "attn.k_proj.weight",
+                "attn.v_proj.weight",
+                "mlp.fc_in.weight",
+                "mlp.fc_in.bias",
+            )
+        }
         h = self._layer_norm(p + ".ln_1", x)
         if last:  # as Block(last_only=True): the queries, MLP and residual of the last position only
-            a = self._attend(i, _linear(h[:, :, -1:], W["attn.q_proj.weight"]), _linear(h, W["attn.k_proj.weight"]),
-                             _linear(h, W["attn.v_proj.weight"]), causal=False)
+            a = self._attend(
+                i,
+                _linear(h[:, :, -1:], W["attn.q_proj.weight"]),
+                _linear(h, W["attn.k_proj.weight"]),
+                _linear(h, W["attn.v_proj.weight"]),
+                causal=False,
+            )
             inner = _linear(h[:, :, -1:], W["mlp.fc_in.weight"], W["mlp.fc_in.bias"])
             return x[:, :, -1:] + a + self._mlp_after_fc_in(i, inner)
-        stacked = torch.cat((W["attn.q_proj.weight"], W["attn.k_proj.weight"], W["attn.v_proj.weight"],
-                             W["mlp.fc_in.weight"]), dim=1)
+        stacked = torch.cat(
+            (
+                W["attn.q_proj.weight"],
+                W["attn.k_proj.weight"],
+                W["attn.v_proj.weight"],
+                W["mlp.fc_in.weight"],
+            ),
+            dim=1,
+        )
         q, k, v, inner = _linear(h, stacked).split((C, C, C, W["mlp.fc_in.bias"].shape[-1]), dim=-1)
         a = self._attend(i, q, k, v, causal=True)
         return x + a + self._mlp_after_fc_in(i, inner + _per_member(W["mlp.fc_in.bias"], inner.dim()))

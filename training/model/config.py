@@ -32,22 +32,34 @@ class ModelConfig:
     layer_norm_epsilon: float = 1e-5
     initializer_range: float = 0.02
     # Variants of the paper's RoPE, each off by default (the paper's model).  One reason each:
-    nope_from_layer: int | None = None  # rotary off in layers >= L: do the late, symbolic layers need position?
-    rope_fraction: float = 1.0  # p-RoPE: only the fastest fraction of planes rotate, the rest carry content only
-    query_scale: str = "none"  # "log" | "learned": logits of query i grow like log(i+1), against softmax dilution
+    nope_from_layer: int | None = (
+        None  # rotary off in layers >= L: do the late, symbolic layers need position?
+    )
+    rope_fraction: float = (
+        1.0  # p-RoPE: only the fastest fraction of planes rotate, the rest carry content only
+    )
+    query_scale: str = (
+        "none"  # "log" | "learned": logits of query i grow like log(i+1), against softmax dilution
+    )
 
     def __post_init__(self):
         if self.n_embd % self.n_head:
             raise ValueError(f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}")
         head_dim = self.n_embd // self.n_head
         if self.rotary_dim % 2 or not 2 <= self.rotary_dim <= head_dim:
-            raise ValueError(f"rotary_dim must be even and in [2, head_dim={head_dim}], got {self.rotary_dim}")
+            raise ValueError(
+                f"rotary_dim must be even and in [2, head_dim={head_dim}], got {self.rotary_dim}"
+            )
         if self.nope_from_layer is not None and not 0 <= self.nope_from_layer <= self.n_layer:
-            raise ValueError(f"nope_from_layer must be in [0, n_layer={self.n_layer}] or null, got {self.nope_from_layer}")
+            raise ValueError(
+                f"nope_from_layer must be in [0, n_layer={self.n_layer}] or null, got {self.nope_from_layer}"
+            )
         if not 0 <= self.rope_fraction <= 1:
             raise ValueError(f"rope_fraction must be in [0, 1], got {self.rope_fraction}")
         if self.query_scale not in QUERY_SCALES:
-            raise ValueError(f"query_scale must be one of {', '.join(QUERY_SCALES)}, got {self.query_scale!r}")
+            raise ValueError(
+                f"query_scale must be one of {', '.join(QUERY_SCALES)}, got {self.query_scale!r}"
+            )
 
     def variant(self) -> dict:
         """The settings HF GPT-J cannot represent, where they differ from the paper's model."""
@@ -61,8 +73,12 @@ class ModelConfig:
         variant = self.variant()
         if not variant:
             return self.to_hf_dict()
-        return {**self._gptj_fields(), "model_type": "rope_heads_gptj", "architectures": ["RopeHeadsGPTJ"],
-                "rope_heads_variant": variant}
+        return {
+            **self._gptj_fields(),
+            "model_type": "rope_heads_gptj",
+            "architectures": ["RopeHeadsGPTJ"],
+            "rope_heads_variant": variant,
+        }
 
     @property
     def head_dim(self) -> int:
@@ -74,8 +90,10 @@ class ModelConfig:
         if variant:
             # HF's create_sinusoidal_positions has base 10000 built in and HF has none of the
             # other variants: exporting would silently give a different model in HF, so refuse.
-            raise ValueError(f"HF GPT-J cannot represent this model ({', '.join(f'{k}={v}' for k, v in variant.items())}); "
-                             f"load it with training.model.checkpoints.load_model")
+            raise ValueError(
+                f"HF GPT-J cannot represent this model ({', '.join(f'{k}={v}' for k, v in variant.items())}); "
+                f"load it with training.run.checkpoints.load_model"
+            )
         return self._gptj_fields()
 
     def _gptj_fields(self) -> dict:
@@ -102,16 +120,20 @@ class ModelConfig:
         }
 
     @classmethod
-    def from_hf_dict(cls, d: dict) -> "ModelConfig":
+    def from_hf_dict(cls, d: dict) -> ModelConfig:
         """Read a GPT-J ``config.json`` (ours, one HF wrote, or a variant's from
         ``to_config_dict``); refuse what we cannot represent."""
         if d.get("model_type") not in ("gptj", "rope_heads_gptj"):
-            raise ValueError(f"model_type must be 'gptj' (or 'rope_heads_gptj' for a variant), got {d.get('model_type')!r}")
+            raise ValueError(
+                f"model_type must be 'gptj' (or 'rope_heads_gptj' for a variant), got {d.get('model_type')!r}"
+            )
         variant = d.get("rope_heads_variant", {}) if d["model_type"] == "rope_heads_gptj" else {}
         if not isinstance(variant, dict):
             raise ValueError(f"rope_heads_variant must be an object, got {variant!r}")
         if d.get("activation_function", "gelu_new") != "gelu_new":
-            raise ValueError(f"only activation_function 'gelu_new' is supported, got {d['activation_function']!r}")
+            raise ValueError(
+                f"only activation_function 'gelu_new' is supported, got {d['activation_function']!r}"
+            )
         if d.get("tie_word_embeddings", False):
             raise ValueError("tied word embeddings are not supported (the paper's model is untied)")
         n_embd = int(d["n_embd"])

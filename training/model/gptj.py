@@ -13,7 +13,7 @@ Architecture (HF ``GPTJForCausalLM`` semantics, proven equal by ``tests/test_mod
   untied ``lm_head`` *with* bias.
 
 Parameter names equal HF's (``transformer.h.3.attn.q_proj.weight`` ...), so a
-state dict moves between the two without renaming (see ``training.model.checkpoints``).
+state dict moves between the two without renaming (see ``training.run.checkpoints``).
 
 RoPE variants (``ModelConfig.nope_from_layer``, ``rope_fraction``, ``rope_base``,
 ``query_scale``; building blocks in ``training.model.layers``) are off by default: the
@@ -43,11 +43,19 @@ import torch.nn.functional as F
 from .config import VARIANT_FIELDS, ModelConfig
 from .layers import Dropout, QueryScale, Rotary
 
-__all__ = ["ModelConfig", "GPTJ", "Internals", "gelu_new", "VARIANT_FIELDS", "INFERENCE_QUERY_SCALES",
-           "scale_queries_at_inference"]
+__all__ = [
+    "ModelConfig",
+    "GPTJ",
+    "Internals",
+    "gelu_new",
+    "VARIANT_FIELDS",
+    "INFERENCE_QUERY_SCALES",
+    "scale_queries_at_inference",
+]
 
 # what ``scale_queries_at_inference`` can switch on: a learned scale has no trained weights to apply
 INFERENCE_QUERY_SCALES = ("log",)
+
 
 def gelu_new(x: torch.Tensor) -> torch.Tensor:
     """HF's ``gelu_new``: ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``.
@@ -71,7 +79,7 @@ class Attention(nn.Module):
         self.rotary = rotary  # shared by all layers, not a parameter
         self.use_rope = use_rope  # False: a NoPE layer (ModelConfig.nope_from_layer)
         self.query_scale = QueryScale(config.query_scale, config.n_head)
-        self.scale = self.head_dim ** -0.5  # HF GPT-J's scaling
+        self.scale = self.head_dim**-0.5  # HF GPT-J's scaling
 
     def position(self, x: torch.Tensor, start: int = 0, query: bool = False) -> torch.Tensor:
         """What position does to queries or keys (B, H, T, hd) at positions start..: RoPE
@@ -110,8 +118,13 @@ class Attention(nn.Module):
         q_raw, k_raw = split(q), split(k)  # (B, H, T, hd), before RoPE
         q, k = self.position(q_raw, start=T - Tq, query=True), self.position(k_raw)
         y = F.scaled_dot_product_attention(
-            q, k, split(v), is_causal=not last_only, scale=self.scale,
-            dropout_p=self.attn_pdrop if self.training else 0.0)
+            q,
+            k,
+            split(v),
+            is_causal=not last_only,
+            scale=self.scale,
+            dropout_p=self.attn_pdrop if self.training else 0.0,
+        )
         y = self.resid_dropout(self.out_proj(y.transpose(1, 2).reshape(B, Tq, C)))
         if not want_logits:
             return y, None
@@ -186,12 +199,16 @@ class GPTJ(nn.Module):
         self.config = config
         self.rotary = Rotary(config.rotary_dim, config.rope_base, config.rope_fraction)
         nope = config.n_layer if config.nope_from_layer is None else config.nope_from_layer
-        self.transformer = nn.ModuleDict(dict(
-            wte=nn.Embedding(config.vocab_size, config.n_embd),
-            drop=Dropout(config.embd_pdrop),
-            h=nn.ModuleList([Block(config, self.rotary, use_rope=i < nope) for i in range(config.n_layer)]),
-            ln_f=nn.LayerNorm(config.n_embd, eps=config.layer_norm_epsilon),
-        ))
+        self.transformer = nn.ModuleDict(
+            dict(
+                wte=nn.Embedding(config.vocab_size, config.n_embd),
+                drop=Dropout(config.embd_pdrop),
+                h=nn.ModuleList(
+                    [Block(config, self.rotary, use_rope=i < nope) for i in range(config.n_layer)]
+                ),
+                ln_f=nn.LayerNorm(config.n_embd, eps=config.layer_norm_epsilon),
+            )
+        )
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=True)  # untied, biased
         self.apply(self._init_weights)
 
@@ -261,11 +278,14 @@ def scale_queries_at_inference(model: GPTJ, kind: str = "log") -> GPTJ:
     scale is recorded as ``model.inference_query_scale``.
     """
     if kind not in INFERENCE_QUERY_SCALES:
-        raise ValueError(f"an inference-time query scale must be one of {', '.join(INFERENCE_QUERY_SCALES)}, "
-                         f"got {kind!r}")
+        raise ValueError(
+            f"an inference-time query scale must be one of {', '.join(INFERENCE_QUERY_SCALES)}, got {kind!r}"
+        )
     if model.config.query_scale != "none":
-        raise ValueError(f"the model was trained with query_scale={model.config.query_scale!r}; an "
-                         f"inference-time scale is for a model trained without one")
+        raise ValueError(
+            f"the model was trained with query_scale={model.config.query_scale!r}; an "
+            f"inference-time scale is for a model trained without one"
+        )
     for block in model.transformer.h:
         block.attn.query_scale = QueryScale(kind, model.config.n_head)  # the fixed form holds no tensor
     model.inference_query_scale = kind

@@ -43,7 +43,7 @@ class Dropout(nn.Module):
         if x.device.type != "cpu":
             return F.dropout(x, self.p, training=True)
         n = x.numel()
-        words = torch.randint(-2**63, 2**63 - 1, ((n + 3) // 4,), dtype=torch.int64)
+        words = torch.randint(-(2**63), 2**63 - 1, ((n + 3) // 4,), dtype=torch.int64)
         uniform16 = words.view(torch.int16)[:n].view(x.shape)  # each in [-32768, 32767]
         keep = round((1 - self.p) * 65536)
         return x * ((uniform16 < keep - 32768) * (65536 / keep)).to(x.dtype)
@@ -76,7 +76,9 @@ class Rotary(nn.Module):
         if cached is None or cached.shape[0] < length:
             size = max(length, 64, 2 * (0 if cached is None else cached.shape[0]))
             phase = torch.arange(size, dtype=torch.float64)[:, None] * self.angles[None, :]
-            cached = self._tables[key] = torch.polar(torch.ones_like(phase), phase).to(device=device, dtype=dtype)
+            cached = self._tables[key] = torch.polar(torch.ones_like(phase), phase).to(
+                device=device, dtype=dtype
+            )
         return cached[:length]
 
     def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
@@ -119,7 +121,9 @@ class QueryScale(nn.Module):
 
     def factor(self, start: int, length: int, device, dtype) -> torch.Tensor:
         """(1 or H, length, 1): the factor of positions start .. start + length - 1."""
-        growth = torch.log1p(torch.arange(start, start + length, device=device, dtype=torch.float64)).to(dtype)
+        growth = torch.log1p(torch.arange(start, start + length, device=device, dtype=torch.float64)).to(
+            dtype
+        )
         if self.kind == "log":
             return (growth / math.log(TRAINING_LENGTH))[None, :, None]
         return self.weight.to(dtype)[:, None, None] * growth[None, :, None]

@@ -1,7 +1,7 @@
 """A study's seed-batched training (``study --batch-seeds``), apart from the one-by-one runner.
 
 The unfinished members of one variant and task, which differ only in seed, are trained by one
-``train --seeds`` process (``training.model.train_batched``: each member's run folder is its
+``train --seeds`` process (``training.run.batched_loop``: each member's run folder is its
 single run's), its log in the first member's ``logs/train.log``; each member's ``train.json``
 records the batch, and every later stage runs per member as before (``training.studies.runner``).
 A group is batched only when its recipe can be and its members are alike (all fresh, or all with
@@ -14,21 +14,29 @@ import contextlib
 import os
 from pathlib import Path
 
-from theory.files import atomic_write_json
-from training.model.runchecks import RunError
-from training.model.runlock import LockHeld, RunLock
+from theory.io.files import atomic_write_json
+from training.run.checks import RunError
+from training.run.lock import LockHeld, RunLock
 
 from .plan import Member, Plan
-from .runner import (OUTPUTS, MemberFailed, _check_member_recipe, _has_checkpoint, _run_stage, _train_summary,
-                     _training, run_folder)
+from .runner import (
+    OUTPUTS,
+    MemberFailed,
+    _check_member_recipe,
+    _has_checkpoint,
+    _run_stage,
+    _train_summary,
+    _training,
+    run_folder,
+)
 
 __all__ = ["seed_groups", "train_group", "train_seed_groups"]
 
 
 def seed_groups(plan: Plan, members: list[Member]) -> list[list[Member]]:
     """The groups of two or more ``members`` that one ``train --seeds`` process can train (module doc)."""
-    from training.model.batched import unsupported
-    from training.model.resume import model_config
+    from training.run.batched_loop import unsupported
+    from training.run.resume import model_config
 
     groups: dict = {}
     for member in members:
@@ -52,8 +60,18 @@ def train_group(plan: Plan, group: list[Member], threads: int = 1) -> dict:
     pattern = str(plan.root / first.variant / first.task) + "/seed-{seed}/run"
     if [Path(pattern.replace("{seed}", str(m.seed))) for m in group] != [run_folder(plan, m) for m in group]:
         return {m.id: "skipped" for m in group}  # a root whose path the pattern cannot name: one by one
-    argv = _training("train", "--task", first.task, "--out", pattern, "--preset", variant["preset"],
-                     "--seeds", ",".join(str(m.seed) for m in group), "--no-progress")
+    argv = _training(
+        "train",
+        "--task",
+        first.task,
+        "--out",
+        pattern,
+        "--preset",
+        variant["preset"],
+        "--seeds",
+        ",".join(str(m.seed) for m in group),
+        "--no-progress",
+    )
     for override in variant["set"]:
         argv += ["--set", override]
     if _has_checkpoint(run_folder(plan, first)):
@@ -68,11 +86,18 @@ def train_group(plan: Plan, group: list[Member], threads: int = 1) -> dict:
             summary = _train_summary(result["stdout"], plan.folder(first))
             by_seed = {m.get("seed"): m for m in summary.get("members", []) if isinstance(m, dict)}
             for member in group:
-                atomic_write_json(plan.folder(member) / OUTPUTS["train"],
-                                  {"summary": by_seed.get(member.seed, {}), "seconds": result["seconds"],
-                                   "threads": threads, "host": os.uname().nodename,
-                                   "batched_seeds": [m.seed for m in group],
-                                   "log": str(plan.folder(first) / "logs" / "train.log")}, indent=1)
+                atomic_write_json(
+                    plan.folder(member) / OUTPUTS["train"],
+                    {
+                        "summary": by_seed.get(member.seed, {}),
+                        "seconds": result["seconds"],
+                        "threads": threads,
+                        "host": os.uname().nodename,
+                        "batched_seeds": [m.seed for m in group],
+                        "log": str(plan.folder(first) / "logs" / "train.log"),
+                    },
+                    indent=1,
+                )
     except LockHeld:
         return {m.id: "skipped" for m in group}
     except RunError as error:

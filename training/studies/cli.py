@@ -36,44 +36,70 @@ import json
 
 from training.cli_common import UsageError, ascii_int, check_output, output_argument
 
-STUDY_DESCRIPTION = ("Run, list or collect the members of a study plan (tasks x seeds x recipe variants); every "
-                     "stage is resumable.")
+STUDY_DESCRIPTION = (
+    "Run, list or collect the members of a study plan (tasks x seeds x recipe variants); every "
+    "stage is resumable."
+)
 
 
 def add_study_parser(subparsers) -> None:
-    parser = subparsers.add_parser("study", help="run, list or collect a multi-seed study",
-                                   description=STUDY_DESCRIPTION)
+    parser = subparsers.add_parser(
+        "study", help="run, list or collect a multi-seed study", description=STUDY_DESCRIPTION
+    )
     parser.add_argument("plan", metavar="PLAN", help="study plan (JSON), e.g. training/studies/seeds.json")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--list", action="store_true", help="print one shell command per member and exit")
     what.add_argument("--collect", action="store_true", help="write the plan's summary.json and exit")
     what.add_argument("--member", metavar="ID", help="run one member, e.g. paper/letter/seed-1")
-    output_argument(what, "--sbatch", metavar="FILE", help="write a Slurm script and exit: `bash FILE` submits one "
-                                                         "array task per member, then --collect once all succeeded")
+    output_argument(
+        what,
+        "--sbatch",
+        metavar="FILE",
+        help="write a Slurm script and exit: `bash FILE` submits one "
+        "array task per member, then --collect once all succeeded",
+    )
     slurm = parser.add_argument_group("with --sbatch (training.studies.sbatch)")
     slurm.add_argument("--partition", metavar="P", help="Slurm partition (default: the cluster's)")
     slurm.add_argument("--time", metavar="HH:MM:SS", help="time limit per member (default 04:00:00)")
-    slurm.add_argument("--cpus-per-task", type=ascii_int, metavar="K", help="CPUs per member (default: --threads)")
+    slurm.add_argument(
+        "--cpus-per-task", type=ascii_int, metavar="K", help="CPUs per member (default: --threads)"
+    )
     slurm.add_argument("--gres", metavar="G", help="generic resources per member, e.g. gpu:1 (default none)")
-    slurm.add_argument("--max-parallel", type=ascii_int, metavar="K", help="members running at once (default all)")
-    parser.add_argument("--overwrite-summary", action="store_true",  # ship.OVERWRITE_FLAG: its refusal names it
-                        help="with --collect: replace the ship folder's summary.json even where the members found "
-                             "have fewer finished stages than it records (without this flag such a collect writes "
-                             "nothing and exits 2)")
+    slurm.add_argument(
+        "--max-parallel", type=ascii_int, metavar="K", help="members running at once (default all)"
+    )
+    parser.add_argument(
+        "--overwrite-summary",
+        action="store_true",  # ship.OVERWRITE_FLAG: its refusal names it
+        help="with --collect: replace the ship folder's summary.json even where the members found "
+        "have fewer finished stages than it records (without this flag such a collect writes "
+        "nothing and exits 2)",
+    )
     parser.add_argument("--jobs", type=ascii_int, default=1, metavar="N", help="members at once (default 1)")
-    parser.add_argument("--threads", type=ascii_int, default=1, metavar="K", help="torch threads per member (default 1)")
+    parser.add_argument(
+        "--threads", type=ascii_int, default=1, metavar="K", help="torch threads per member (default 1)"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     batch = parser.add_mutually_exclusive_group()
-    batch.add_argument("--batch-seeds", dest="batch_seeds", action="store_true", default=None,
-                       help="train the members of one variant and task that differ only in seed in one seed-batched "
-                            "train --seeds process (training.model.train_batched); the default where CUDA is present")
-    batch.add_argument("--no-batch-seeds", dest="batch_seeds", action="store_false",
-                       help="train every member in its own process (the default on CPU, where batching is not faster)")
+    batch.add_argument(
+        "--batch-seeds",
+        dest="batch_seeds",
+        action="store_true",
+        default=None,
+        help="train the members of one variant and task that differ only in seed in one seed-batched "
+        "train --seeds process (training.run.batched_loop); the default where CUDA is present",
+    )
+    batch.add_argument(
+        "--no-batch-seeds",
+        dest="batch_seeds",
+        action="store_false",
+        help="train every member in its own process (the default on CPU, where batching is not faster)",
+    )
     parser.set_defaults(handler=run_study_command)
 
 
 def run_study_command(args) -> int:
-    from training.model.runchecks import RunError
+    from training.run.checks import RunError
 
     from .collect import collect
     from .plan import PlanError, load_plan
@@ -85,8 +111,10 @@ def run_study_command(args) -> int:
         raise UsageError(f"--threads must be >= 1, got {args.threads}")
     if args.overwrite_summary and not args.collect:
         raise UsageError("--overwrite-summary only goes with --collect")
-    slurm = {flag: getattr(args, flag.replace("-", "_")) for flag in
-             ("partition", "time", "cpus-per-task", "gres", "max-parallel")}
+    slurm = {
+        flag: getattr(args, flag.replace("-", "_"))
+        for flag in ("partition", "time", "cpus-per-task", "gres", "max-parallel")
+    }
     if not args.sbatch and any(value is not None for value in slurm.values()):
         raise UsageError(f"--{next(f for f, v in slurm.items() if v is not None)} only goes with --sbatch")
     try:
@@ -99,10 +127,16 @@ def run_study_command(args) -> int:
         return 0
     # the folders the work writes, checked before any (the output policy: one line, exit 2); the plan
     # names them, so a plan cannot aim its runs at the package's own files or shipped results unasked
-    check_output(plan.root, f"{plan.path}: root", kind="folder", inputs=[plan.path],
-                 replace_shipped=args.replace_shipped)
+    check_output(
+        plan.root,
+        f"{plan.path}: root",
+        kind="folder",
+        inputs=[plan.path],
+        replace_shipped=args.replace_shipped,
+    )
     if args.sbatch:
         from .sbatch import check_slurm_options, write_sbatch
+
         if slurm["cpus-per-task"] is None:
             slurm["cpus-per-task"] = args.threads
         options = check_slurm_options(*slurm.values())
@@ -118,10 +152,20 @@ def run_study_command(args) -> int:
         except RunError as error:  # a member's metrics.jsonl damaged, a best member without weights
             raise UsageError(str(error)) from None
         # complete: every stage the plan gives it has a result, read from its run or its shipped copy
-        finished = [m.id for m in plan.members()
-                    if set(stage_commands(plan, m)) <= set(document["members"][m.id]["stages"])]
-        print(json.dumps({"summary": str(plan.ship / "summary.json"), "members": len(document["members"]),
-                          "complete": len(finished)}))
+        finished = [
+            m.id
+            for m in plan.members()
+            if set(stage_commands(plan, m)) <= set(document["members"][m.id]["stages"])
+        ]
+        print(
+            json.dumps(
+                {
+                    "summary": str(plan.ship / "summary.json"),
+                    "members": len(document["members"]),
+                    "complete": len(finished),
+                }
+            )
+        )
         return 0
     check_members(plan, members)  # damaged member files, unwritable member folders: one line, exit 2
     batch_seeds = args.batch_seeds
@@ -135,6 +179,14 @@ def run_study_command(args) -> int:
         train_seed_groups(plan, members, args.threads)
     outcome = run_study(plan, members, jobs=args.jobs, threads=args.threads, progress=not args.no_progress)
     failed = {m: o for m, o in outcome.items() if o.startswith("failed")}
-    print(json.dumps({"plan": plan.name, "done": sum(o == "done" for o in outcome.values()),
-                      "skipped_busy": sum(o == "skipped" for o in outcome.values()), "failed": failed}))
+    print(
+        json.dumps(
+            {
+                "plan": plan.name,
+                "done": sum(o == "done" for o in outcome.values()),
+                "skipped_busy": sum(o == "skipped" for o in outcome.values()),
+                "failed": failed,
+            }
+        )
+    )
     return 1 if failed else 0

@@ -46,23 +46,38 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from theory.inputs import InputError, check_shape
+from theory.io.inputs import InputError, check_shape
 from theory.statistics import INTERVAL_METHOD, mean_interval
 from theory.variant_theory import variant_prediction
-from training.analysis.break_prediction import (RULES, break_after_learning, compare_breaks, hop_exponent,
-                                                measured_break, member_breaks, never_learned)
+from training.analysis.break_prediction import (
+    RULES,
+    break_after_learning,
+    compare_breaks,
+    hop_exponent,
+    measured_break,
+    member_breaks,
+    never_learned,
+)
 from training.analysis.dynamics import best_step, read_validation
 from training.analysis.measured_discrepancy import ALPH_SIZE
 from training.model.gptj import ModelConfig
-from training.model.metrics import Metrics
-from training.model.weights import write_json_atomic
+from training.run.metrics import Metrics
+from training.run.weights import write_json_atomic
 from training.tasks.vocab import SEQ_LEN
 
 from .member_files import BREAKS, check_stage_outputs, read_stage_file
 from .plan import Member, Plan
 from .runner import OUTPUTS, recipe_conflict, run_folder, stage_commands
-from .ship import (SMALL_FILES, best_choice, best_member, check_best_files, check_replacement,  # noqa: F401
-                   ship_best as _ship_best, ship_member, write_best, write_json_if_changed)
+from .ship import (  # noqa: F401
+    SMALL_FILES,
+    best_choice,
+    best_member,
+    check_best_files,
+    check_replacement,
+    ship_member,
+    write_best,
+    write_json_if_changed,
+)
 
 __all__ = ["member_results", "member_source", "summarise", "theory_of", "collect", "refreshed_breaks"]
 
@@ -95,7 +110,9 @@ def _metrics_file(plan: Plan, member: Member) -> Path:
     return own if own.is_file() else run_folder(plan, member) / "metrics.jsonl"
 
 
-def refreshed_breaks(folder: Path, dilution_stage: str = "dilution", lengths_stage: str = "lengths") -> dict | None:
+def refreshed_breaks(
+    folder: Path, dilution_stage: str = "dilution", lengths_stage: str = "lengths"
+) -> dict | None:
     """The dilution file of ``folder`` with its ``breaks`` block recomputed from its own dilution
     block and its accuracy file (``BREAK_SOURCES``), so a member measured before a reading was
     added (``break_prediction.RULES``) carries every reading; None where nothing changes (or
@@ -105,9 +122,11 @@ def refreshed_breaks(folder: Path, dilution_stage: str = "dilution", lengths_sta
     if not dilution or not lengths or "breaks" not in dilution:
         return None
     if dilution["dilution"]["lengths"][0] != lengths["lengths"][0]:  # member_breaks would raise
-        raise InputError(f"{folder / OUTPUTS[dilution_stage]}: field dilution.lengths starts at "
-                         f"{dilution['dilution']['lengths'][0]}, but {folder / OUTPUTS[lengths_stage]} at "
-                         f"{lengths['lengths'][0]}; both grids must start at the same length")
+        raise InputError(
+            f"{folder / OUTPUTS[dilution_stage]}: field dilution.lengths starts at "
+            f"{dilution['dilution']['lengths'][0]}, but {folder / OUTPUTS[lengths_stage]} at "
+            f"{lengths['lengths'][0]}; both grids must start at the same length"
+        )
     breaks = member_breaks(dilution["dilution"], lengths)
     if json.loads(json.dumps(breaks)) == dilution["breaks"]:  # as the dilution stage writes it
         return None
@@ -126,8 +145,12 @@ def member_results(plan: Plan, member: Member, refreshed: dict | None = None) ->
     for stage, key in (("lengths", "length"), ("long", "long"), ("rescale", "rescaled")):
         lengths = _read(folder, stage)
         if lengths:
-            out[key] = {"lengths": lengths["lengths"], "accuracy": lengths["accuracy"], "by_hop": lengths["per_hop"],
-                        "n_per_length": lengths["n_per_length"]}
+            out[key] = {
+                "lengths": lengths["lengths"],
+                "accuracy": lengths["accuracy"],
+                "by_hop": lengths["per_hop"],
+                "n_per_length": lengths["n_per_length"],
+            }
     metrics = _metrics_file(plan, member)
     validation = read_validation(metrics.parent) if "train" in out["stages"] else []
     if validation:
@@ -144,10 +167,18 @@ def member_results(plan: Plan, member: Member, refreshed: dict | None = None) ->
                 out[key] = dilution["breaks"]
     analysis = _read(folder, "analyze")
     if analysis:
-        at = analysis["steps"].index(analysis["best_step"]) if analysis["best_step"] in analysis["steps"] else -1
-        out["scores_at_best"] = {"positional": analysis["scores"]["positional"][at],
-                                 "symbolic": analysis["scores"]["symbolic"][at]}
-        out["pure_from_step"] = {gamma: block["pure_from_step"] for gamma, block in analysis["purity"].items()}
+        at = (
+            analysis["steps"].index(analysis["best_step"])
+            if analysis["best_step"] in analysis["steps"]
+            else -1
+        )
+        out["scores_at_best"] = {
+            "positional": analysis["scores"]["positional"][at],
+            "symbolic": analysis["scores"]["symbolic"][at],
+        }
+        out["pure_from_step"] = {
+            gamma: block["pure_from_step"] for gamma, block in analysis["purity"].items()
+        }
     return out
 
 
@@ -166,11 +197,18 @@ def _length_block(with_lengths: dict) -> dict:
     seeds evaluated at the first seed's lengths)."""
     lengths = next(iter(with_lengths.values()))["lengths"]
     same = {s: v for s, v in with_lengths.items() if v["lengths"] == lengths}
-    return {"lengths": lengths, "n_per_length": {s: v["n_per_length"] for s, v in same.items()},
-            "accuracy": [_stat(c, ACCURACY) for c in _columns({s: v["accuracy"] for s, v in same.items()}, None)],
-            "by_hop": {h: [_stat(c, ACCURACY) for c in _columns({s: v["by_hop"][h] for s, v in same.items()
-                                                                 if h in v["by_hop"]}, None)]
-                       for h in sorted(next(iter(same.values()))["by_hop"])}}
+    return {
+        "lengths": lengths,
+        "n_per_length": {s: v["n_per_length"] for s, v in same.items()},
+        "accuracy": [_stat(c, ACCURACY) for c in _columns({s: v["accuracy"] for s, v in same.items()}, None)],
+        "by_hop": {
+            h: [
+                _stat(c, ACCURACY)
+                for c in _columns({s: v["by_hop"][h] for s, v in same.items() if h in v["by_hop"]}, None)
+            ]
+            for h in sorted(next(iter(same.values()))["by_hop"])
+        },
+    }
 
 
 def summarise(results: dict) -> dict:
@@ -187,40 +225,75 @@ def summarise(results: dict) -> dict:
     scalar("best_validation_accuracy", ACCURACY)
     hops = sorted({h for r in results.values() for h in r.get("test_accuracy_by_hop", {})})
     if hops:
-        out["test_accuracy_by_hop"] = {h: _stat({s: r["test_accuracy_by_hop"][h] for s, r in results.items()
-                                                 if h in r.get("test_accuracy_by_hop", {})}, ACCURACY) for h in hops}
+        out["test_accuracy_by_hop"] = {
+            h: _stat(
+                {
+                    s: r["test_accuracy_by_hop"][h]
+                    for s, r in results.items()
+                    if h in r.get("test_accuracy_by_hop", {})
+                },
+                ACCURACY,
+            )
+            for h in hops
+        }
     for key in ("length", "long", "rescaled"):
         with_lengths = {s: r[key] for s, r in results.items() if key in r}
         if with_lengths:
             out[key] = _length_block(with_lengths)
     if "rescaled" in out:  # values only: a break may be censored (None)
-        out["rescaled_break"] = {"values": {s: measured_break(r["rescaled"]["lengths"], r["rescaled"]["accuracy"])
-                                            for s, r in results.items() if "rescaled" in r}}
+        out["rescaled_break"] = {
+            "values": {
+                s: measured_break(r["rescaled"]["lengths"], r["rescaled"]["accuracy"])
+                for s, r in results.items()
+                if "rescaled" in r
+            }
+        }
     for _, _, key in BREAK_SOURCES:
         with_breaks = {s: r[key] for s, r in results.items() if key in r}
         if with_breaks:  # lengths, some censored (None: beyond the last length): values only, no mean
-            out[key] = {"measured": {s: b["measured"] for s, b in with_breaks.items()},
-                        "measured_per_hop": {s: b["measured_per_hop"] for s, b in with_breaks.items()},
-                        **{f"predicted_{rule}": {s: b["predicted"][rule]["break"] for s, b in with_breaks.items()}
-                           for rule in RULES}}
+            out[key] = {
+                "measured": {s: b["measured"] for s, b in with_breaks.items()},
+                "measured_per_hop": {s: b["measured_per_hop"] for s, b in with_breaks.items()},
+                **{
+                    f"predicted_{rule}": {s: b["predicted"][rule]["break"] for s, b in with_breaks.items()}
+                    for rule in RULES
+                },
+            }
     with_length = {s: r["length"] for s, r in results.items() if "length" in r}
     if with_length:  # descriptive, for a model not yet right at the training length (break_prediction doc)
-        out["break_after_learning"] = {s: {"all": break_after_learning(v["lengths"], v["accuracy"]), "per_hop": {
-            h: break_after_learning(v["lengths"], a) for h, a in v["by_hop"].items()}} for s, v in with_length.items()}
-    exponents = {s: hop_exponent(r["breaks"]["measured_per_hop"], SEQ_LEN)
-                 for s, r in results.items() if "breaks" in r}
+        out["break_after_learning"] = {
+            s: {
+                "all": break_after_learning(v["lengths"], v["accuracy"]),
+                "per_hop": {h: break_after_learning(v["lengths"], a) for h, a in v["by_hop"].items()},
+            }
+            for s, v in with_length.items()
+        }
+    exponents = {
+        s: hop_exponent(r["breaks"]["measured_per_hop"], SEQ_LEN) for s, r in results.items() if "breaks" in r
+    }
     exponents = {s: a for s, a in exponents.items() if a is not None}
     if exponents:  # break(k hops) ~ k^-alpha, per seed, as trained (break_prediction.hop_exponent)
         out["hop_exponent"] = _stat(exponents)
     with_scores = {s: r["scores_at_best"] for s, r in results.items() if "scores_at_best" in r}
     if with_scores:
-        out["scores_at_best"] = {kind: [_stat(c, ACCURACY) for c in _columns({s: v[kind] for s, v in
-                                                                              with_scores.items()}, None)]
-                                 for kind in ("positional", "symbolic")}
+        out["scores_at_best"] = {
+            kind: [_stat(c, ACCURACY) for c in _columns({s: v[kind] for s, v in with_scores.items()}, None)]
+            for kind in ("positional", "symbolic")
+        }
         out["pure_from_step"] = {
-            gamma: [{"values": c} for c in _columns({s: r["pure_from_step"][gamma] for s, r in results.items()
-                                                     if gamma in r.get("pure_from_step", {})}, None)]
-            for gamma in next(iter(r["pure_from_step"] for r in results.values() if "pure_from_step" in r))}
+            gamma: [
+                {"values": c}
+                for c in _columns(
+                    {
+                        s: r["pure_from_step"][gamma]
+                        for s, r in results.items()
+                        if gamma in r.get("pure_from_step", {})
+                    },
+                    None,
+                )
+            ]
+            for gamma in next(iter(r["pure_from_step"] for r in results.values() if "pure_from_step" in r))
+        }
     return out
 
 
@@ -249,8 +322,12 @@ def _read_members(plan: Plan, overwrite: bool) -> tuple[dict, dict]:
                 refreshed[member][dilution_stage] = document
         results[member] = member_results(plan, member, refreshed[member])
     check_best_files(plan)
-    check_replacement(plan, {m.id: r["stages"] for m, r in results.items()},
-                      {m.id: list(stage_commands(plan, m)) for m in results}, overwrite)
+    check_replacement(
+        plan,
+        {m.id: r["stages"] for m, r in results.items()},
+        {m.id: list(stage_commands(plan, m)) for m in results},
+        overwrite,
+    )
     return results, refreshed
 
 
@@ -265,21 +342,36 @@ def collect(plan: Plan, overwrite: bool = False) -> dict:
             for seed in plan.seeds_of(variant, task):
                 member = Member(variant, task, seed)
                 result = results[member]
-                members[member.id] = {"stages": result["stages"], "device": result.get("device"),
-                                      "reused_from": str(plan.reuse[member.id]) if member.id in plan.reuse else None}
+                members[member.id] = {
+                    "stages": result["stages"],
+                    "device": result.get("device"),
+                    "reused_from": str(plan.reuse[member.id]) if member.id in plan.reuse else None,
+                }
                 if len(result) > 1:
                     per_seed[str(seed)] = result
                 for key, found in breaks.items():
                     if key in result:
                         found[member.id] = result[key]
             summary.setdefault(variant, {})[task] = summarise(per_seed)
-            summary[variant][task]["theory"] = theory_of(plan.recipes[variant], task, plan.evaluate["lengths"])
-    document = {"plan": plan.name, "about": plan.about, "interval": INTERVAL_METHOD,
-                "variants": plan.variants, "evaluate": plan.evaluate, "analyze": plan.analyze, "long": plan.long,
-                "rescale": plan.rescale,
-                "members": members, "results": summary,
-                **{name: premise(breaks[key]) for name, key in (("premise", "breaks"), ("premise_rescaled",
-                                                                                    "rescaled_breaks"))}}
+            summary[variant][task]["theory"] = theory_of(
+                plan.recipes[variant], task, plan.evaluate["lengths"]
+            )
+    document = {
+        "plan": plan.name,
+        "about": plan.about,
+        "interval": INTERVAL_METHOD,
+        "variants": plan.variants,
+        "evaluate": plan.evaluate,
+        "analyze": plan.analyze,
+        "long": plan.long,
+        "rescale": plan.rescale,
+        "members": members,
+        "results": summary,
+        **{
+            name: premise(breaks[key])
+            for name, key in (("premise", "breaks"), ("premise_rescaled", "rescaled_breaks"))
+        },
+    }
     best = {task: best_choice(plan, summary, task) for task in plan.tasks} if plan.ship_best else None
     # every check passed: now write, the summary last (a full disk part-way leaves the old one)
     for member, documents in refreshed.items():

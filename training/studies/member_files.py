@@ -1,4 +1,4 @@
-"""The JSON files a study reads, each with the shape its readers rely on (``theory.inputs``).
+"""The JSON files a study reads, each with the shape its readers rely on (``theory.io.inputs``).
 
 Every file the runner or ``--collect`` reads goes through ``read_json`` here: the plan's
 members' ``member.json`` and stage outputs, a reused run's results, the ship folder's
@@ -15,11 +15,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from theory.inputs import ANY, Checked, InputError, Nullable, load_json
+from theory.io.inputs import ANY, Checked, InputError, Nullable, load_json
 from training.analysis.break_prediction import QUANTILE
 
-__all__ = ["STAGE_SHAPES", "BREAKS", "MEMBER_SHAPE", "SUMMARY_SHAPE", "BEST_SHAPE", "read_json", "read_stage_file",
-           "check_stage_outputs", "InputError"]
+__all__ = [
+    "STAGE_SHAPES",
+    "BREAKS",
+    "MEMBER_SHAPE",
+    "SUMMARY_SHAPE",
+    "BEST_SHAPE",
+    "read_json",
+    "read_stage_file",
+    "check_stage_outputs",
+    "InputError",
+]
 
 
 def _nonempty(shape) -> Checked:
@@ -28,7 +37,9 @@ def _nonempty(shape) -> Checked:
 
 def _hop_keys(shape) -> Checked:
     # hop counts are object keys ("1", "2", ...); hop_exponent takes their logarithm
-    return Checked({"*": shape}, lambda d: all(k.isdigit() and int(k) > 0 for k in d), "hop counts 1, 2, ... as keys")
+    return Checked(
+        {"*": shape}, lambda d: all(k.isdigit() and int(k) > 0 for k in d), "hop counts 1, 2, ... as keys"
+    )
 
 
 LENGTH = Checked(int, lambda n: n >= 2, "a length of at least 2 tokens")  # the break rules take log(n - 1)
@@ -41,39 +52,74 @@ def _same_length(d: dict) -> bool:
 
 
 # evaluate --lengths (the lengths, long and rescale stages)
-LENGTHS_FILE = Checked({"lengths": _nonempty(LENGTH), "accuracy": [float], "per_hop": _hop_keys([Nullable(float)]),
-                        "n_per_length": [int], "seed?": int},
-                       _same_length, "accuracy, n_per_length and every per_hop list as long as lengths")
+LENGTHS_FILE = Checked(
+    {
+        "lengths": _nonempty(LENGTH),
+        "accuracy": [float],
+        "per_hop": _hop_keys([Nullable(float)]),
+        "n_per_length": [int],
+        "seed?": int,
+    },
+    _same_length,
+    "accuracy, n_per_length and every per_hop list as long as lengths",
+)
 TEST_FILE = {"split?": str, "accuracy": float, "per_hop": _hop_keys(float)}
 _QUANTILE = f"q{QUANTILE:g}"  # the quantile break_prediction reads
-_LAYER = {"layer": int, "gap": {_QUANTILE: [float], "*": [Nullable(float)]},
-          "top_weight": {_QUANTILE: [float], "*": [Nullable(float)]}}
-BREAKS = {"measured": BREAK, "measured_per_hop": _hop_keys(BREAK),
-          "predicted": {"*": {"break": BREAK, "*": ANY}}}
+_LAYER = {
+    "layer": int,
+    "gap": {_QUANTILE: [float], "*": [Nullable(float)]},
+    "top_weight": {_QUANTILE: [float], "*": [Nullable(float)]},
+}
+BREAKS = {
+    "measured": BREAK,
+    "measured_per_hop": _hop_keys(BREAK),
+    "predicted": {"*": {"break": BREAK, "*": ANY}},
+}
 
 
 def _per_length(block: dict) -> bool:
     width = len(block["lengths"])
-    return all(len(layer[kind][_QUANTILE]) == width for layer in block["layers"] for kind in ("gap", "top_weight"))
+    return all(
+        len(layer[kind][_QUANTILE]) == width for layer in block["layers"] for kind in ("gap", "top_weight")
+    )
 
 
-DILUTION_FILE = {"dilution": Checked({"lengths": _nonempty(LENGTH), "layers": [_LAYER]}, _per_length,
-                                     f"every layer's gap and top_weight {_QUANTILE} lists as long as lengths"),
-                 "breaks?": dict}  # an old one may lack fields: checked against BREAKS once refreshed (collect)
+DILUTION_FILE = {
+    "dilution": Checked(
+        {"lengths": _nonempty(LENGTH), "layers": [_LAYER]},
+        _per_length,
+        f"every layer's gap and top_weight {_QUANTILE} lists as long as lengths",
+    ),
+    "breaks?": dict,
+}  # an old one may lack fields: checked against BREAKS once refreshed (collect)
 
 
 def _scores_per_step(d: dict) -> bool:
     return len(d["scores"]["positional"]) == len(d["scores"]["symbolic"]) == len(d["steps"])
 
 
-ANALYSIS_FILE = Checked({"steps": _nonempty(int), "best_step": Nullable(int), "n_inputs?": int,
-                         "scores": {"positional": [[float]], "symbolic": [[float]]},
-                         "purity": {"*": {"pure_from_step": [Nullable(int)]}}},
-                        _scores_per_step, "one positional and one symbolic score row per step")
+ANALYSIS_FILE = Checked(
+    {
+        "steps": _nonempty(int),
+        "best_step": Nullable(int),
+        "n_inputs?": int,
+        "scores": {"positional": [[float]], "symbolic": [[float]]},
+        "purity": {"*": {"pure_from_step": [Nullable(int)]}},
+    },
+    _scores_per_step,
+    "one positional and one symbolic score row per step",
+)
 
-STAGE_SHAPES = {"train": dict, "test": TEST_FILE, "lengths": LENGTHS_FILE, "long": LENGTHS_FILE,
-                "rescale": LENGTHS_FILE, "dilution": DILUTION_FILE, "rescale_dilution": DILUTION_FILE,
-                "analyze": ANALYSIS_FILE}
+STAGE_SHAPES = {
+    "train": dict,
+    "test": TEST_FILE,
+    "lengths": LENGTHS_FILE,
+    "long": LENGTHS_FILE,
+    "rescale": LENGTHS_FILE,
+    "dilution": DILUTION_FILE,
+    "rescale_dilution": DILUTION_FILE,
+    "analyze": ANALYSIS_FILE,
+}
 MEMBER_SHAPE = {"task": str, "seed": int, "preset": str, "set": [str]}  # the runner's member.json
 SUMMARY_SHAPE = {"members": {"*": {"stages": [str]}}}  # what the ship guard compares
 BEST_SHAPE = {"member": str}
@@ -100,4 +146,3 @@ def check_stage_outputs(folder: Path, outputs: dict) -> None:
     """Validate every output a member already has (``outputs``: stage -> file name)."""
     for stage, name in outputs.items():
         read_stage_file(folder, stage, name)
-

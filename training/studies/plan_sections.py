@@ -8,8 +8,19 @@ from __future__ import annotations
 
 from training.model.gptj import INFERENCE_QUERY_SCALES
 
-__all__ = ["PlanError", "MAX_SEED", "no_duplicate_keys", "require", "int_list", "check_keys", "evaluate_section",
-           "analyze_section", "dilution_section", "long_section", "rescale_section"]
+__all__ = [
+    "PlanError",
+    "MAX_SEED",
+    "no_duplicate_keys",
+    "require",
+    "int_list",
+    "check_keys",
+    "evaluate_section",
+    "analyze_section",
+    "dilution_section",
+    "long_section",
+    "rescale_section",
+]
 
 EVALUATE_KEYS = {"test_split", "lengths", "count", "max_tokens", "seed"}
 ANALYZE_KEYS = {"n_inputs", "discrepancy", "discrepancy_lengths", "discrepancy_count"}
@@ -37,9 +48,13 @@ def require(cond: bool, where: str, message: str) -> None:
 
 
 def int_list(value, where: str, low: int, high: int) -> list:
-    require(isinstance(value, list) and value and all(isinstance(v, int) and not isinstance(v, bool)
-                                                       for v in value),
-            where, f"expected a non-empty list of integers, got {value!r}")
+    require(
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value),
+        where,
+        f"expected a non-empty list of integers, got {value!r}",
+    )
     require(all(low <= v <= high for v in value), where, f"values must be in [{low}, {high}], got {value}")
     require(len(set(value)) == len(value), where, f"duplicated member: {value} repeats a value")
     return value
@@ -53,8 +68,12 @@ def check_keys(obj, allowed: set, where: str) -> None:
 
 def evaluate_section(raw, where: str) -> dict:
     check_keys(raw, EVALUATE_KEYS, where)
-    out = {"test_split": raw.get("test_split", True), "count": raw.get("count", 400),
-           "max_tokens": raw.get("max_tokens"), "seed": raw.get("seed", 3)}
+    out = {
+        "test_split": raw.get("test_split", True),
+        "count": raw.get("count", 400),
+        "max_tokens": raw.get("max_tokens"),
+        "seed": raw.get("seed", 3),
+    }
     require(isinstance(out["test_split"], bool), f"{where}.test_split", "expected true or false")
     out["lengths"] = int_list(raw.get("lengths", [17]), f"{where}.lengths", 17, 1_000_000)
     int_list([out["count"]], f"{where}.count", 1, 1_000_000)
@@ -68,8 +87,12 @@ def analyze_section(raw, where: str) -> dict | None:
     if raw is False:
         return None
     check_keys(raw, ANALYZE_KEYS, where)
-    out = {"n_inputs": raw.get("n_inputs", 100), "discrepancy": raw.get("discrepancy", True),
-           "discrepancy_lengths": raw.get("discrepancy_lengths"), "discrepancy_count": raw.get("discrepancy_count")}
+    out = {
+        "n_inputs": raw.get("n_inputs", 100),
+        "discrepancy": raw.get("discrepancy", True),
+        "discrepancy_lengths": raw.get("discrepancy_lengths"),
+        "discrepancy_count": raw.get("discrepancy_count"),
+    }
     int_list([out["n_inputs"]], f"{where}.n_inputs", 1, 10_000)
     require(isinstance(out["discrepancy"], bool), f"{where}.discrepancy", "expected true or false")
     if out["discrepancy_lengths"] is not None:
@@ -96,9 +119,14 @@ def long_section(raw, where: str, variants: dict, tasks: list) -> dict | None:
         return None
     check_keys(raw, LONG_KEYS, where)
     chosen = raw.get("tasks", list(tasks))
-    require(isinstance(chosen, list) and chosen and all(isinstance(t, str) for t in chosen)
-            and set(chosen) <= set(tasks), f"{where}.tasks",
-            f"expected a non-empty list of the plan's tasks ({', '.join(tasks)}), got {chosen!r}")
+    require(
+        isinstance(chosen, list)
+        and chosen
+        and all(isinstance(t, str) for t in chosen)
+        and set(chosen) <= set(tasks),
+        f"{where}.tasks",
+        f"expected a non-empty list of the plan's tasks ({', '.join(tasks)}), got {chosen!r}",
+    )
     out = {"lengths": raw.get("lengths", [20_000]), "count": raw.get("count", 64), "seed": raw.get("seed", 4)}
     int_list(out["lengths"], f"{where}.lengths", 17, 1_000_000)
     int_list([out["count"]], f"{where}.count", 1, 1_000_000)
@@ -117,12 +145,20 @@ def rescale_section(raw, where: str, variants: dict, recipes: dict) -> dict | No
     check_keys(raw, RESCALE_KEYS, where)
     unscaled = [name for name in variants if recipes[name].model.get("query_scale", "none") == "none"]
     require(bool(unscaled), where, "no variant of the plan is trained without a query scale")
-    out = {"query_scale": raw.get("query_scale", "log"), "lengths": raw.get("lengths", [17]),
-           "count": raw.get("count", 200), "max_tokens": raw.get("max_tokens"), "seed": raw.get("seed", 3),
-           "dilution": raw.get("dilution", False)}
+    out = {
+        "query_scale": raw.get("query_scale", "log"),
+        "lengths": raw.get("lengths", [17]),
+        "count": raw.get("count", 200),
+        "max_tokens": raw.get("max_tokens"),
+        "seed": raw.get("seed", 3),
+        "dilution": raw.get("dilution", False),
+    }
     require(isinstance(out["dilution"], bool), f"{where}.dilution", "expected true or false")
-    require(out["query_scale"] in INFERENCE_QUERY_SCALES, f"{where}.query_scale",
-            f"expected one of {', '.join(INFERENCE_QUERY_SCALES)}, got {out['query_scale']!r}")
+    require(
+        out["query_scale"] in INFERENCE_QUERY_SCALES,
+        f"{where}.query_scale",
+        f"expected one of {', '.join(INFERENCE_QUERY_SCALES)}, got {out['query_scale']!r}",
+    )
     int_list(out["lengths"], f"{where}.lengths", 17, 1_000_000)
     int_list([out["count"]], f"{where}.count", 1, 1_000_000)
     int_list([out["seed"]], f"{where}.seed", 0, MAX_SEED)
@@ -135,8 +171,13 @@ def rescale_section(raw, where: str, variants: dict, recipes: dict) -> dict | No
 
 
 def variant_names(names, where: str, variants: dict) -> list:
-    require(isinstance(names, list) and names and all(isinstance(n, str) for n in names), where,
-            "expected a non-empty list of variant names")
+    require(
+        isinstance(names, list) and names and all(isinstance(n, str) for n in names),
+        where,
+        "expected a non-empty list of variant names",
+    )
     unknown = [n for n in names if n not in variants]
-    require(not unknown, where, f"unknown variant(s) {', '.join(unknown)}; the plan has {', '.join(variants)}")
+    require(
+        not unknown, where, f"unknown variant(s) {', '.join(unknown)}; the plan has {', '.join(variants)}"
+    )
     return list(names)

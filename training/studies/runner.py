@@ -26,7 +26,7 @@ Seed-batched training (the study's ``--batch-seeds``): ``training.studies.batch_
 command runs before ``run_study`` (it imports this module, so this module never imports it).
 
 A second ``study`` on the same plan joins safely: a member is locked while a process works on
-it (``.member.lock``, the run folders' flock of ``training.model.runlock``), and other
+it (``.member.lock``, the run folders' flock of ``training.run.lock``), and other
 processes skip it; the train stage's run folder has its own lock besides.
 """
 
@@ -39,22 +39,38 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from theory.files import atomic_write_bytes, atomic_write_json, check_output_dir
-from theory.inputs import InputError, parse_json
-from training.model.runchecks import RunError
-from training.model.runlock import LockHeld, RunLock
+from theory.io.files import atomic_write_bytes, atomic_write_json, check_output_dir
+from theory.io.inputs import InputError, parse_json
+from training.run.checks import RunError
+from training.run.lock import LockHeld, RunLock
 
 from .member_files import MEMBER_SHAPE, check_stage_outputs, read_json, read_stage_file
 from .plan import Member, Plan
 from .stage_process import run_tied
 
-__all__ = ["STAGES", "MemberFailed", "stage_commands", "member_finished", "check_members", "recipe_conflict",
-           "run_member", "run_study", "list_commands"]
+__all__ = [
+    "STAGES",
+    "MemberFailed",
+    "stage_commands",
+    "member_finished",
+    "check_members",
+    "recipe_conflict",
+    "run_member",
+    "run_study",
+    "list_commands",
+]
 
 STAGES = ("train", "test", "lengths", "rescale", "dilution", "rescale_dilution", "analyze", "long")
-OUTPUTS = {"train": "train.json", "test": "test_accuracy.json", "lengths": "length_generalisation.json",
-           "rescale": "length_rescaled.json", "dilution": "dilution.json", "rescale_dilution": "dilution_rescaled.json",
-           "analyze": "analysis.json", "long": "length_long.json"}
+OUTPUTS = {
+    "train": "train.json",
+    "test": "test_accuracy.json",
+    "lengths": "length_generalisation.json",
+    "rescale": "length_rescaled.json",
+    "dilution": "dilution.json",
+    "rescale_dilution": "dilution_rescaled.json",
+    "analyze": "analysis.json",
+    "long": "length_long.json",
+}
 
 
 class MemberFailed(RuntimeError):
@@ -77,8 +93,18 @@ def stage_commands(plan: Plan, member: Member, threads: int = 1) -> dict:
     """stage -> argv of the command that makes its output (module doc)."""
     folder, run, task = plan.folder(member), run_folder(plan, member), member.task
     variant = plan.variants[member.variant]
-    train = _training("train", "--task", task, "--out", run, "--preset", variant["preset"], "--seed", member.seed,
-                      "--no-progress")
+    train = _training(
+        "train",
+        "--task",
+        task,
+        "--out",
+        run,
+        "--preset",
+        variant["preset"],
+        "--seed",
+        member.seed,
+        "--no-progress",
+    )
     for override in variant["set"]:
         train += ["--set", override]
     if _has_checkpoint(run):
@@ -87,32 +113,78 @@ def stage_commands(plan: Plan, member: Member, threads: int = 1) -> dict:
     ev, an = plan.evaluate, plan.analyze
 
     def evaluate(settings: dict, stage: str) -> list:
-        argv = _training("evaluate", "--run", run, "--task", task, "--lengths", ",".join(map(str, settings["lengths"])),
-                         "--count", settings["count"], "--seed", settings["seed"], "--json", folder / OUTPUTS[stage],
-                         *common)
+        argv = _training(
+            "evaluate",
+            "--run",
+            run,
+            "--task",
+            task,
+            "--lengths",
+            ",".join(map(str, settings["lengths"])),
+            "--count",
+            settings["count"],
+            "--seed",
+            settings["seed"],
+            "--json",
+            folder / OUTPUTS[stage],
+            *common,
+        )
         if settings.get("max_tokens") is not None:  # the long stage has no cap
             argv += ["--max-tokens", str(settings["max_tokens"])]
         return argv
 
     def dilution(lengths, stage: str, accuracy_stage: str) -> list:
-        return _training("dilution", "--run", run, "--task", task, "--json", folder / OUTPUTS[stage],
-                         "--lengths", ",".join(map(str, lengths)), "--count", plan.dilution["count"],
-                         "--seed", plan.dilution["seed"], "--accuracy", folder / OUTPUTS[accuracy_stage], *common)
+        return _training(
+            "dilution",
+            "--run",
+            run,
+            "--task",
+            task,
+            "--json",
+            folder / OUTPUTS[stage],
+            "--lengths",
+            ",".join(map(str, lengths)),
+            "--count",
+            plan.dilution["count"],
+            "--seed",
+            plan.dilution["seed"],
+            "--accuracy",
+            folder / OUTPUTS[accuracy_stage],
+            *common,
+        )
 
     commands = {"train": train, "lengths": evaluate(ev, "lengths")}
-    rescale = plan.rescale if plan.rescale is not None and member.variant in plan.rescale["variants"] else None
+    rescale = (
+        plan.rescale if plan.rescale is not None and member.variant in plan.rescale["variants"] else None
+    )
     if rescale:
         commands["rescale"] = evaluate(rescale, "rescale") + ["--query-scale", rescale["query_scale"]]
-    if plan.long is not None and member.variant in plan.long["variants"] and member.task in plan.long["tasks"]:
+    if (
+        plan.long is not None
+        and member.variant in plan.long["variants"]
+        and member.task in plan.long["tasks"]
+    ):
         commands["long"] = evaluate(plan.long, "long")
     if plan.dilution is not None:
         commands["dilution"] = dilution(ev["lengths"], "dilution", "lengths")
         if rescale and rescale["dilution"]:
-            commands["rescale_dilution"] = (dilution(rescale["lengths"], "rescale_dilution", "rescale")
-                                            + ["--query-scale", rescale["query_scale"]])
+            commands["rescale_dilution"] = dilution(rescale["lengths"], "rescale_dilution", "rescale") + [
+                "--query-scale",
+                rescale["query_scale"],
+            ]
     if an is not None:
-        commands["analyze"] = analyze = _training("analyze", "--run", run, "--task", task, "--json",
-                                                  folder / OUTPUTS["analyze"], "--n-inputs", an["n_inputs"], *common)
+        commands["analyze"] = analyze = _training(
+            "analyze",
+            "--run",
+            run,
+            "--task",
+            task,
+            "--json",
+            folder / OUTPUTS["analyze"],
+            "--n-inputs",
+            an["n_inputs"],
+            *common,
+        )
         if not an["discrepancy"]:
             analyze.append("--no-discrepancy")
         if an["discrepancy_lengths"]:
@@ -120,8 +192,18 @@ def stage_commands(plan: Plan, member: Member, threads: int = 1) -> dict:
         if an["discrepancy_count"]:
             analyze += ["--discrepancy-count", str(an["discrepancy_count"])]
     if ev["test_split"]:
-        commands["test"] = _training("evaluate", "--run", run, "--task", task, "--split", "test",
-                                     "--json", folder / OUTPUTS["test"], *common)
+        commands["test"] = _training(
+            "evaluate",
+            "--run",
+            run,
+            "--task",
+            task,
+            "--split",
+            "test",
+            "--json",
+            folder / OUTPUTS["test"],
+            *common,
+        )
     return {stage: commands[stage] for stage in STAGES if stage in commands}
 
 
@@ -140,8 +222,11 @@ def _reuse_results(plan: Plan, member: Member) -> None:
         atomic_write_json(folder / OUTPUTS["train"], {"reused": str(source)}, indent=1)
     checks = {
         "test": lambda d: d.get("split") == "test",
-        "lengths": lambda d: (d.get("lengths") == plan.evaluate["lengths"] and d.get("seed") == plan.evaluate["seed"]
-                              and (d.get("n_per_length") or [None])[0] == plan.evaluate["count"]),
+        "lengths": lambda d: (
+            d.get("lengths") == plan.evaluate["lengths"]
+            and d.get("seed") == plan.evaluate["seed"]
+            and (d.get("n_per_length") or [None])[0] == plan.evaluate["count"]
+        ),
         "analyze": lambda d: plan.analyze is not None and d.get("n_inputs") == plan.analyze["n_inputs"],
     }
     for stage, matches in checks.items():
@@ -179,8 +264,9 @@ def _run_stage(stage: str, argv: list, folder: Path, threads: int) -> dict:
             returncode, stdout = run_tied(argv, log, env, logs)
             log.write(stdout)
     except OSError as error:  # a full disk or a folder turned unwritable under the study
-        raise MemberFailed(f"stage {stage}: cannot write {error.filename or log_path}: "
-                           f"{error.strerror or error}") from None
+        raise MemberFailed(
+            f"stage {stage}: cannot write {error.filename or log_path}: {error.strerror or error}"
+        ) from None
     if returncode != 0:
         tail = _log_tail(log_path).strip().splitlines()[-1:]
         raise MemberFailed(f"stage {stage} exited {returncode}: {' '.join(tail)} (log {log_path})")
@@ -191,7 +277,9 @@ def _run_stage(stage: str, argv: list, folder: Path, threads: int) -> dict:
 def _train_summary(stdout: str, folder: Path) -> dict:
     """The JSON line train prints last (its summary), checked like any input."""
     try:
-        return parse_json(stdout or "{}", f"the last line train printed (log {folder / 'logs' / 'train.log'})", dict)
+        return parse_json(
+            stdout or "{}", f"the last line train printed (log {folder / 'logs' / 'train.log'})", dict
+        )
     except InputError as error:
         raise MemberFailed(str(error)) from None
 
@@ -204,10 +292,14 @@ def check_members(plan: Plan, members: list[Member]) -> None:
     for member in members:
         folder = plan.folder(member)
         check_output_dir(folder, f"study member {member.id} folder")
-        read_json(folder / "member.json", MEMBER_SHAPE, "study member recipe")  # a conflict fails that member only
+        read_json(
+            folder / "member.json", MEMBER_SHAPE, "study member recipe"
+        )  # a conflict fails that member only
         check_stage_outputs(folder, OUTPUTS)
         if member.id in plan.reuse:
-            check_stage_outputs(plan.reuse[member.id], {s: OUTPUTS[s] for s in ("test", "lengths", "analyze")})
+            check_stage_outputs(
+                plan.reuse[member.id], {s: OUTPUTS[s] for s in ("test", "lengths", "analyze")}
+            )
 
 
 def run_member(plan: Plan, member: Member, threads: int = 1, on_stage=None) -> str:
@@ -228,9 +320,16 @@ def run_member(plan: Plan, member: Member, threads: int = 1, on_stage=None) -> s
                     on_stage(member, stage)
                 result = _run_stage(stage, argv, folder, threads)
                 if stage == "train":
-                    atomic_write_json(output, {"summary": _train_summary(result["stdout"], folder),
-                                               "seconds": result["seconds"], "threads": threads,
-                                               "host": os.uname().nodename}, indent=1)
+                    atomic_write_json(
+                        output,
+                        {
+                            "summary": _train_summary(result["stdout"], folder),
+                            "seconds": result["seconds"],
+                            "threads": threads,
+                            "host": os.uname().nodename,
+                        },
+                        indent=1,
+                    )
             return "done"
     except LockHeld:
         return "skipped"
@@ -265,8 +364,10 @@ def _check_member_recipe(plan: Plan, member: Member) -> None:
 def study_command(plan: Plan) -> str:
     """``cd CWD && PYTHON -m training study PLAN``: the start of every shell line that runs part of
     the study (a member, the collection) from anywhere that sees the same files."""
-    return (f"cd {shlex.quote(str(Path.cwd()))} && {shlex.quote(sys.executable)} -m training study "
-            f"{shlex.quote(str(plan.path.resolve()))}")
+    return (
+        f"cd {shlex.quote(str(Path.cwd()))} && {shlex.quote(sys.executable)} -m training study "
+        f"{shlex.quote(str(plan.path.resolve()))}"
+    )
 
 
 def list_commands(plan: Plan, threads: int = 1) -> list[str]:
@@ -274,23 +375,35 @@ def list_commands(plan: Plan, threads: int = 1) -> list[str]:
     return [f"{study_command(plan)} --member {shlex.quote(m.id)} --threads {threads}" for m in plan.members()]
 
 
-def run_study(plan: Plan, members: list[Member], jobs: int = 1, threads: int = 1, progress: bool = True) -> dict:
+def run_study(
+    plan: Plan, members: list[Member], jobs: int = 1, threads: int = 1, progress: bool = True
+) -> dict:
     """Run ``members`` with ``jobs`` at once; returns {member id: "done" | "skipped" | error}.
     (Seed-batched training, ``batch_seeds.train_seed_groups``, runs before this, built on it.)"""
     from tqdm import tqdm
 
-    bar = tqdm(total=len(members), desc=f"study {plan.name}", unit="member", disable=not progress, position=0,
-               dynamic_ncols=True)
-    slots = [tqdm(total=0, bar_format="{desc}", position=i + 1, disable=not progress, leave=False)
-             for i in range(min(jobs, len(members)))]
+    bar = tqdm(
+        total=len(members),
+        desc=f"study {plan.name}",
+        unit="member",
+        disable=not progress,
+        position=0,
+        dynamic_ncols=True,
+    )
+    slots = [
+        tqdm(total=0, bar_format="{desc}", position=i + 1, disable=not progress, leave=False)
+        for i in range(min(jobs, len(members)))
+    ]
     free = list(range(len(slots)))
     outcome = {}
 
     def work(member: Member):
         slot = free.pop()
         try:
+
             def show(m, stage):
                 slots[slot].set_description_str(f"  {m.id}: {stage}")
+
             outcome[member.id] = run_member(plan, member, threads, on_stage=show)
         except MemberFailed as error:
             outcome[member.id] = f"failed: {error}"

@@ -30,7 +30,7 @@ import os
 import re
 import shlex
 
-from theory.files import atomic_write_text
+from theory.io.files import atomic_write_text
 from training.cli_common import UsageError
 
 from .plan import Plan
@@ -41,7 +41,9 @@ __all__ = ["DEFAULT_TIME", "SlurmOptions", "check_slurm_options", "sbatch_script
 DEFAULT_TIME = "04:00:00"  # a smoke or small study fits easily; a longer one resumes when resubmitted
 _TIME = re.compile(r"(?:(\d+)-)?(\d+):([0-5]\d):([0-5]\d)")
 _PARTITION = re.compile(r"[A-Za-z0-9_.-]+(?:,[A-Za-z0-9_.-]+)*")
-_GRES = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?::[A-Za-z0-9_.-]+)*(?:,[A-Za-z][A-Za-z0-9_]*(?::[A-Za-z0-9_.-]+)*)*")
+_GRES = re.compile(
+    r"[A-Za-z][A-Za-z0-9_]*(?::[A-Za-z0-9_.-]+)*(?:,[A-Za-z][A-Za-z0-9_]*(?::[A-Za-z0-9_.-]+)*)*"
+)
 # what an #SBATCH --output line and a shell word hold literally: shlex's safe characters (no blank, quote,
 # $ or ;), less % (a Slurm file name pattern)
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9_@+=:,./-]+")
@@ -58,18 +60,23 @@ class SlurmOptions:
 def check_slurm_options(partition, time, cpus_per_task, gres, max_parallel) -> SlurmOptions:
     """UsageError (one line naming the flag, the value and what is allowed) for a bad value."""
     if partition is not None and not _PARTITION.fullmatch(partition):
-        raise UsageError(f"--partition must be a partition name (letters, digits, _ . -; a comma-separated list "
-                         f"for several), got {partition!r}")
+        raise UsageError(
+            f"--partition must be a partition name (letters, digits, _ . -; a comma-separated list "
+            f"for several), got {partition!r}"
+        )
     if time is not None:
         match = _TIME.fullmatch(time)
         if not match or not any(int(g or 0) for g in match.groups()):
-            raise UsageError(f"--time must be HH:MM:SS or D-HH:MM:SS (minutes and seconds 00-59, not all zero), "
-                             f"got {time!r}")
+            raise UsageError(
+                f"--time must be HH:MM:SS or D-HH:MM:SS (minutes and seconds 00-59, not all zero), "
+                f"got {time!r}"
+            )
     if cpus_per_task < 1:
         raise UsageError(f"--cpus-per-task must be >= 1, got {cpus_per_task}")
     if gres is not None and not _GRES.fullmatch(gres):
-        raise UsageError(f"--gres must look like gpu:1 or gpu:a100:2 (NAME[:TYPE][:COUNT], comma-separated), "
-                         f"got {gres!r}")
+        raise UsageError(
+            f"--gres must look like gpu:1 or gpu:a100:2 (NAME[:TYPE][:COUNT], comma-separated), got {gres!r}"
+        )
     if max_parallel is not None and max_parallel < 1:
         raise UsageError(f"--max-parallel must be >= 1, got {max_parallel}")
     return SlurmOptions(partition, time, cpus_per_task, gres, max_parallel)
@@ -82,8 +89,10 @@ def _job_name(plan: Plan) -> str:
 def _log_folder(plan: Plan) -> str:
     folder = os.path.abspath(plan.root / "slurm")
     if not _PLAIN_PATH.fullmatch(folder):
-        raise UsageError(f"--sbatch: the plan's root {str(plan.root)!r} has a character other than letters, digits and "
-                         f"_ @ + = : , . / -, which an #SBATCH --output line cannot hold; choose a root without it")
+        raise UsageError(
+            f"--sbatch: the plan's root {str(plan.root)!r} has a character other than letters, digits and "
+            f"_ @ + = : , . / -, which an #SBATCH --output line cannot hold; choose a root without it"
+        )
     return folder
 
 
@@ -94,14 +103,25 @@ def sbatch_script(plan: Plan, options: SlurmOptions, threads: int = 1) -> str:
     count = len(members)
     parallel = min(options.max_parallel or count, count)
     shared = [f"--time={options.time}"] + ([f"--partition={options.partition}"] if options.partition else [])
-    array_lines = [f"--job-name={name}", f"--array=0-{count - 1}%{parallel}", *shared,
-                   f"--cpus-per-task={options.cpus_per_task}"]
+    array_lines = [
+        f"--job-name={name}",
+        f"--array=0-{count - 1}%{parallel}",
+        *shared,
+        f"--cpus-per-task={options.cpus_per_task}",
+    ]
     if options.gres:
         array_lines.append(f"--gres={options.gres}")
     array_lines.append(f"--output={logs}/%A_%a.out")
     collect = f"{study_command(plan)} --collect"
-    collect_flags = [f"--job-name={name}-collect", *shared, "--cpus-per-task=1", f"--output={logs}/%j-collect.out",
-                     "--dependency=afterok:$array", "--kill-on-invalid-dep=yes", f"--wrap={shlex.quote(collect)}"]
+    collect_flags = [
+        f"--job-name={name}-collect",
+        *shared,
+        "--cpus-per-task=1",
+        f"--output={logs}/%j-collect.out",
+        "--dependency=afterok:$array",
+        "--kill-on-invalid-dep=yes",
+        f"--wrap={shlex.quote(collect)}",
+    ]
     cases = "\n".join(f"    {i}) {command} --no-progress ;;" for i, command in enumerate(commands))
     return f"""#!/bin/bash
 # Study {plan.name!r} ({str(plan.path)!r}) on Slurm: {count} members, one array task each, then the collection.

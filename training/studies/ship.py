@@ -22,12 +22,12 @@ import json
 import math
 from pathlib import Path
 
-from theory.cli import UsageError
-from theory.files import atomic_write_bytes, atomic_write_text
-from theory.inputs import InputError
+from theory.io.cli import UsageError
+from theory.io.files import atomic_write_bytes, atomic_write_text
+from theory.io.inputs import InputError
 from theory.statistics import ACCURACY_TOLERANCE, reaches
-from training.model.hf_files import TOKENIZER_FILES
-from training.model.runchecks import RunError
+from training.run.checks import RunError
+from training.run.hf_files import TOKENIZER_FILES
 
 from .member_files import BEST_SHAPE, SUMMARY_SHAPE, read_json
 from .plan import Member, Plan
@@ -35,14 +35,41 @@ from .runner import OUTPUTS, run_folder
 
 OVERWRITE_FLAG = "--overwrite-summary"  # the cli adds it; the refusal below names it
 
-__all__ = ["SummaryKept", "check_replacement", "ship_member", "ship_best", "best_choice",
-           "write_best", "best_member", "check_best_files",
-           "write_json_if_changed", "same_up_to_float_noise", "FLOAT_NOISE", "SMALL_FILES", "RUN_FILES"]
+__all__ = [
+    "SummaryKept",
+    "check_replacement",
+    "ship_member",
+    "ship_best",
+    "best_choice",
+    "write_best",
+    "best_member",
+    "check_best_files",
+    "write_json_if_changed",
+    "same_up_to_float_noise",
+    "FLOAT_NOISE",
+    "SMALL_FILES",
+    "RUN_FILES",
+]
 
-SMALL_FILES = ("train.json", "test_accuracy.json", "length_generalisation.json", "dilution.json", "analysis.json",
-               "length_long.json", "length_rescaled.json", "dilution_rescaled.json")
-# a best run is shipped loadable by Hugging Face tools as well: its tokenizer files (training.model.hf_files)
-RUN_FILES = ("config.json", "model.safetensors", "vocab.json", "recipe.json", "metrics.jsonl", *TOKENIZER_FILES)
+SMALL_FILES = (
+    "train.json",
+    "test_accuracy.json",
+    "length_generalisation.json",
+    "dilution.json",
+    "analysis.json",
+    "length_long.json",
+    "length_rescaled.json",
+    "dilution_rescaled.json",
+)
+# a best run is shipped loadable by Hugging Face tools as well: its tokenizer files (training.run.hf_files)
+RUN_FILES = (
+    "config.json",
+    "model.safetensors",
+    "vocab.json",
+    "recipe.json",
+    "metrics.jsonl",
+    *TOKENIZER_FILES,
+)
 
 
 class SummaryKept(UsageError):
@@ -70,11 +97,14 @@ def check_replacement(plan: Plan, stages: dict, expected: dict, overwrite: bool)
     if not lost:
         return
     complete_now = sum(set(expected[m]) <= set(s) for m, s in stages.items())
-    complete_old = sum(m in expected and set(expected[m]) <= set(entry["stages"])
-                       for m, entry in old["members"].items())
-    raise SummaryKept(f"found {complete_now} of {len(expected)} members complete under {plan.root}; the shipped "
-                      f"summary {path} has {complete_old}, and {len(lost)} member(s) would lose results "
-                      f"({_names(lost)}); nothing written; pass {OVERWRITE_FLAG} to replace it")
+    complete_old = sum(
+        m in expected and set(expected[m]) <= set(entry["stages"]) for m, entry in old["members"].items()
+    )
+    raise SummaryKept(
+        f"found {complete_now} of {len(expected)} members complete under {plan.root}; the shipped "
+        f"summary {path} has {complete_old}, and {len(lost)} member(s) would lose results "
+        f"({_names(lost)}); nothing written; pass {OVERWRITE_FLAG} to replace it"
+    )
 
 
 def _copy_if_changed(source: Path, target: Path) -> None:
@@ -101,8 +131,11 @@ def same_up_to_float_noise(old, new) -> bool:
     if isinstance(new, list):
         return len(old) == len(new) and all(map(same_up_to_float_noise, old, new))
     if isinstance(new, float):
-        return old == new or (math.isnan(old) and math.isnan(new)) or \
-            abs(old - new) <= FLOAT_NOISE * max(abs(old), abs(new))
+        return (
+            old == new
+            or (math.isnan(old) and math.isnan(new))
+            or abs(old - new) <= FLOAT_NOISE * max(abs(old), abs(new))
+        )
     return old == new
 
 
@@ -180,14 +213,23 @@ def best_choice(plan: Plan, summary: dict, task: str) -> dict | None:
     run, target = run_folder(plan, member), _best_target(plan, task)
     if not (run / "model.safetensors").is_file():  # e.g. collected on a clone, whose runs are not there
         shipped = read_json(target / "best.json", BEST_SHAPE, "shipped best member")
-        if not shipped or shipped["member"] != member.id:  # never pair one member's best.json with another's weights
-            raise RunError(f"the best {task} member is now {member.id}, but {run} holds no model.safetensors to ship "
-                           f"(shipped: {shipped['member'] if shipped else 'none'}); run that member's training, "
-                           f"then collect again")
-    return {"member": member.id, "length": plan.evaluate["lengths"][-1],
-            "accuracy": accuracy, "variant_mean": mean,
-            "rule": f"highest mean accuracy over seeds at the longest length, then that variant's best seed "
-                    f"(equal within {ACCURACY_TOLERANCE:g}; the first listed on a tie)", "run": run}
+        if (
+            not shipped or shipped["member"] != member.id
+        ):  # never pair one member's best.json with another's weights
+            raise RunError(
+                f"the best {task} member is now {member.id}, but {run} holds no model.safetensors to ship "
+                f"(shipped: {shipped['member'] if shipped else 'none'}); run that member's training, "
+                f"then collect again"
+            )
+    return {
+        "member": member.id,
+        "length": plan.evaluate["lengths"][-1],
+        "accuracy": accuracy,
+        "variant_mean": mean,
+        "rule": f"highest mean accuracy over seeds at the longest length, then that variant's best seed "
+        f"(equal within {ACCURACY_TOLERANCE:g}; the first listed on a tie)",
+        "run": run,
+    }
 
 
 def write_best(plan: Plan, task: str, choice: dict | None) -> dict | None:

@@ -56,6 +56,7 @@ def _die_with(parent: int):
         _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:  # the parent is already gone: the signal would never come
             os._exit(128 + signal.SIGKILL)
+
     return arm
 
 
@@ -63,7 +64,13 @@ def run_tied(argv: list, log, env: dict, scratch: Path) -> tuple[int, str]:
     """Run ``argv`` with stderr into the open ``log`` file and stdout into a temporary file in
     ``scratch``; returns (exit status, stdout text).  The child dies with this process."""
     with tempfile.TemporaryFile(dir=scratch) as out:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=log, env=env,
-                              preexec_fn=_die_with(os.getpid()) if _PRCTL is not None else None)
+        done = subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=log,
+            env=env,
+            preexec_fn=_die_with(os.getpid()) if _PRCTL is not None else None,
+        )
         out.seek(0)
         return done.returncode, out.read().decode("utf-8", errors="replace")

@@ -8,7 +8,7 @@ more than a few million tokens in memory beyond the 17-token core of every row.
 
 Where the rows go, and what a failed write costs:
 
-- ``--out FILE``: written atomically (theory.files), so a full disk leaves the previous FILE
+- ``--out FILE``: written atomically (theory.io.files), so a full disk leaves the previous FILE
   as it was; one line on stderr, exit status 2.
 - stdout: a full disk or an I/O error (``data > file``, ``data > /dev/full``) is one line
   on stderr and exit status 2 (what reached the file is incomplete: nothing can take it
@@ -29,7 +29,7 @@ import errno
 import os
 import sys
 
-from theory.files import DISK_ERRORS, OutputError, atomic_open
+from theory.io.files import DISK_ERRORS, OutputError, atomic_open
 from training.cli_common import TASK_HELP, UsageError, ascii_int, check_output, int_list, output_argument
 
 from . import generators as gen
@@ -43,7 +43,9 @@ def _hops(text: str) -> tuple[int, ...]:
     try:
         values = int_list(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated hop counts in 1..{MAX_HOPS}, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated hop counts in 1..{MAX_HOPS}, got {text!r}"
+        )
     try:
         return check_hops(values)
     except ValueError as bad:
@@ -51,18 +53,34 @@ def _hops(text: str) -> tuple[int, ...]:
 
 
 def add_data_parser(subparsers) -> None:
-    parser = subparsers.add_parser("data", help="write generated sequences as text",
-                                   description="Write generated task sequences as text, one a line: the input "
-                                               "tokens, the answer token and the hop count, separated by tabs.")
+    parser = subparsers.add_parser(
+        "data",
+        help="write generated sequences as text",
+        description="Write generated task sequences as text, one a line: the input "
+        "tokens, the answer token and the hop count, separated by tabs.",
+    )
     parser.add_argument("--task", required=True, choices=TASKS, help=TASK_HELP)
     parser.add_argument("--count", required=True, type=ascii_int, metavar="N", help="number of sequences")
     parser.add_argument("--seed", required=True, type=ascii_int, metavar="S", help="non-negative seed")
-    parser.add_argument("--hops", type=_hops, default=ALL_HOPS, metavar="H,..",
-                        help="hop counts to draw, in equal shares (default 1,2,3,4)")
-    parser.add_argument("--extra-target", type=ascii_int, default=0, metavar="K",
-                        help="extra target-window symbols before the effective window (default 0)")
-    parser.add_argument("--exact-balance", action="store_true",
-                        help="refuse a count for which hop shares, answer values and positions cannot be exactly equal")
+    parser.add_argument(
+        "--hops",
+        type=_hops,
+        default=ALL_HOPS,
+        metavar="H,..",
+        help="hop counts to draw, in equal shares (default 1,2,3,4)",
+    )
+    parser.add_argument(
+        "--extra-target",
+        type=ascii_int,
+        default=0,
+        metavar="K",
+        help="extra target-window symbols before the effective window (default 0)",
+    )
+    parser.add_argument(
+        "--exact-balance",
+        action="store_true",
+        help="refuse a count for which hop shares, answer values and positions cannot be exactly equal",
+    )
     output_argument(parser, "--out", metavar="FILE", help="write here (atomically) instead of stdout")
     parser.set_defaults(handler=run)
 
@@ -74,13 +92,18 @@ def _lines(task, core, extra: int, seed: int):
     for start in range(0, len(core), rows):
         batch = task.extend(core.select(slice(start, start + rows)), extra, seed, row_start=start)
         tokens, answers = vocab[batch.inputs], vocab[batch.answers]
-        yield "".join(f"{' '.join(row)}\t{answer}\t{hop}\n"
-                      for row, answer, hop in zip(tokens.tolist(), answers.tolist(), batch.hops.tolist()))
+        yield "".join(
+            f"{' '.join(row)}\t{answer}\t{hop}\n"
+            for row, answer, hop in zip(tokens.tolist(), answers.tolist(), batch.hops.tolist())
+        )
 
 
 def run(args) -> int:
-    for flag, check, value in (("--count", check_count, args.count), ("--seed", check_seed, args.seed),
-                               ("--extra-target", check_extra, args.extra_target)):
+    for flag, check, value in (
+        ("--count", check_count, args.count),
+        ("--seed", check_seed, args.seed),
+        ("--extra-target", check_extra, args.extra_target),
+    ):
         try:
             check(value)
         except ValueError as bad:

@@ -40,16 +40,26 @@ from pathlib import Path
 
 import numpy as np
 
-from theory.files import OutputError, atomic_open, atomic_write_json, check_output_dir
-from theory.inputs import InputError, check_input_file, load_json
+from theory.io.files import OutputError, atomic_open, atomic_write_json, check_output_dir
+from theory.io.inputs import InputError, check_input_file, load_json
 from training.cli_common import UsageError
 
 from . import generators as gen
 from .definitions import Batch, check_count, check_hops, check_seed, get_task
 from .vocab import ALL_HOPS
 
-__all__ = ["PAPER_SPLIT_SIZES", "build_splits", "paper_splits", "cached_splits", "duplicate_rows",
-           "balance_report", "default_cache_dir", "check_cache_dir", "resample_duplicates", "CacheError"]
+__all__ = [
+    "PAPER_SPLIT_SIZES",
+    "build_splits",
+    "paper_splits",
+    "cached_splits",
+    "duplicate_rows",
+    "balance_report",
+    "default_cache_dir",
+    "check_cache_dir",
+    "resample_duplicates",
+    "CacheError",
+]
 
 PAPER_SPLIT_SIZES = {"train": 432_000, "validation": 2_400, "test": 45_600}
 _DEDUPE_TAG = 0xDED0
@@ -72,8 +82,10 @@ def check_cache_dir(cache_dir=None, writable: bool = False) -> Path:
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     named = f"{directory}" if cache_dir is not None else f"{directory} ($ROPE_HEADS_CACHE)"
     if directory.exists() and not directory.is_dir():
-        raise CacheError(f"dataset cache folder {named} exists and is not a directory; "
-                         f"remove it or set ROPE_HEADS_CACHE to a folder")
+        raise CacheError(
+            f"dataset cache folder {named} exists and is not a directory; "
+            f"remove it or set ROPE_HEADS_CACHE to a folder"
+        )
     if writable:
         try:
             check_output_dir(directory, f"dataset cache folder {named}")
@@ -113,7 +125,9 @@ def resample_duplicates(task, batch: Batch, seed: int, max_rounds: int = 100) ->
             fresh = task.generate_class(int(hop), len(rows), rng, batch.answers[rows], positions[which])
             batch.inputs[rows] = fresh.inputs
         redrawn += len(dups)
-    raise RuntimeError(f"could not make all {len(batch)} {task.name} sequences distinct in {max_rounds} rounds")
+    raise RuntimeError(
+        f"could not make all {len(batch)} {task.name} sequences distinct in {max_rounds} rounds"
+    )
 
 
 def build_splits(task_name, sizes=None, seed: int = 0, hops=ALL_HOPS) -> tuple[dict[str, Batch], dict]:
@@ -153,21 +167,28 @@ def balance_report(task_name, batch: Batch) -> dict:
     target window) and over (value, position) cells."""
     task = get_task(task_name)
     positions = gen.follow_paths(task.name, batch.inputs)[0]
-    report = {"rows": len(batch),
-              "hop_counts": {int(h): int(c) for h, c in zip(*np.unique(batch.hops, return_counts=True))}}
+    report = {
+        "rows": len(batch),
+        "hop_counts": {int(h): int(c) for h, c in zip(*np.unique(batch.hops, return_counts=True))},
+    }
     for hop in report["hop_counts"]:
         rows = batch.hops == hop
         answers, pos = batch.answers[rows], positions[rows]
         values = np.bincount(answers, minlength=task.n_answer_values)
         places = np.bincount(pos, minlength=task.n_positions)
-        cells = np.bincount(answers * task.n_positions + pos, minlength=task.n_answer_values * task.n_positions)
-        report[f"hop{hop}"] = {"values": (int(values.min()), int(values.max())),
-                               "positions": (int(places.min()), int(places.max())),
-                               "cells": (int(cells.min()), int(cells.max()))}
+        cells = np.bincount(
+            answers * task.n_positions + pos, minlength=task.n_answer_values * task.n_positions
+        )
+        report[f"hop{hop}"] = {
+            "values": (int(values.min()), int(values.max())),
+            "positions": (int(places.min()), int(places.max())),
+            "cells": (int(cells.min()), int(cells.max())),
+        }
     return report
 
 
 # -- cache ---------------------------------------------------------------------------
+
 
 def _content_sha256(splits: dict[str, Batch]) -> str:
     digest = hashlib.sha256()
@@ -181,13 +202,20 @@ def _content_sha256(splits: dict[str, Batch]) -> str:
 
 
 def _parameters(task, sizes: dict, seed: int, hops: tuple) -> dict:
-    return {"format": _CACHE_FORMAT, "task": task.name, "seed": seed, "sizes": sizes, "hops": list(hops),
-            "generator_version": gen.GENERATOR_VERSION, "numpy": np.__version__,
-            "vocab_sha256": hashlib.sha256(json.dumps(task.vocab).encode()).hexdigest()}
+    return {
+        "format": _CACHE_FORMAT,
+        "task": task.name,
+        "seed": seed,
+        "sizes": sizes,
+        "hops": list(hops),
+        "generator_version": gen.GENERATOR_VERSION,
+        "numpy": np.__version__,
+        "vocab_sha256": hashlib.sha256(json.dumps(task.vocab).encode()).hexdigest(),
+    }
 
 
 # What _load reads of a manifest; anything else in it is only for people.  The loader
-# (theory.inputs) refuses a FIFO or device there without blocking, bounds the nesting and
+# (theory.io.inputs) refuses a FIFO or device there without blocking, bounds the nesting and
 # names the field of the wrong type.
 _MANIFEST_SHAPE = {"parameters": dict, "content_sha256": str}
 
@@ -218,8 +246,10 @@ def _load(data_path: Path, manifest_path: Path, parameters: dict):
     try:
         check_input_file(data_path, "dataset cache")  # np.load would block forever on a FIFO
         with np.load(data_path, allow_pickle=False) as data:
-            splits = {name: Batch(data[f"{name}/inputs"], data[f"{name}/answers"], data[f"{name}/hops"])
-                      for name in parameters["sizes"]}
+            splits = {
+                name: Batch(data[f"{name}/inputs"], data[f"{name}/answers"], data[f"{name}/hops"])
+                for name in parameters["sizes"]
+            }
         content = _content_sha256(splits)
     except InputError as error:
         return None, str(error)
@@ -230,14 +260,24 @@ def _load(data_path: Path, manifest_path: Path, parameters: dict):
     return splits, None
 
 
-def _write_cache(splits: dict, info: dict, task, parameters: dict, data_path: Path, manifest_path: Path) -> None:
-    arrays = {f"{name}/{field}": getattr(batch, field) for name, batch in splits.items()
-              for field in ("inputs", "answers", "hops")}
+def _write_cache(
+    splits: dict, info: dict, task, parameters: dict, data_path: Path, manifest_path: Path
+) -> None:
+    arrays = {
+        f"{name}/{field}": getattr(batch, field)
+        for name, batch in splits.items()
+        for field in ("inputs", "answers", "hops")
+    }
     try:
         with atomic_open(data_path, "wb") as handle:
             np.savez(handle, **arrays)
-        manifest = {"parameters": parameters, "content_sha256": _content_sha256(splits), "data_file": data_path.name,
-                    **info, "balance": {name: balance_report(task, batch) for name, batch in splits.items()}}
+        manifest = {
+            "parameters": parameters,
+            "content_sha256": _content_sha256(splits),
+            "data_file": data_path.name,
+            **info,
+            "balance": {name: balance_report(task, batch) for name, batch in splits.items()},
+        }
         # The manifest goes last: a crash in between leaves a data file no manifest vouches for.
         atomic_write_json(manifest_path, manifest, indent=1)
     except OutputError as error:  # e.g. a folder standing where the .npz belongs

@@ -16,21 +16,39 @@ position marginals cannot all be exactly equal.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
-from theory.files import atomic_write_json
-from theory.inputs import InputError, load_json
 from theory.functions import solve_letter, solve_number
+from theory.io.files import atomic_write_json
+from theory.io.inputs import InputError, load_json
 
 from . import generators as gen
-from .vocab import (ALL_HOPS, LETTER_TARGET_COUNT, MAX_HOPS, NUMBER_ALPH_SIZE, SEQ_LEN, TARGET_LEN, letter_vocab,
-                    number_vocab)
+from .vocab import (
+    ALL_HOPS,
+    LETTER_TARGET_COUNT,
+    MAX_HOPS,
+    NUMBER_ALPH_SIZE,
+    SEQ_LEN,
+    TARGET_LEN,
+    letter_vocab,
+    number_vocab,
+)
 
-__all__ = ["TASKS", "Task", "Batch", "get_task", "sample_batch", "save_vocab", "load_vocab",
-           "MAX_EXTRA_TARGET", "MAX_COUNT", "check_hops"]
+__all__ = [
+    "TASKS",
+    "Task",
+    "Batch",
+    "get_task",
+    "sample_batch",
+    "save_vocab",
+    "load_vocab",
+    "MAX_EXTRA_TARGET",
+    "MAX_COUNT",
+    "check_hops",
+]
 
 TASKS = ("number", "letter")
 MAX_EXTRA_TARGET = 1_000_000
@@ -49,14 +67,20 @@ class Batch:
     hops: np.ndarray
 
     def __post_init__(self):
-        if self.inputs.ndim != 2 or self.answers.shape != (len(self.inputs),) or self.hops.shape != self.answers.shape:
-            raise ValueError(f"inconsistent batch shapes: inputs {self.inputs.shape}, answers {self.answers.shape}, "
-                             f"hops {self.hops.shape}")
+        if (
+            self.inputs.ndim != 2
+            or self.answers.shape != (len(self.inputs),)
+            or self.hops.shape != self.answers.shape
+        ):
+            raise ValueError(
+                f"inconsistent batch shapes: inputs {self.inputs.shape}, answers {self.answers.shape}, "
+                f"hops {self.hops.shape}"
+            )
 
     def __len__(self) -> int:
         return len(self.answers)
 
-    def select(self, index) -> "Batch":
+    def select(self, index) -> Batch:
         return Batch(self.inputs[index], self.answers[index], self.hops[index])
 
 
@@ -73,9 +97,14 @@ def check_seed(seed) -> int:
 
 
 def check_extra(extra_target) -> int:
-    if isinstance(extra_target, bool) or not isinstance(extra_target, (int, np.integer)) \
-            or not 0 <= extra_target <= MAX_EXTRA_TARGET:
-        raise ValueError(f"extra target length must be an integer in 0..{MAX_EXTRA_TARGET}, got {extra_target!r}")
+    if (
+        isinstance(extra_target, bool)
+        or not isinstance(extra_target, (int, np.integer))
+        or not 0 <= extra_target <= MAX_EXTRA_TARGET
+    ):
+        raise ValueError(
+            f"extra target length must be an integer in 0..{MAX_EXTRA_TARGET}, got {extra_target!r}"
+        )
     return int(extra_target)
 
 
@@ -116,8 +145,10 @@ class Task:
         if isinstance(tokens, str):
             raise ValueError("encode expects a sequence of token strings, got one string; split it first")
         try:
-            return np.array([self.encode(t) if not isinstance(t, str) else self.token_to_id[t] for t in tokens],
-                            dtype=np.int64)
+            return np.array(
+                [self.encode(t) if not isinstance(t, str) else self.token_to_id[t] for t in tokens],
+                dtype=np.int64,
+            )
         except KeyError as missing:
             raise ValueError(f"token {missing.args[0]!r} is not in the {self.name} vocabulary") from None
 
@@ -134,8 +165,9 @@ class Task:
         are the multiples of this (positions divide values, see balanced_cells)."""
         return n_classes * self.n_answer_values
 
-    def generate(self, count: int, seed: int, hops=ALL_HOPS, extra_target: int = 0,
-                 exact_balance: bool = False) -> Batch:
+    def generate(
+        self, count: int, seed: int, hops=ALL_HOPS, extra_target: int = 0, exact_balance: bool = False
+    ) -> Batch:
         """``count`` balanced sequences, shuffled; the same arguments always give the same batch.
 
         The 17 core tokens depend on (count, seed, hops) only; ``extra_target = K``
@@ -145,19 +177,27 @@ class Task:
         hops = check_hops(hops)
         unit = self.exact_balance_unit(len(hops))
         if exact_balance and count % unit:
-            raise ValueError(f"count {count} cannot be balanced exactly for the {self.name} task with "
-                             f"{len(hops)} hop class(es): it must be a multiple of {unit} "
-                             f"({len(hops)} x {self.n_answer_values} answer values)")
+            raise ValueError(
+                f"count {count} cannot be balanced exactly for the {self.name} task with "
+                f"{len(hops)} hop class(es): it must be a multiple of {unit} "
+                f"({len(hops)} x {self.n_answer_values} answer values)"
+            )
         if count * (SEQ_LEN + extra_target) > MAX_TOKENS_IN_MEMORY:
-            raise ValueError(f"{count} sequences of {SEQ_LEN + extra_target} tokens exceed the in-memory limit of "
-                             f"{MAX_TOKENS_IN_MEMORY} tokens; generate fewer or stream with the CLI")
+            raise ValueError(
+                f"{count} sequences of {SEQ_LEN + extra_target} tokens exceed the in-memory limit of "
+                f"{MAX_TOKENS_IN_MEMORY} tokens; generate fewer or stream with the CLI"
+            )
         rng = np.random.default_rng(seed)
         parts = [self.generate_class(h, m, rng) for h, m in zip(hops, gen.class_sizes(count, len(hops)))]
-        batch = Batch(*(np.concatenate(arrays) for arrays in zip(*((p.inputs, p.answers, p.hops) for p in parts))))
+        batch = Batch(
+            *(np.concatenate(arrays) for arrays in zip(*((p.inputs, p.answers, p.hops) for p in parts)))
+        )
         batch = batch.select(rng.permutation(count))
         return self.extend(batch, extra_target, seed) if extra_target else batch
 
-    def generate_class(self, hop: int, count: int, rng: np.random.Generator, values=None, positions=None) -> Batch:
+    def generate_class(
+        self, hop: int, count: int, rng: np.random.Generator, values=None, positions=None
+    ) -> Batch:
         """``count`` sequences of one hop class in the balanced design order (unshuffled);
         ``values``/``positions`` override the design (used to resample duplicates)."""
         if values is None:
@@ -198,7 +238,9 @@ def get_task(name) -> Task:
     return _TASKS[name]
 
 
-def sample_batch(task, rng: np.random.Generator, batch_size: int, extra_target: int = 0, hops=ALL_HOPS) -> Batch:
+def sample_batch(
+    task, rng: np.random.Generator, batch_size: int, extra_target: int = 0, hops=ALL_HOPS
+) -> Batch:
     """A fresh balanced batch whose seed is drawn from ``rng`` (for on-the-fly training)."""
     seed = int(rng.integers(0, 2**63 - 1))
     return get_task(task).generate(batch_size, seed, hops=hops, extra_target=extra_target)

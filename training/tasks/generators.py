@@ -15,9 +15,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from .vocab import (LETTER_ALPH_SIZE, LETTER_INT_MAX, LETTER_PAIR_BASE, NUMBER_ALPH_SIZE, NUMBER_INT_BASE,
-                    NUMBER_INT_MAX, PRETARGET_LEN, QUERY_POS, SEQ_LEN, TARGET_LEN, letter_pair_id, letter_target_id,
-                    number_int_id)
+from .vocab import (
+    LETTER_ALPH_SIZE,
+    LETTER_INT_MAX,
+    LETTER_PAIR_BASE,
+    NUMBER_ALPH_SIZE,
+    NUMBER_INT_BASE,
+    NUMBER_INT_MAX,
+    PRETARGET_LEN,
+    QUERY_POS,
+    SEQ_LEN,
+    TARGET_LEN,
+    letter_pair_id,
+    letter_target_id,
+    number_int_id,
+)
 
 # Bump whenever a change makes any generator emit different data for the same seed:
 # cached datasets carry it in their manifest and are rebuilt when it differs.
@@ -54,7 +66,9 @@ def balanced_cells(count: int, n_values: int, n_positions: int, rng: np.random.G
     all those counts while letting a short batch see random values.
     """
     if n_values % n_positions:
-        raise ValueError(f"balanced_cells needs the positions ({n_positions}) to divide the values ({n_values})")
+        raise ValueError(
+            f"balanced_cells needs the positions ({n_positions}) to divide the values ({n_values})"
+        )
     cell = np.arange(count, dtype=np.int64) % (n_values * n_positions)
     value = cell % n_values
     position = (cell // n_values + cell) % n_positions
@@ -85,8 +99,10 @@ def fill_number(hop: int, values: np.ndarray, positions: np.ndarray, rng: np.ran
     # cannot change the answer or the hop count, whatever they point at.
     highs = np.minimum(np.arange(TARGET_LEN, QUERY_POS), NUMBER_INT_MAX)
     out[:, TARGET_LEN:QUERY_POS] = number_int_id(rng.integers(1, highs + 1, size=(count, PRETARGET_LEN)))
-    chain = np.concatenate([np.full((count, 1), QUERY_POS), chain_positions(count, hop, rng),
-                            np.asarray(positions)[:, None]], axis=1)
+    chain = np.concatenate(
+        [np.full((count, 1), QUERY_POS), chain_positions(count, hop, rng), np.asarray(positions)[:, None]],
+        axis=1,
+    )
     # Each chain position holds the distance to the next one; the largest is 16 - 0 = 16.
     out[rows, chain[:, :-1]] = number_int_id(chain[:, :-1] - chain[:, 1:])
     return out
@@ -116,12 +132,14 @@ def fill_letter(hop: int, values: np.ndarray, positions: np.ndarray, rng: np.ran
         return np.take_along_axis(free, pick, axis=1)
 
     out = np.empty((count, SEQ_LEN), dtype=np.int64)
-    out[:, :TARGET_LEN] = letter_target_id(distractor_letters(TARGET_LEN),
-                                           rng.integers(0, LETTER_INT_MAX, size=(count, TARGET_LEN)))
+    out[:, :TARGET_LEN] = letter_target_id(
+        distractor_letters(TARGET_LEN), rng.integers(0, LETTER_INT_MAX, size=(count, TARGET_LEN))
+    )
     out[rows, positions] = values
     # Distractor pairs may point at any letter (a chain letter included): they are off the path.
-    out[:, TARGET_LEN:QUERY_POS] = letter_pair_id(distractor_letters(PRETARGET_LEN),
-                                                  rng.integers(0, LETTER_ALPH_SIZE, size=(count, PRETARGET_LEN)))
+    out[:, TARGET_LEN:QUERY_POS] = letter_pair_id(
+        distractor_letters(PRETARGET_LEN), rng.integers(0, LETTER_ALPH_SIZE, size=(count, PRETARGET_LEN))
+    )
     out[:, QUERY_POS] = letter_pair_id(distractor_letters(1)[:, 0], perm[:, 0])
     hops_at = chain_positions(count, hop, rng)
     for k in range(hop - 1):
@@ -188,7 +206,9 @@ def _extra_block(task_name: str, core: np.ndarray, extra: int, rng: np.random.Ge
     return letter_target_id(letters, rng.integers(0, LETTER_INT_MAX, size=(count, extra)))
 
 
-def extra_target_tokens(task_name: str, inputs: np.ndarray, extra: int, seed: int, row_start: int = 0) -> np.ndarray:
+def extra_target_tokens(
+    task_name: str, inputs: np.ndarray, extra: int, seed: int, row_start: int = 0
+) -> np.ndarray:
     """``extra`` target-window symbols per row, to be put BEFORE ``inputs`` (Section 3.6).
 
     Number task: random letters of ALPH.  Letter task: letter+int tokens whose letter

@@ -32,7 +32,7 @@ LETTERS = "abcdefgh"
 LETTER_ALPH_SIZE = len(LETTERS)
 LETTER_INT_MAX = 8
 LETTER_TARGET_COUNT = LETTER_ALPH_SIZE * LETTER_INT_MAX  # 64 letter+int tokens, ids 0..63
-LETTER_PAIR_BASE = LETTER_TARGET_COUNT                    # letter+letter tokens start here
+LETTER_PAIR_BASE = LETTER_TARGET_COUNT  # letter+letter tokens start here
 
 
 def _number_alph() -> list[str]:

@@ -3,7 +3,7 @@ the report's numbers (``doc.Num``, each naming the file it came from).
 
 A study that is not shipped (its results file absent) gives a section of one paragraph that says
 so and names the command that writes it: the report still builds on a fresh clone that lacks a
-study.  A file that is there but damaged is ``theory.inputs.InputError`` naming the file and the
+study.  A file that is there but damaged is ``theory.io.inputs.InputError`` naming the file and the
 field, from the one loader: the report must not paper over a broken result.
 """
 
@@ -14,10 +14,14 @@ from pathlib import Path
 
 from proofs_check.claims.variants import correct_counts
 from proofs_check.report.doc import Code, Figure, Link, Num, Para, Ref, Section
-from theory.inputs import Nullable, load_json
+from theory.io.inputs import Nullable, load_json
 
 VALUE = Nullable(float)
-STAT = {"values": {"*": VALUE}, "mean?": VALUE, "ci?": Nullable([float])}  # collect's statistics of one quantity
+STAT = {
+    "values": {"*": VALUE},
+    "mean?": VALUE,
+    "ci?": Nullable([float]),
+}  # collect's statistics of one quantity
 LENGTH_BLOCK = {"lengths": [int], "accuracy": [STAT], "n_per_length?": {"*": [int]}, "by_hop?": {"*": [STAT]}}
 FIGURES = "figures/output"
 
@@ -32,8 +36,21 @@ def load(root: Path, relative: str, shape):
 
 def not_shipped(anchor: str, title: str, relative: str, command: str) -> Section:
     """The section of a study whose results file is absent: one paragraph naming it and its command."""
-    return Section(anchor, title, [Para(["This study is not shipped: ", Ref(relative),
-                                         " is absent. Run it, then generate the report again: ", Ref(command), "."])])
+    return Section(
+        anchor,
+        title,
+        [
+            Para(
+                [
+                    "This study is not shipped: ",
+                    Ref(relative),
+                    " is absent. Run it, then generate the report again: ",
+                    Ref(command),
+                    ".",
+                ]
+            )
+        ],
+    )
 
 
 def claim(claim_id: str) -> Link:
@@ -54,6 +71,7 @@ def code(command: str) -> Code:
 
 
 # -- numbers --------------------------------------------------------------------------------------
+
 
 def accuracy(value: float) -> str:
     return f"{value:.3f}"
@@ -109,8 +127,9 @@ def at_length(block: dict | None, length: int, hop: str | None = None) -> dict |
 def counts(block: dict, length: int) -> dict:
     """{seed: (correct, inputs)} at ``length``, from the accuracy and the inputs evaluated per seed."""
     at = block["lengths"].index(length)
-    return correct_counts(block["accuracy"][at]["values"],
-                          {seed: n[at] for seed, n in block.get("n_per_length", {}).items()})
+    return correct_counts(
+        block["accuracy"][at]["values"], {seed: n[at] for seed, n in block.get("n_per_length", {}).items()}
+    )
 
 
 def counts_text(found: dict) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from proofs_check.claims.llm_heads import SCORE_LIMIT, SHIPPED, SINK_LIMIT, TASKS, compare_groups
 from proofs_check.claims.llm_layers import KINDS, fisher_row, layer_table
 from proofs_check.claims.llm_local import SCREEN_LENGTH, SCREEN_LEVEL, decide, load_results, screen
-from proofs_check.claims.shipped import LLM_HEADS, read
+from proofs_check.evidence.shipped import LLM_HEADS, read
 from proofs_check.registry import REGISTRY
 from proofs_check.report.doc import Bullets, Num, Para, Ref, Section, num
 from training.analysis.adapters import supported_families  # the adapters' own list (HF_FAMILIES)
@@ -23,46 +23,77 @@ from .common import claim, figure, joined, not_shipped
 
 ANCHOR, TITLE = "study-llm", "Pretrained LLMs: positional and symbolic heads"
 FOLDER = "training/reference/llm"
-COMMAND = ("python -m training analyze --model PATH --task T --json training/reference/llm/MODEL/analysis_T.json "
-           "--replace-shipped")
+COMMAND = (
+    "python -m training analyze --model PATH --task T --json training/reference/llm/MODEL/analysis_T.json "
+    "--replace-shipped"
+)
 HEADS_SOURCE = "training/analysis/head_classes.py"  # SINK_LIMIT, SCORE_LIMIT (C11-llm reads them there)
 
 
 def head_folders(root: Path) -> list[Path]:
     """Every model folder with an analysis of each task, by name."""
     folder = Path(root) / FOLDER
-    return sorted(p for p in folder.iterdir() if p.is_dir() and all((p / f"analysis_{t}.json").is_file()
-                                                                     for t in TASKS)) if folder.is_dir() else []
+    return (
+        sorted(
+            p
+            for p in folder.iterdir()
+            if p.is_dir() and all((p / f"analysis_{t}.json").is_file() for t in TASKS)
+        )
+        if folder.is_dir()
+        else []
+    )
 
 
 def harness_models(root: Path) -> list[str]:
     """Every model name with both tasks' results of the 1-hop harness, by name."""
     folder = Path(root) / FOLDER
-    return sorted(p.name.removesuffix("_letter.json") for p in folder.glob("*_letter.json")
-                  if (folder / p.name.replace("_letter.json", "_number.json")).is_file())
+    return sorted(
+        p.name.removesuffix("_letter.json")
+        for p in folder.glob("*_letter.json")
+        if (folder / p.name.replace("_letter.json", "_number.json")).is_file()
+    )
 
 
 def section(root: Path) -> Section:
     folders, models = head_folders(root), harness_models(root)
     if not folders and not models:
         return not_shipped(ANCHOR, TITLE, FOLDER, COMMAND)
-    blocks = [Para(["Every head of a local pretrained RoPE model gets a positional and a symbolic score on the two "
-                    "tasks' inputs, the share of its attention on the first token (the attention sink, which inflates "
-                    "the symbolic score) and its dominant RoPE plane. Heads whose sink share is above ",
-                    num(SINK_LIMIT, "g", HEADS_SOURCE), " are left out; of the rest a head is positional when only its "
-                    "positional score reaches ", num(SCORE_LIMIT, "g", HEADS_SOURCE), ", symbolic when only its "
-                    "symbolic score does. A one-sided Mann-Whitney test asks whether positional heads use faster "
-                    "planes, as ", Ref("Table 1"), " says of the small trained model. The analysis reads the families ",
-                    Ref(supported_families()), "; a model of another family is refused before it loads."])]
+    blocks = [
+        Para(
+            [
+                "Every head of a local pretrained RoPE model gets a positional and a symbolic score on the two "
+                "tasks' inputs, the share of its attention on the first token (the attention sink, which inflates "
+                "the symbolic score) and its dominant RoPE plane. Heads whose sink share is above ",
+                num(SINK_LIMIT, "g", HEADS_SOURCE),
+                " are left out; of the rest a head is positional when only its positional score reaches ",
+                num(SCORE_LIMIT, "g", HEADS_SOURCE),
+                ", symbolic when only its "
+                "symbolic score does. A one-sided Mann-Whitney test asks whether positional heads use faster "
+                "planes, as ",
+                Ref("Table 1"),
+                " says of the small trained model. The analysis reads the families ",
+                Ref(supported_families()),
+                "; a model of another family is refused before it loads.",
+            ]
+        )
+    ]
     for folder in folders:
         blocks.append(Bullets(_head_findings(root, folder)))
         layers = _layer_finding(folder)
         if layers is not None:
             blocks.append(layers)
-    blocks.append(figure(root, "llm_heads", ["Head maps of the shipped pretrained models, a column per model and "
-                                             "task: positional and symbolic scores, sink share, dominant RoPE plane "
-                                             "and, where layers have their own base, its angle per token; "
-                                             "full-attention layers marked F. One cell per head."]))
+    blocks.append(
+        figure(
+            root,
+            "llm_heads",
+            [
+                "Head maps of the shipped pretrained models, a column per model and "
+                "task: positional and symbolic scores, sink share, dominant RoPE plane "
+                "and, where layers have their own base, its angle per token; "
+                "full-attention layers marked F. One cell per head."
+            ],
+        )
+    )
     screened = _screen_finding(root, models)
     if screened is not None:
         blocks.append(screened)
@@ -82,13 +113,35 @@ def _layer_finding(folder: Path) -> Para | None:
             return None
         src = f"{FOLDER}/{folder.name}/analysis_{task}.json"
         row = fisher_row(layer_table(analysis))
-        shares = [[num(row["table"][k][0], "d", src), " of ", num(sum(row["table"][k]), "d", src),
-                   f" in {kind} layers"] for k, kind in enumerate(KINDS)]
-        parts += [*(["; "] if parts else []), task, " task: positional heads ", *shares[0], " against ", *shares[1],
-                  ", one-sided Fisher p ", num(row["p_more"], ".2g", src)]
-    return Para(["Where the layers are of two kinds (sliding-window and full attention, each with its own RoPE "
-                 "base), are positional heads more frequent in the sliding ones? Sink-dominated heads left out, ",
-                 *parts, " (", claim("LLM-local-global"), ")."])
+        shares = [
+            [
+                num(row["table"][k][0], "d", src),
+                " of ",
+                num(sum(row["table"][k]), "d", src),
+                f" in {kind} layers",
+            ]
+            for k, kind in enumerate(KINDS)
+        ]
+        parts += [
+            *(["; "] if parts else []),
+            task,
+            " task: positional heads ",
+            *shares[0],
+            " against ",
+            *shares[1],
+            ", one-sided Fisher p ",
+            num(row["p_more"], ".2g", src),
+        ]
+    return Para(
+        [
+            "Where the layers are of two kinds (sliding-window and full attention, each with its own RoPE "
+            "base), are positional heads more frequent in the sliding ones? Sink-dominated heads left out, ",
+            *parts,
+            " (",
+            claim("LLM-local-global"),
+            ").",
+        ]
+    )
 
 
 def _screen_finding(root: Path, models: list) -> Para | None:
@@ -99,19 +152,33 @@ def _screen_finding(root: Path, models: list) -> Para | None:
     if not found:
         return None
     src = "proofs_check/claims/llm_local.py"
-    parts = ["The paper judges generalisation only on models that pass a screen (", Ref("Appendix H"), "): at least ",
-             num(SCREEN_LEVEL, "g", src), " accuracy on the one-hop letter task at length ",
-             num(SCREEN_LENGTH, "d", src), ". "]
+    parts = [
+        "The paper judges generalisation only on models that pass a screen (",
+        Ref("Appendix H"),
+        "): at least ",
+        num(SCREEN_LEVEL, "g", src),
+        " accuracy on the one-hop letter task at length ",
+        num(SCREEN_LENGTH, "d", src),
+        ". ",
+    ]
     for i, (model, result) in enumerate(found):
         data = f"{FOLDER}/{result['source']}"
-        parts += [*([", "] if i else []), Ref(model), " scores ", num(result["accuracy"], ".3f", data),
-                  " there (", "passes" if result["passes"] else "screened out", ")"]
+        parts += [
+            *([", "] if i else []),
+            Ref(model),
+            " scores ",
+            num(result["accuracy"], ".3f", data),
+            " there (",
+            "passes" if result["passes"] else "screened out",
+            ")",
+        ]
     return Para(parts + ["; ", claim("C12-local"), " judges only the models that pass."])
 
 
 def _claims_for(folder: Path) -> list:
-    ids = [f"C11-llm-{folder.name}"] + (["C11-llm"] if folder.resolve() == SHIPPED.resolve()
-                                       or folder.name == SHIPPED.name else [])
+    ids = [f"C11-llm-{folder.name}"] + (
+        ["C11-llm"] if folder.resolve() == SHIPPED.resolve() or folder.name == SHIPPED.name else []
+    )
     return [claim(i) for i in ids if i in REGISTRY]
 
 
@@ -123,14 +190,31 @@ def _head_findings(root: Path, folder: Path) -> list:
     items = []
     for task, analysis in analyses.items():
         row, src = compare_groups(analysis), relative[task]
-        parts = [Ref(str(model)), ", ", task, " task: ", num(row["n_positional"], "d", src),
-                 " positional heads (median plane ", _median(row["median_id_positional"], src), ") against ",
-                 num(row["n_symbolic"], "d", src),
-                 " symbolic (median plane ", _median(row["median_id_symbolic"], src), ")"]
+        parts = [
+            Ref(str(model)),
+            ", ",
+            task,
+            " task: ",
+            num(row["n_positional"], "d", src),
+            " positional heads (median plane ",
+            _median(row["median_id_positional"], src),
+            ") against ",
+            num(row["n_symbolic"], "d", src),
+            " symbolic (median plane ",
+            _median(row["median_id_symbolic"], src),
+            ")",
+        ]
         if row["U"] is not None:
             parts += [", one-sided p ", num(row["p_lower"], ".1e", src)]
-        parts += ["; of its ", num(row["heads"], "d", src), " heads, ", num(row["sink_dominated"], "d", src),
-                  " sink-dominated and ", num(row["mixed"], "d", src), " mixed ones are left out"]
+        parts += [
+            "; of its ",
+            num(row["heads"], "d", src),
+            " heads, ",
+            num(row["sink_dominated"], "d", src),
+            " sink-dominated and ",
+            num(row["mixed"], "d", src),
+            " mixed ones are left out",
+        ]
         if links:
             parts += [" (", *joined(links), ")"]
         items.append(Para(parts + ["."]))
@@ -156,9 +240,25 @@ def _harness_finding(root: Path, model: str) -> Para | None:
     if difference["ci"] is None:
         return Para(parts + ["on too few seeds for an interval (", claim("C12-local"), ")."])
     low, high = difference["ci"]
-    tail = (" task and length cells, so this model is near chance and cannot show the relation the frontier "
-            "models show." if len(near) * 2 > len(cells) else " task and length cells.")
-    return Para(parts + ["ahead of the number task by ", Num(f"{difference['mean']:+.3f}", src), ", interval over "
-                         "seeds [", Num(f"{low:+.3f}, {high:+.3f}", src), "] (", claim("C12-local"), "); chance lies "
-                         "inside the interval of ", num(len(near), "d", src), " of its ", num(len(cells), "d", src),
-                         tail])
+    tail = (
+        " task and length cells, so this model is near chance and cannot show the relation the frontier "
+        "models show."
+        if len(near) * 2 > len(cells)
+        else " task and length cells."
+    )
+    return Para(
+        parts
+        + [
+            "ahead of the number task by ",
+            Num(f"{difference['mean']:+.3f}", src),
+            ", interval over seeds [",
+            Num(f"{low:+.3f}, {high:+.3f}", src),
+            "] (",
+            claim("C12-local"),
+            "); chance lies inside the interval of ",
+            num(len(near), "d", src),
+            " of its ",
+            num(len(cells), "d", src),
+            tail,
+        ]
+    )

@@ -12,14 +12,29 @@ from pathlib import Path
 
 from proofs_check.claims.variants import GOAL, POOLED_SEEDS
 from proofs_check.report.doc import Bullets, Num, Para, Ref, Section, Table, num
-from theory.inputs import ANY
+from theory.io.inputs import ANY
 from theory.paper_data import LENGTH_850, TRAINING_LENGTH
 from theory.statistics import binomial_interval, reaches
 from training.analysis.break_prediction import THRESHOLD
-from training.model.presets import PRESETS
+from training.run.presets import PRESETS
 
-from .common import (LENGTH_BLOCK, VALUE, accuracy, at_length, breaks_text, claim, counts, counts_text, figure,
-                     joined, load, not_shipped, span, stat_num, tokens)
+from .common import (
+    LENGTH_BLOCK,
+    VALUE,
+    accuracy,
+    at_length,
+    breaks_text,
+    claim,
+    counts,
+    counts_text,
+    figure,
+    joined,
+    load,
+    not_shipped,
+    span,
+    stat_num,
+    tokens,
+)
 
 ANCHOR, TITLE = "study-variants", "The variants study: what makes the letter task extrapolate"
 SUMMARY = "training/reference/variants/summary.json"
@@ -27,20 +42,32 @@ SEEDS_SUMMARY = "training/reference/seeds/summary.json"
 PLAN = "training/studies/variants.json"
 COMMAND = "python -m training study training/studies/variants.json --collect"
 CLAIMS_SOURCE = "proofs_check/claims/variants.py"
-PRESETS_SOURCE = "training/model/presets.py"
+PRESETS_SOURCE = "training/run/presets.py"
 THRESHOLD_SOURCE = "training/analysis/break_prediction.py"
 TASKS = ("letter", "number")
 
-TASK_RESULT = {"length": LENGTH_BLOCK, "long?": LENGTH_BLOCK, "breaks?": {"measured": {"*": VALUE}},
-               "break_after_learning?": {"*": {"all": {"learned_at": VALUE, "break": VALUE}}}}
-SHAPE = {"variants": {"*": {"preset": str, "set": [str], "group?": str}}, "results": {"*": {"*": TASK_RESULT}},
-         "long?": ANY}
+TASK_RESULT = {
+    "length": LENGTH_BLOCK,
+    "long?": LENGTH_BLOCK,
+    "breaks?": {"measured": {"*": VALUE}},
+    "break_after_learning?": {"*": {"all": {"learned_at": VALUE, "break": VALUE}}},
+}
+SHAPE = {
+    "variants": {"*": {"preset": str, "set": [str], "group?": str}},
+    "results": {"*": {"*": TASK_RESULT}},
+    "long?": ANY,
+}
 PLAN_SHAPE = {"seeds": [int], "variants": {"*": {"seeds?": {"*": [int]}}}}
 SEEDS_SHAPE = {"results": {"paper": {"letter": {"breaks": {"measured": {"*": VALUE}}}}}}
 # the words for each recipe key a variant sets (its values, where they matter, come from the file)
-KEY_WORDS = {"model.query_scale=log": "fixed query scale", "model.query_scale=learned": "learned query scale",
-             "model.rope_fraction": "p-RoPE, fraction", "model.rope_base": "RoPE base",
-             "model.nope_from_layer": "NoPE from layer", "data.extra_target_max": "extra target window up to"}
+KEY_WORDS = {
+    "model.query_scale=log": "fixed query scale",
+    "model.query_scale=learned": "learned query scale",
+    "model.rope_fraction": "p-RoPE, fraction",
+    "model.rope_base": "RoPE base",
+    "model.nope_from_layer": "NoPE from layer",
+    "data.extra_target_max": "extra target window up to",
+}
 
 
 def section(root: Path) -> Section:
@@ -48,38 +75,84 @@ def section(root: Path) -> Section:
     if summary is None:
         return not_shipped(ANCHOR, TITLE, SUMMARY, COMMAND)
     plan = load(root, PLAN, PLAN_SHAPE)
-    rows = [(name, task) for name in summary["variants"] for task in TASKS
-            if "length" in summary["results"].get(name, {}).get(task, {})]
+    rows = [
+        (name, task)
+        for name in summary["variants"]
+        for task in TASKS
+        if "length" in summary["results"].get(name, {}).get(task, {})
+    ]
     lengths = summary["results"][rows[0][0]][rows[0][1]]["length"]["lengths"]
     shown = [n for n in (TRAINING_LENGTH, LENGTH_850[0], max(lengths)) if n in lengths]
     long = summary.get("long") or {}
     src = SUMMARY
-    blocks = [Para(["The paper names training that favours symbolic solutions as future work (", Ref("Section 3.6"),
-                    "). This study trains the candidate fixes, each a change of one recipe key: NoPE, p-RoPE, a "
-                    "larger RoPE base, a random extra target window in training (a change of data, reported apart), "
-                    "and "
-                    "a query scale that grows like the log of the position, fixed (", Ref("log(i+1)/log(17)"),
-                    ") or learned per head (", Ref("s_h log(i+1)"), ", Scalable-Softmax). Each cell is the mean "
-                    "over seeds with its Student t interval, at ", *joined([[Num(tokens(n), src)] for n in shown]),
-                    " tokens", *_long_said(long, src), "."])]
+    blocks = [
+        Para(
+            [
+                "The paper names training that favours symbolic solutions as future work (",
+                Ref("Section 3.6"),
+                "). This study trains the candidate fixes, each a change of one recipe key: NoPE, p-RoPE, a "
+                "larger RoPE base, a random extra target window in training (a change of data, reported apart), "
+                "and "
+                "a query scale that grows like the log of the position, fixed (",
+                Ref("log(i+1)/log(17)"),
+                ") or learned per head (",
+                Ref("s_h log(i+1)"),
+                ", Scalable-Softmax). Each cell is the mean over seeds with its Student t interval, at ",
+                *joined([[Num(tokens(n), src)] for n in shown]),
+                " tokens",
+                *_long_said(long, src),
+                ".",
+            ]
+        )
+    ]
     for (task, steps), members in _groups(summary, rows).items():
         blocks.append(Para([f"The {task} task, ", Num(tokens(steps[0]), steps[1]), " training steps:"]))
-        blocks.append(Table(["variant", "seeds", "training length", "paper's length", "longest length", "long stage",
-                             "measured break per seed"],
-                            [_row(summary, plan, name, task, shown, src) for name in members]))
-    findings = [_scale_finding(summary, src), _three_thousand(summary, src), _six_thousand(summary, plan, src),
-                _number_finding(summary, src), _other_fixes(summary, src), _window_finding(root, summary, src)]
+        blocks.append(
+            Table(
+                [
+                    "variant",
+                    "seeds",
+                    "training length",
+                    "paper's length",
+                    "longest length",
+                    "long stage",
+                    "measured break per seed",
+                ],
+                [_row(summary, plan, name, task, shown, src) for name in members],
+            )
+        )
+    findings = [
+        _scale_finding(summary, src),
+        _three_thousand(summary, src),
+        _six_thousand(summary, plan, src),
+        _number_finding(summary, src),
+        _other_fixes(summary, src),
+        _window_finding(root, summary, src),
+    ]
     blocks.append(Bullets([p for p in findings if p is not None]))
-    blocks.append(figure(root, "fig_variants", ["Accuracy against length for every variant, the median over seeds "
-                                                "with the band from the lowest to the highest seed."]))
+    blocks.append(
+        figure(
+            root,
+            "fig_variants",
+            [
+                "Accuracy against length for every variant, the median over seeds "
+                "with the band from the lowest to the highest seed."
+            ],
+        )
+    )
     return Section(ANCHOR, TITLE, blocks)
 
 
 def _long_said(long: dict, src: str) -> list:
     if not long.get("lengths"):
         return []
-    return ["; the long stage evaluates ", num(long["count"], "d", src), " inputs per seed at ",
-            *joined([[Num(tokens(n), src)] for n in long["lengths"]]), " tokens"]
+    return [
+        "; the long stage evaluates ",
+        num(long["count"], "d", src),
+        " inputs per seed at ",
+        *joined([[Num(tokens(n), src)] for n in long["lengths"]]),
+        " tokens",
+    ]
 
 
 def _steps(spec: dict) -> tuple[int, str]:
@@ -138,35 +211,58 @@ def _long_cell(result: dict, src: str) -> list:
 def _row(summary: dict, plan, name: str, task: str, shown: list, src: str) -> list:
     result = summary["results"][name][task]
     breaks = (result.get("breaks") or {}).get("measured")
-    return [Para(_label(name, summary["variants"][name], src)), Para(_seeds_cell(summary, plan, name, task, src)),
-            *(Para([stat_num(at_length(result["length"], n), src)]) for n in shown), Para(_long_cell(result, src)),
-            Para([Num(breaks_text(breaks), src)] if breaks else ["not measured"])]
+    return [
+        Para(_label(name, summary["variants"][name], src)),
+        Para(_seeds_cell(summary, plan, name, task, src)),
+        *(Para([stat_num(at_length(result["length"], n), src)]) for n in shown),
+        Para(_long_cell(result, src)),
+        Para([Num(breaks_text(breaks), src)] if breaks else ["not measured"]),
+    ]
 
 
 def _scaled(summary: dict, task: str) -> list:
     """The variants of ``task`` trained with a query scale (either form)."""
-    return [name for name, spec in summary["variants"].items()
-            if any(k.startswith("model.query_scale=") for k in spec["set"])
-            and task in summary["results"].get(name, {})]
+    return [
+        name
+        for name, spec in summary["variants"].items()
+        if any(k.startswith("model.query_scale=") for k in spec["set"])
+        and task in summary["results"].get(name, {})
+    ]
 
 
 def _scale_finding(summary: dict, src: str) -> Para | None:
     scaled = _scaled(summary, "letter")
-    breaks = {f"{n}/{s}": b for n in scaled for s, b in summary["results"][n]["letter"].get("breaks", {})
-              .get("measured", {}).items()}
+    breaks = {
+        f"{n}/{s}": b
+        for n in scaled
+        for s, b in summary["results"][n]["letter"].get("breaks", {}).get("measured", {}).items()
+    }
     if not scaled or not breaks:
         return None
     unbroken = sum(b is None for b in breaks.values())
     longest = max(summary["results"][scaled[0]]["letter"]["length"]["lengths"])
-    parts = ["A query scale that grows like the log of the position removes the letter task's break: ",
-             num(unbroken, "d", src), " of ", num(len(breaks), "d", src), " letter models trained with it stay at or "
-             "above ", num(THRESHOLD, "g", THRESHOLD_SOURCE), " at every length up to ", Num(tokens(longest), src),
-             " tokens"]
+    parts = [
+        "A query scale that grows like the log of the position removes the letter task's break: ",
+        num(unbroken, "d", src),
+        " of ",
+        num(len(breaks), "d", src),
+        " letter models trained with it stay at or above ",
+        num(THRESHOLD, "g", THRESHOLD_SOURCE),
+        " at every length up to ",
+        Num(tokens(longest), src),
+        " tokens",
+    ]
     baseline = summary["results"].get("paper-3k", {}).get("letter")
     if baseline and baseline.get("breaks"):
-        parts += [", where the paper's RoPE on the same schedule (", Ref("paper-3k"), ") scores ",
-                  stat_num(at_length(baseline["length"], longest), src), " there and breaks at ",
-                  Num(span(baseline["breaks"]["measured"].values()), src), " tokens"]
+        parts += [
+            ", where the paper's RoPE on the same schedule (",
+            Ref("paper-3k"),
+            ") scores ",
+            stat_num(at_length(baseline["length"], longest), src),
+            " there and breaks at ",
+            Num(span(baseline["breaks"]["measured"].values()), src),
+            " tokens",
+        ]
     return Para(parts + ["."])
 
 
@@ -178,10 +274,24 @@ def _per_seed_counts(block: dict, length: int, src: str) -> list:
     for seed in sorted(below, key=int):
         k, n = below[seed]
         low, high = binomial_interval(k, n)
-        missed = [h for h, column in block.get("by_hop", {}).items()
-                  if (column[block["lengths"].index(length)]["values"].get(seed) or 0) < 1]
-        items.append(["seed ", Num(seed, src), " at ", Num(f"{k}/{n}", src), " (Wilson interval [",
-                      Num(f"{low:.3f}, {high:.3f}", src), "]", *_missed(missed, src), ")"])
+        missed = [
+            h
+            for h, column in block.get("by_hop", {}).items()
+            if (column[block["lengths"].index(length)]["values"].get(seed) or 0) < 1
+        ]
+        items.append(
+            [
+                "seed ",
+                Num(seed, src),
+                " at ",
+                Num(f"{k}/{n}", src),
+                " (Wilson interval [",
+                Num(f"{low:.3f}, {high:.3f}", src),
+                "]",
+                *_missed(missed, src),
+                ")",
+            ]
+        )
     return items
 
 
@@ -199,12 +309,25 @@ def _three_thousand(summary: dict, src: str) -> Para | None:
             continue
         longest = max(block["lengths"])
         below = _per_seed_counts(block, longest, src)
-        parts += ["; " if parts else "", Ref(name), " (", claim(claim_id), "): ",
-                  *(["below the goal in "] + joined(below) if below else ["every seed at the goal"])]
+        parts += [
+            "; " if parts else "",
+            Ref(name),
+            " (",
+            claim(claim_id),
+            "): ",
+            *(["below the goal in "] + joined(below) if below else ["every seed at the goal"]),
+        ]
     if not parts:
         return None
-    return Para(["The goal the study set, at least ", num(GOAL, "g", CLAIMS_SOURCE), " at the longest length in every "
-                 "seed, on the shorter schedule: ", *parts, "."])
+    return Para(
+        [
+            "The goal the study set, at least ",
+            num(GOAL, "g", CLAIMS_SOURCE),
+            " at the longest length in every seed, on the shorter schedule: ",
+            *parts,
+            ".",
+        ]
+    )
 
 
 def _six_thousand(summary: dict, plan, src: str) -> Para | None:
@@ -214,18 +337,39 @@ def _six_thousand(summary: dict, plan, src: str) -> Para | None:
         return None
     longest = max(result["length"]["lengths"])
     found = counts(result["length"], longest)
-    parts = ["On the paper's schedule the fixed scale (", Ref("log-scale"), ", ", claim("V-scale-6k"), ") answers ",
-             Num(counts_text(found), src), " inputs at ", Num(tokens(longest), src), " tokens"]
+    parts = [
+        "On the paper's schedule the fixed scale (",
+        Ref("log-scale"),
+        ", ",
+        claim("V-scale-6k"),
+        ") answers ",
+        Num(counts_text(found), src),
+        " inputs at ",
+        Num(tokens(longest), src),
+        " tokens",
+    ]
     if result.get("long"):
         n = result["long"]["lengths"][-1]
         planned = planned_seeds(plan, "log-scale", "letter") or []
-        parts += ["; at ", Num(tokens(n), src), " tokens (", claim("V-scale-6k-20k"), "), ",
-                  Num(counts_text(counts(result["long"], n)), src), ", over ", num(len(counts(result["long"], n)), "d",
-                                                                                 src), " seeds"]
+        parts += [
+            "; at ",
+            Num(tokens(n), src),
+            " tokens (",
+            claim("V-scale-6k-20k"),
+            "), ",
+            Num(counts_text(counts(result["long"], n)), src),
+            ", over ",
+            num(len(counts(result["long"], n)), "d", src),
+            " seeds",
+        ]
         if len(planned) > len(counts(result["long"], n)):
-            parts += [" of the ", num(len(planned), "d", PLAN), " the plan lists; its rule pools ",
-                      num(POOLED_SEEDS, "d", CLAIMS_SOURCE), " seeds, since one miss in a seed's inputs cannot be told "
-                      "from the goal"]
+            parts += [
+                " of the ",
+                num(len(planned), "d", PLAN),
+                " the plan lists; its rule pools ",
+                num(POOLED_SEEDS, "d", CLAIMS_SOURCE),
+                " seeds, since one miss in a seed's inputs cannot be told from the goal",
+            ]
     return Para(parts + ["."])
 
 
@@ -235,34 +379,87 @@ def _number_finding(summary: dict, src: str) -> Para | None:
     base = summary["results"].get("paper", {}).get("number")
     if not scaled or not base or not base.get("breaks"):
         return None
-    items = [[Ref(n), " at ", Num(breaks_text(summary["results"][n]["number"]["breaks"]["measured"]), src)]
-             for n in scaled if summary["results"][n]["number"].get("breaks")]
-    trained = [[Ref(n), " ", Num(", ".join(accuracy(v) for _, v in sorted(at_length(
-        summary["results"][n]["number"]["length"], TRAINING_LENGTH)["values"].items(), key=lambda kv: int(kv[0]))),
-        src)] for n in scaled]
-    return Para(["On the number task the scale does not help. It still trains (", claim("V-scale-number"),
-                 "; accuracy at the training length ", *joined(trained), ") but breaks as early as the paper's RoPE (",
-                 Num(breaks_text(base["breaks"]["measured"]), src), " tokens): ", *joined(items),
-                 ". The discrepancy theory predicts this: the task needs positional heads, and a positional head's gap "
-                 "decays with the length whatever its temperature (", Ref("Theorem 3.2"), ", corrected): the scale "
-                 "cures dilution, not rotation."])
+    items = [
+        [Ref(n), " at ", Num(breaks_text(summary["results"][n]["number"]["breaks"]["measured"]), src)]
+        for n in scaled
+        if summary["results"][n]["number"].get("breaks")
+    ]
+    trained = [
+        [
+            Ref(n),
+            " ",
+            Num(
+                ", ".join(
+                    accuracy(v)
+                    for _, v in sorted(
+                        at_length(summary["results"][n]["number"]["length"], TRAINING_LENGTH)[
+                            "values"
+                        ].items(),
+                        key=lambda kv: int(kv[0]),
+                    )
+                ),
+                src,
+            ),
+        ]
+        for n in scaled
+    ]
+    return Para(
+        [
+            "On the number task the scale does not help. It still trains (",
+            claim("V-scale-number"),
+            "; accuracy at the training length ",
+            *joined(trained),
+            ") but breaks as early as the paper's RoPE (",
+            Num(breaks_text(base["breaks"]["measured"]), src),
+            " tokens): ",
+            *joined(items),
+            ". The discrepancy theory predicts this: the task needs positional heads, and a positional head's gap "
+            "decays with the length whatever its temperature (",
+            Ref("Theorem 3.2"),
+            ", corrected): the scale cures dilution, not rotation.",
+        ]
+    )
 
 
 def _other_fixes(summary: dict, src: str) -> Para | None:
     """NoPE, p-RoPE and a larger base (no scale, no data change): do they move the break?"""
-    others = [n for n, spec in summary["variants"].items() if spec["set"] and spec.get("group") != "data"
-              and not any(k.startswith("model.query_scale=") for k in spec["set"])
-              and set(spec["set"]) - {k for k in spec["set"] if k.startswith("steps=")}
-              and (summary["results"].get(n, {}).get("letter") or {}).get("breaks")]
+    others = [
+        n
+        for n, spec in summary["variants"].items()
+        if spec["set"]
+        and spec.get("group") != "data"
+        and not any(k.startswith("model.query_scale=") for k in spec["set"])
+        and set(spec["set"]) - {k for k in spec["set"] if k.startswith("steps=")}
+        and (summary["results"].get(n, {}).get("letter") or {}).get("breaks")
+    ]
     if not others:
         return None
-    items = [[Ref(n), ": ", Num(breaks_text(summary["results"][n]["letter"]["breaks"]["measured"]), src)]
-             for n in others]
+    items = [
+        [Ref(n), ": ", Num(breaks_text(summary["results"][n]["letter"]["breaks"]["measured"]), src)]
+        for n in others
+    ]
     base = (summary["results"].get("paper-3k", {}).get("letter") or {}).get("breaks")
-    like = [", like the paper's RoPE on the same schedule (", Ref("paper-3k"), " at ",
-            Num(breaks_text(base["measured"]), src), ")"] if base else []
-    return Para(["Removing rotation, keeping some planes still or slowing them does not help. Without the scale the "
-                 "measured breaks are ", *joined(items), " tokens", *like, "."])
+    like = (
+        [
+            ", like the paper's RoPE on the same schedule (",
+            Ref("paper-3k"),
+            " at ",
+            Num(breaks_text(base["measured"]), src),
+            ")",
+        ]
+        if base
+        else []
+    )
+    return Para(
+        [
+            "Removing rotation, keeping some planes still or slowing them does not help. Without the scale the "
+            "measured breaks are ",
+            *joined(items),
+            " tokens",
+            *like,
+            ".",
+        ]
+    )
 
 
 def _window_finding(root: Path, summary: dict, src: str) -> Para | None:
@@ -272,15 +469,31 @@ def _window_finding(root: Path, summary: dict, src: str) -> Para | None:
     seeds = load(root, SEEDS_SUMMARY, SEEDS_SHAPE)
     if not after or seeds is None:
         return None
-    baseline = [b for b in seeds["results"]["paper"]["letter"]["breaks"]["measured"].values() if b is not None]
-    late = {s: r["all"]["learned_at"] for s, r in after.items()
-            if r["all"]["learned_at"] not in (None, TRAINING_LENGTH)}
-    parts = ["Training on longer inputs (", Ref("extra-window"), ", ", claim("V-window"), ") moves the break later: "
-             "after the task is learned, its seeds break at ", Num(breaks_text({s: r["all"]["break"] for s, r in
-                                                                               after.items()}), src),
-             " tokens, against at most ", Num(tokens(max(baseline)), SEEDS_SUMMARY),
-             " for the paper's recipe in the seeds study"]
+    baseline = [
+        b for b in seeds["results"]["paper"]["letter"]["breaks"]["measured"].values() if b is not None
+    ]
+    late = {
+        s: r["all"]["learned_at"]
+        for s, r in after.items()
+        if r["all"]["learned_at"] not in (None, TRAINING_LENGTH)
+    }
+    parts = [
+        "Training on longer inputs (",
+        Ref("extra-window"),
+        ", ",
+        claim("V-window"),
+        ") moves the break later: after the task is learned, its seeds break at ",
+        Num(breaks_text({s: r["all"]["break"] for s, r in after.items()}), src),
+        " tokens, against at most ",
+        Num(tokens(max(baseline)), SEEDS_SUMMARY),
+        " for the paper's recipe in the seeds study",
+    ]
     if late:
-        parts += [". Seeds ", Num(", ".join(sorted(late, key=int)), src), " reach the level only at ",
-                  Num(breaks_text(late), src), " tokens, not at the training length"]
+        parts += [
+            ". Seeds ",
+            Num(", ".join(sorted(late, key=int)), src),
+            " reach the level only at ",
+            Num(breaks_text(late), src),
+            " tokens, not at the training length",
+        ]
     return Para(parts + ["."])

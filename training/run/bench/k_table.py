@@ -1,0 +1,339 @@
+"""``python -m training bench --k-table``: training throughput of K seeds at once, eager and compiled.
+
+Rows: K = 1, 2, 5, 10 on CPU (1, 8, 64 on CUDA), each eager and compiled.  K = 1 is the single
+run's step (``single_step``: exactly ``train``'s loop body); K > 1 is ``train --seeds``'s step
+(``train_batched.batched_step``), K members of the batched model.  Every row trains on the
+recipe's own data (the paper preset: batch 64 of the paper split) from the recipe's lr schedule.
+
+Timing alternates the rows round by round (the row order rotates each round) in one process,
+so load from another process slows every row alike; a row's figure is its median seconds per
+step over the rounds.  Columns per row:
+
+* ``steps_per_s``: each member's steps per second (a K-member step advances K runs by one step);
+  ``member_steps_per_s``: K times that, the runs' steps per second together; ``per_member_vs_k1``:
+  that over the K = 1 row's of the same mode, i.e. the time of one member's step alone over its
+  share of a K-member step (>= 1: batching K seeds is at least as fast per run as one by one);
+* ``fraction_of_2048_peak``: the step's matrix-multiply FLOPs (``bench.step_flops`` x K) per
+  second over the float32 2048^2 GEMM rate measured in the same run;
+* ``members_per_hour``: runs of the recipe's length finished per hour at this rate;
+* compiled rows: ``cold_compile_s``, the first step of a NEW process whose compile cache is an
+  empty folder (minus one compiled step: the compile alone), and ``warm_compile_s``, the same in
+  this process with that folder filled by the cold one (``training.run.compile``).
+
+``--save FILE`` also writes the JSON.  Saved under ``training/reference/bench/`` (one file per
+device type and preset), a table is the measurement ``train`` reads to decide whether it compiles
+by default (``compiled.compile_by_default``): the K = 1 rows, eager against compiled.
+
+Targets (printed as ratios, not asserted): CPU compiled K = 1 at 0.55 of the 2048^2 peak or more;
+K = 5 per member at least 0.9x K = 1; CUDA members per hour at K = 64 at least 10x K = 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+import torch.nn.functional as F
+
+from theory.io.cli import parse_int
+from training.run.loop import optimizer_step, resolve_device
+from training.run.resume import model_config
+from training.run.step import autocast_for, load_data, lr_factor, make_optimizer, training_batch
+
+from .hf_compare import gemm_gflops, step_flops
+
+__all__ = ["K_CPU", "K_CUDA", "TARGETS", "parse_ks", "check_k_table_memory", "run_k_table", "format_k_table"]
+
+K_CPU, K_CUDA = (1, 2, 5, 10), (1, 8, 64)
+K_MAX = 256
+TARGETS = {
+    "cpu_compiled_k1_fraction_of_peak": 0.55,
+    "k5_per_member_vs_k1": 0.9,
+    "cuda_k64_members_per_hour_vs_k1": 10.0,
+}
+
+
+def parse_ks(text: str, flag: str = "--k") -> tuple[int, ...]:
+    """``--k 1,2,5``: distinct integers in 1..K_MAX (ValueError naming the flag and the bad value)."""
+    parts = [p.strip() for p in str(text).split(",")]
+    try:
+        ks = tuple(parse_int(p) for p in parts)  # ASCII digits only (theory.io.cli.parse_int)
+    except ValueError:
+        raise ValueError(
+            f"{flag} must be a comma-separated list of integers in 1..{K_MAX}, got {text!r}"
+        ) from None
+    bad = [k for k in ks if not 1 <= k <= K_MAX]
+    if bad or len(set(ks)) != len(ks):
+        raise ValueError(f"{flag} must list distinct integers in 1..{K_MAX}, got {text!r}")
+    return ks
+
+
+class Row:
+    """One (K, mode) of the table: its model, optimizers and ``step(i)``."""
+
+    def __init__(self, task: str, recipe, k: int, dev, compiled: bool, data, cache=None):
+        from training.model.batched import BatchedGPTJ
+        from training.model.gptj import GPTJ
+        from training.run.batched_loop import batched_step
+        from training.run.compile import compile_module
+
+        self.k, self.compiled = k, compiled
+        self.cold = self.warm = None  # a compiled row's compile seconds: a new process's, then this one's
+        config = model_config(task, recipe, f"--preset {recipe.name}")
+        train_data, total = data, recipe.steps
+        amp, _ = autocast_for(dev)
+        if k == 1:
+            torch.manual_seed(0)
+            model = GPTJ(config).to(dev).train()
+            optimizer = make_optimizer(model, recipe.lr, recipe.betas, recipe.weight_decay)
+            forward = compile_module(model, cache) if compiled else model
+
+            def step(i):
+                single_step(model, forward, optimizer, task, train_data, recipe, i, total, amp, dev)
+        else:
+            model = BatchedGPTJ(config, list(range(k)), dev).train()
+            optimizers = [
+                make_optimizer(m, recipe.lr, recipe.betas, recipe.weight_decay) for m in model.members
+            ]
+            forward = compile_module(model, cache) if compiled else model
+
+            def step(i):
+                batched_step(model, optimizers, task, train_data, recipe, i, total, amp, dev, forward=forward)
+
+        self.step, self.dev = step, dev
+        self.flops = step_flops(config, recipe.batch_size) * k
+        self.done = 0
+
+    def timed(self, n: int) -> float:
+        """Seconds per step over ``n`` steps (the device synchronised around them)."""
+        if self.dev.type == "cuda":
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(n):
+            self.step(self.done)
+            self.done += 1
+        if self.dev.type == "cuda":
+            torch.cuda.synchronize()
+        return (time.perf_counter() - start) / n
+
+
+def single_step(
+    model, forward, optimizer, task, train_data, recipe, step: int, total: int, amp, dev
+) -> float:
+    """One step of ``train``'s loop (a single run: lr schedule, its batch, loss, clipping, AdamW)."""
+    for group in optimizer.param_groups:
+        group["lr"] = recipe.lr * lr_factor(step, recipe.warmup_steps, total)
+    batch = training_batch(task, train_data, 0, step, recipe.batch_size)
+    inputs = torch.as_tensor(batch.inputs, dtype=torch.long, device=dev)
+    answers = torch.as_tensor(batch.answers, dtype=torch.long, device=dev)
+    with amp:
+        logits = forward(inputs, last_only=True)
+    loss = F.cross_entropy(logits.float(), answers)
+    loss.backward()
+    optimizer_step(model, optimizer, None, recipe.grad_clip)
+    return loss.item()
+
+
+def probe_cold_compile(task: str, preset: str, k: int, device: str, cache: str) -> float:
+    """The compile seconds of a compiled K row in a NEW process whose cache is ``cache``."""
+    argv = [
+        sys.executable,
+        "-m",
+        "training.run.bench.k_table",
+        "--probe",
+        task,
+        preset,
+        str(k),
+        device,
+        cache,
+        str(torch.get_num_threads()),
+    ]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"the compile probe failed: {done.stderr.strip().splitlines()[-1:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])["compile_s"]
+
+
+def _compile_seconds(row: Row) -> float:
+    """The first step's seconds (a compiled row compiles in it) less a compiled step's."""
+    first = row.timed(1)
+    return max(0.0, first - row.timed(1))
+
+
+def check_k_table_memory(task: str, preset: str, ks, device: str) -> None:
+    """RunError before any allocation when the largest K's step needs more memory than the device has."""
+    from training.run.memory import check_memory
+    from training.run.presets import get_preset
+    from training.tasks.vocab import SEQ_LEN
+
+    recipe = get_preset(preset)
+    check_memory(
+        model_config(task, recipe, f"--preset {preset}"),
+        recipe.batch_size,
+        SEQ_LEN,
+        resolve_device(device),
+        f"--k {max(ks)} (batch {recipe.batch_size} each)",
+        copies=max(ks),
+    )
+
+
+def run_k_table(
+    task: str = "letter",
+    preset: str = "paper",
+    ks=K_CPU,
+    device: str = "cpu",
+    rounds: int = 3,
+    steps: int = 3,
+    compiled_ks=None,
+    cache=None,
+    progress=None,
+) -> dict:
+    """The table (module doc): eager rows for ``ks``, compiled rows for ``compiled_ks`` (default
+    ``ks``; empty: none).  ``cache``: the compile cache folder (default: a new empty temp folder,
+    so the cold compile is cold)."""
+    from training.run.presets import get_preset
+
+    say = progress or (lambda line: None)
+    dev = resolve_device(device)
+    recipe = get_preset(preset)
+    train_data, _ = load_data(task, recipe, dev)
+    with tempfile.TemporaryDirectory(prefix="rope-heads-inductor-") as temp:
+        folder = str(cache or temp)
+        rows = []
+        for compiled in (False, True):
+            for k in compiled_ks if compiled and compiled_ks is not None else ks:
+                if compiled:
+                    say(f"K={k} compiled: cold compile in a new process (cache {folder})")
+                    cold = probe_cold_compile(task, preset, k, device, folder)
+                row = Row(task, recipe, k, dev, compiled, train_data, folder)
+                say(f"K={k} {'compiled' if compiled else 'eager'}: first step")
+                if compiled:
+                    row.cold, row.warm = cold, _compile_seconds(row)
+                else:
+                    row.timed(1)  # warm-up: allocator, lazy init
+                rows.append(row)
+        times = {id(r): [] for r in rows}
+        for r in range(rounds):
+            say(f"round {r + 1}/{rounds}")
+            for row in rows[r % len(rows) :] + rows[: r % len(rows)]:
+                times[id(row)].append(row.timed(steps))
+    peak = gemm_gflops(2048, 2048, 2048, str(dev))
+    table = []
+    for row in rows:
+        seconds = statistics.median(times[id(row)])
+        table.append(
+            {
+                "k": row.k,
+                "mode": "compiled" if row.compiled else "eager",
+                "steps_per_s": round(1 / seconds, 3),
+                "member_steps_per_s": round(row.k / seconds, 3),
+                "fraction_of_2048_peak": round(row.flops / seconds / 1e9 / peak, 3),
+                "members_per_hour": round(3600 * row.k / seconds / recipe.steps, 2),
+                "cold_compile_s": None if row.cold is None else round(row.cold, 1),
+                "warm_compile_s": None if row.warm is None else round(row.warm, 1),
+            }
+        )
+    for entry in table:
+        base = next((e for e in table if e["mode"] == entry["mode"] and e["k"] == 1), None)
+        entry["per_member_vs_k1"] = (
+            None if base is None else round(entry["member_steps_per_s"] / base["member_steps_per_s"], 3)
+        )
+    return {
+        "task": task,
+        "preset": preset,
+        "device": str(dev),
+        "batch_size": recipe.batch_size,
+        "run_steps": recipe.steps,
+        "rounds": rounds,
+        "steps_per_round": steps,
+        "gemm_gflops_2048": round(peak, 1),
+        "torch_threads": torch.get_num_threads(),
+        "rows": table,
+        "targets": _against_targets(table, dev.type),
+    }
+
+
+def _find(table, k, mode):
+    return next((e for e in table if e["k"] == k and e["mode"] == mode), None)
+
+
+def _against_targets(table, device_type: str) -> dict:
+    """Each target this table measures: the measured value, the target, and their ratio."""
+    out = {}
+    if device_type == "cpu":
+        row = _find(table, 1, "compiled")
+        if row:
+            value = row["fraction_of_2048_peak"]
+            out["cpu_compiled_k1_fraction_of_peak"] = _ratio(
+                value, TARGETS["cpu_compiled_k1_fraction_of_peak"]
+            )
+    for mode in ("eager", "compiled"):
+        row = _find(table, 5, mode)
+        if row and row["per_member_vs_k1"] is not None:
+            out[f"k5_per_member_vs_k1_{mode}"] = _ratio(
+                row["per_member_vs_k1"], TARGETS["k5_per_member_vs_k1"]
+            )
+        high, low = _find(table, 64, mode), _find(table, 1, mode)
+        if device_type == "cuda" and high and low:
+            value = high["members_per_hour"] / low["members_per_hour"]
+            out[f"cuda_k64_members_per_hour_vs_k1_{mode}"] = _ratio(
+                value, TARGETS["cuda_k64_members_per_hour_vs_k1"]
+            )
+    return out
+
+
+def _ratio(value: float, target: float) -> dict:
+    return {"value": round(value, 3), "target": target, "ratio_to_target": round(value / target, 3)}
+
+
+COLUMNS = (
+    "k",
+    "mode",
+    "steps_per_s",
+    "member_steps_per_s",
+    "per_member_vs_k1",
+    "fraction_of_2048_peak",
+    "members_per_hour",
+    "cold_compile_s",
+    "warm_compile_s",
+)
+
+
+def format_k_table(result: dict) -> str:
+    """The rows side by side, then the targets, as text."""
+    cell = lambda v: "-" if v is None else str(v)  # noqa: E731
+    lines = [
+        f"{result['task']} {result['preset']} (batch {result['batch_size']}, {result['run_steps']} steps a run) "
+        f"on {result['device']}, 2048^2 GEMM {result['gemm_gflops_2048']} GFLOP/s, "
+        f"{result['rounds']} rounds x {result['steps_per_round']} steps",
+        "  ".join(f"{c:>20}" for c in COLUMNS),
+    ]
+    lines += ["  ".join(f"{cell(row[c]):>20}" for c in COLUMNS) for row in result["rows"]]
+    for name, t in result["targets"].items():
+        lines.append(f"target {name}: {t['value']} against {t['target']} (ratio {t['ratio_to_target']})")
+    return "\n".join(lines)
+
+
+def _probe(argv) -> None:
+    """``--probe TASK PRESET K DEVICE CACHE THREADS``: one compiled row's compile seconds, as JSON."""
+    parser = argparse.ArgumentParser(prog="bench_k --probe")
+    for name in ("task", "preset", "k", "device", "cache", "threads"):
+        parser.add_argument(name)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(int(args.threads))
+    from training.run.presets import get_preset
+
+    dev, recipe = resolve_device(args.device), get_preset(args.preset)
+    train_data, _ = load_data(args.task, recipe, dev)
+    row = Row(args.task, recipe, int(args.k), dev, True, train_data, args.cache)
+    print(json.dumps({"compile_s": _compile_seconds(row)}))
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--probe"]:
+    _probe(sys.argv[2:])
