@@ -99,8 +99,21 @@ class Construction:
         return self.ids(type(self).reference(list(tokens)))
 
     def reference_batch(self, ids) -> np.ndarray:
-        """``reference_ids`` of every row of a batch of input ids: what ``compare_outputs`` expects."""
-        return np.array([self.reference_ids(self.tokens(row)) for row in ids])
+        """``reference_ids`` of every row of a batch of input ids: what ``compare_outputs`` expects.
+        Each distinct output token goes through ``ids`` once and is then read from a table
+        (the same ids; the brute forces pass tens of thousands of rows, issue 41)."""
+        reference, known, rows = type(self).reference, {}, []
+        for row in ids:
+            out = reference(self.tokens(row))
+            try:
+                found = [known[token] for token in out]
+            except KeyError:  # a token not seen yet: ``ids`` reads (and checks) the whole row
+                found = self.ids(out)
+                known.update(zip(out, found.tolist()))
+            else:
+                check_length(len(out), self.n0)
+            rows.append(found)
+        return np.array(rows)
 
     # ---- weights ---------------------------------------------------------------------------
     def angle_values(self, numbers: NumberSystem, symbolic: bool = False):
@@ -202,7 +215,20 @@ class Construction:
         return decode(self.residual(hidden, mixed)[..., : len(self.vocab)], numbers)
 
     def integer_tables(self):
-        """(R, V) integer matrices |V| x |V|: candidate scores = R[x] + average of V[keys]."""
+        """(R, V) integer matrices |V| x |V|: candidate scores = R[x] + average of V[keys].
+        Computed once per model and returned read-only; recomputed when the float64 embedding
+        or value map it was computed from has changed since (a mutant test edits them)."""
+        w = self.weights()
+        cached = self.__dict__.get("_integer_tables")
+        if cached is not None:
+            embedding, value, tables = cached
+            if np.array_equal(embedding, w.embedding) and np.array_equal(value, w.value):
+                return tables
+        tables = self._compute_integer_tables()
+        self.__dict__["_integer_tables"] = (w.embedding.copy(), w.value.copy(), tables)
+        return tables
+
+    def _compute_integer_tables(self):
         w = self.weights()
         size = len(self.vocab)
         x = w.embedding
@@ -211,6 +237,8 @@ class Construction:
         tables = np.rint(residual).astype(np.int64), np.rint(value).astype(np.int64)
         if not (np.array_equal(tables[0], residual) and np.array_equal(tables[1], value)):
             raise ValueError("exact decoding needs integer embedding and value tables")
+        for table in tables:
+            table.flags.writeable = False
         return tables
 
 

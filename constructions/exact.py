@@ -19,7 +19,7 @@ import numpy as np
 import sympy
 
 from theory.numbers import SYMBOLIC, Interval
-from theory.phases import Angle, AngleFormError, certified_cosines, cosine_key
+from theory.phases import Angle, AngleFormError, certified_order, cosine_key
 from theory.rope import rope_logit
 
 __all__ = ["Angle", "read_angle", "certified_cosine_ranks", "check_length", "exact_hard", "prove_closed_form"]
@@ -56,9 +56,14 @@ def certified_cosine_ranks(pairs, theta: Angle, omega: Angle | None, prec: int =
     """Ranks of cos(a theta + b omega) over integer pairs (a, b): equal cosines get equal
     ranks, larger cosines larger ranks.  Every comparison is certified."""
     distinct, inverse = _distinct_cosines(np.asarray(pairs, dtype=np.int64).reshape(-1, 2), theta, omega)
-    table = certified_cosines([Angle(c0, c1) for c0, c1 in distinct], prec)  # rank 0 = largest
+    phases = [Angle(c0, c1) for c0, c1 in distinct]
+    # distinct holds distinct cosine_keys, each its own phase's key (a canonical form is its
+    # own cosine_key), so the positions 0..m-1 label the cosines exactly as the keys would:
+    # no key is recomputed or hashed (tuples of Fractions, slow; issue 41)
+    _, order, _, _ = certified_order(phases, range(len(phases)), prec)  # order[0]: the largest
     top = len(distinct) - 1
-    rank = np.array([top - table.rank[cosine_key(Angle(c0, c1))] for c0, c1 in distinct], dtype=np.int64)
+    rank = np.empty(len(phases), dtype=np.int64)
+    rank[np.asarray(order, dtype=np.int64)] = top - np.arange(len(order), dtype=np.int64)
     return rank[inverse].tolist()
 
 
@@ -112,7 +117,7 @@ def exact_hard(model, ids):
     c_theta, c_omega = model.phase_shift(ids[:, :, None], ids[:, None, :])
     a = offsets + c_theta
     span = int(np.abs(c_omega).max()) + 1  # one integer code per (a, c_omega) pair
-    codes, inverse = np.unique(a * (2 * span + 1) + c_omega, return_inverse=True)
+    codes, inverse = _unique_codes(a * (2 * span + 1) + c_omega)
     pairs = [
         ((code + span) // (2 * span + 1), (code + span) % (2 * span + 1) - span) for code in codes.tolist()
     ]
@@ -121,10 +126,31 @@ def exact_hard(model, ids):
     chosen = (ranks == ranks.max(axis=-1, keepdims=True)).astype(np.int64)
     count = chosen.sum(axis=-1)
     residual, value = model.integer_tables()
-    scores = count[..., None] * residual[ids] + np.einsum("bij,bjc->bic", chosen, value[ids])
+    gathered = value[ids]
+    if n >= 256 and n * int(np.abs(value).max(initial=0)) < 1 << 53:
+        # long rows: float64 BLAS, far faster than an integer einsum and exact here, since
+        # every product is 0 or an entry of V and every partial sum an integer below 2**53
+        mixed = np.matmul(chosen.astype(np.float64), gathered.astype(np.float64)).astype(np.int64)
+    else:
+        mixed = np.einsum("bij,bjc->bic", chosen, gathered)
+    scores = count[..., None] * residual[ids] + mixed
     order = np.sort(scores, axis=-1)
     unique = order[..., -1] > order[..., -2]
     return np.where(unique, scores.argmax(axis=-1), -1), (order[..., -1] - order[..., -2]) / count
+
+
+def _unique_codes(codes):
+    """``np.unique(codes, return_inverse=True)`` for an integer array: when the codes span a
+    small range (they do: offsets and phase codes), by marking the values present in a table
+    over that range instead of sorting every entry (the same sorted values and inverse)."""
+    low, high = int(codes.min()), int(codes.max())
+    if high - low > 4 * codes.size + (1 << 16):
+        return np.unique(codes, return_inverse=True)
+    shifted = codes - low
+    present = np.zeros(high - low + 1, dtype=bool)
+    present[shifted.ravel()] = True
+    position = np.cumsum(present, dtype=np.int64) - 1  # index of each present value among them
+    return np.flatnonzero(present) + low, position[shifted]
 
 
 def _is_zero(expr) -> bool:

@@ -253,7 +253,7 @@ class RetrievalConstruction(Construction):
     def reference_where_defined(self, tokens) -> list:
         """Retrieval at every position where Definition F.2 defines it, None elsewhere (task
         inputs need not be proper: a distractor may point at a letter with two tokens)."""
-        from theory.functions import _retrieval_match  # the Definition's own matching rule
+        from theory.functions import retrieval_match  # the Definition's own matching rule
 
         seq = list(tokens)
         pairs = [split_pair(x, j) for j, x in enumerate(seq)]
@@ -263,7 +263,7 @@ class RetrievalConstruction(Construction):
                 out.append(seq[j])
                 continue
             try:
-                out.append(_retrieval_match(seq, pairs, j))
+                out.append(retrieval_match(seq, pairs, j))
             except ValueError:
                 out.append(None)
         return out

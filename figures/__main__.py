@@ -1,5 +1,5 @@
-"""python -m figures [NAMES] [--out DIR] [--list] [--runs DIR] [--seeds DIR] [--llm DIR] [--llm-heads DIR]
-[--variants DIR] [--figure5a F] [--figure4a F]
+"""python -m figures [NAMES] [--out DIR] [--list] [--jobs N] [--runs DIR] [--seeds DIR] [--llm DIR]
+[--llm-heads DIR] [--variants DIR] [--figure5a F] [--figure4a F]
 
 Regenerate the paper's figures (PNG + PDF) and Table 1 (Markdown) from saved results only.
 
@@ -26,21 +26,29 @@ until that study is collected it is missing input like any other.  "fig_breaks" 
 dilution.json of both studies' members (predicted against measured breaks; claim P-break).
 "fig_rescale" draws the same summary's rescale stage: the models trained without a query scale,
 as trained and with the scale switched on at inference (claims V-rescale, V-rescale-number).
+
+Processes.  Figures are drawn side by side, each in a worker process (figures/jobs.py), one
+worker per CPU this process may use; ``--jobs N`` sets the number, and ``--jobs 1`` draws them
+one after another in this process.  A line is printed as each figure is written (in the order
+they finish); the warnings and errors at the end follow the registry's order.  The files are
+the same bytes whatever the number of workers, and from one run to the next.  A worker that
+dies (killed, out of memory): one line on stderr, exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from theory.io.cli import quiet_interrupt_while_starting
 
 with quiet_interrupt_while_starting("python -m figures"):  # Ctrl-C during the imports: one line, exit 130
-    from theory.io.cli import OneLineParser, UsageError, interrupted
-    from theory.io.files import OutputError
+    from theory.io.cli import OneLineParser, UsageError, ascii_int, interrupted
     from theory.io.output_policy import check_output, output_argument
 
     from .breaks_figure import build_fig_breaks
@@ -49,7 +57,8 @@ with quiet_interrupt_while_starting("python -m figures"):  # Ctrl-C during the i
     from .frequency_figures import build_fig8, build_table1
     from .generalisation_figures import build_fig5b, build_fig5cd
     from .geometry_figures import build_fig4bc
-    from .input_files import ROOT, InputError, MissingInput
+    from .input_files import ROOT
+    from .jobs import default_jobs, outcomes
     from .llm_heads_figure import build_llm_heads
     from .loaders import Inputs
     from .rescale_figure import build_fig_rescale
@@ -116,6 +125,14 @@ def build_parser() -> OneLineParser:
     # paths stay text until checked: argparse's type=Path would turn an empty --out into "."
     output_argument(parser, "--out", kind="folder", default=ROOT / "figures" / "output", help="output folder")
     parser.add_argument("--list", action="store_true", help="list the figure names and exit")
+    parser.add_argument(
+        "--jobs",
+        type=ascii_int,
+        default=None,
+        metavar="N",
+        help="figures drawn at once, each in its own process (default: the CPUs this process may use; "
+        "1: one after another in this process); the files are the same bytes either way",
+    )
     parser.add_argument(
         "--runs",
         default=Inputs.runs_dir,
@@ -188,6 +205,8 @@ def main(argv=None) -> int:
     try:
         names = select(args.names) if args.names else list(FIGURES)
         check_inputs(args)
+        if args.jobs is not None and args.jobs < 1:
+            raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
         # figures/output is this command's own documented output; an input folder is never one
         out = check_output(
             args.out,
@@ -210,42 +229,48 @@ def main(argv=None) -> int:
         variants_dir=Path(args.variants),
     )
     try:
-        return build_all(names, inputs, out, explicit=bool(args.names))
+        jobs = default_jobs() if args.jobs is None else args.jobs
+        return build_all(names, inputs, out, explicit=bool(args.names), jobs=jobs)
     except KeyboardInterrupt:
         return interrupted(PROG)
 
 
-def build_all(names: list[str], inputs: Inputs, out: Path, explicit: bool) -> int:
-    start, built, problems, failed = time.perf_counter(), [], [], []
-    for name in names:
-        builder = FIGURES[name][0]
+def build_all(names: list[str], inputs: Inputs, out: Path, explicit: bool, jobs: int = 1) -> int:
+    start, built, problems, failed = time.perf_counter(), [], {}, {}
+    builders = {name: FIGURES[name][0] for name in names}
+    with contextlib.closing(outcomes(names, builders, inputs, out, jobs)) as results:
         try:
-            result = builder(inputs, out)
-        except MissingInput as absent:
-            problems.append(f"{name}: skipped, {absent}")
-            continue
-        except (
-            OutputError
-        ) as error:  # a full disk or a folder turned unwritable: every next figure would fail alike
-            print(f"python -m figures: error: {name}: {error}", file=sys.stderr)
+            for result in results:
+                name = result.name
+                if result.kind == "output":
+                    # a full disk or a folder turned unwritable: every next figure would fail alike
+                    print(f"{PROG}: error: {name}: {result.detail}", file=sys.stderr)
+                    return 2
+                if result.kind == "missing":
+                    problems[name] = [f"{name}: skipped, {result.detail}"]
+                    continue
+                if result.kind == "failed":
+                    # A file that exists but breaks its schema, or an output that turned unwritable
+                    # during the run: always an error, whatever the mode.
+                    failed[name] = f"{name}: failed, {result.detail}"
+                    continue
+                built.append(name)
+                print(f"{name}: wrote " + ", ".join(result.paths), flush=True)
+                problems[name] = [f"{name}: partial, {absent}" for absent in result.missing]
+        except BrokenProcessPool as error:  # a worker killed (out of memory, a signal): its figure is lost
+            print(f"{PROG}: error: a worker process died: {error}", file=sys.stderr)
             return 2
-        except (InputError, KeyError, IndexError, TypeError, ValueError, OSError) as error:
-            # A file that exists but breaks its schema, or an output that turned unwritable
-            # during the run: always an error, whatever the mode.
-            failed.append(f"{name}: failed, {type(error).__name__}: {error}")
-            continue
-        built.append(name)
-        print(f"{name}: wrote " + ", ".join(show_path(p) for p in result.paths))
-        for absent in result.missing:
-            problems.append(f"{name}: partial, {absent}")
     seconds = time.perf_counter() - start
-    for line in problems + failed:
-        print(("error: " if explicit or line in failed else "warning: ") + line, file=sys.stderr)
+    # the summary in the registry's order, whichever worker finished first
+    problem_lines = [line for name in names for line in problems.get(name, [])]
+    failed_lines = [failed[name] for name in names if name in failed]
+    for line in problem_lines + failed_lines:
+        print(("error: " if explicit or line in failed_lines else "warning: ") + line, file=sys.stderr)
     print(
         f"{len(built)} of {len(names)} built in {seconds:.1f} s into {show_path(out)}"
-        + (f"; {len(problems)} with missing input" if problems else "")
+        + (f"; {len(problem_lines)} with missing input" if problem_lines else "")
     )
-    if failed or not built or (explicit and problems):
+    if failed or not built or (explicit and problem_lines):
         return 1
     return 0
 

@@ -135,7 +135,9 @@ def load_models(inputs: Inputs) -> tuple[list[tuple[Path, dict]], list]:
     """[(model folder, {task: analysis})] of every model found, and the files missing among them."""
     models, missing = [], []
     for folder in inputs.llm_head_models(style.TASKS):
-        analyses, absent = per_task(lambda task: inputs.llm_head_analysis(task, folder), style.TASKS)
+        analyses, absent = per_task(
+            lambda task, folder=folder: inputs.llm_head_analysis(task, folder), style.TASKS
+        )
         models.append((folder, analyses))
         missing += absent
     return models, missing

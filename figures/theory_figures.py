@@ -57,7 +57,7 @@ def _label_radii(angles, base: float, step: float = 0.13, close: float = 0.22) -
 def _circle_labels(ax, vectors: dict, base: float, colour_of, fontsize: float) -> None:
     """Label each vector ({text: (x, y)}) just beyond its tip, close neighbours staggered outward."""
     angles = [float(np.arctan2(v[1], v[0])) for v in vectors.values()]
-    for (text, v), angle, radius in zip(vectors.items(), angles, _label_radii(angles, base)):
+    for text, angle, radius in zip(vectors, angles, _label_radii(angles, base)):
         ax.annotate(
             text,
             (radius * np.cos(angle), radius * np.sin(angle)),

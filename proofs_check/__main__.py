@@ -8,23 +8,39 @@ line on stderr, found before any claim is checked); 130 when interrupted (Ctrl-C
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 
 from theory.io.cli import quiet_interrupt_while_starting
 
+# numpy's OpenBLAS on one thread unless the caller chose (OPENBLAS_, GOTO_ or OMP_NUM_THREADS):
+# the referee's matrices are small, and on a busy machine the extra threads' spin-waits cost
+# CPU time for no speed (issue 41; torch likewise, paper_defects_trained.one_torch_thread).  The
+# verdicts and evidence are the same.  OpenBLAS reads the variable once, when numpy loads below;
+# it is removed again after, so that no child process inherits it.
+_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+_ONE_BLAS_THREAD = "numpy" not in sys.modules and not any(os.environ.get(v) for v in _BLAS_THREADS)
+if _ONE_BLAS_THREAD:
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
 with quiet_interrupt_while_starting(
     "python -m proofs_check"
 ):  # Ctrl-C during the imports: one line, exit 130
+    import numpy  # noqa: F401  (loaded here, under the thread setting above)
+
     from proofs_check.evidence.trained_sources import WeightsError, runs_by_task
     from theory.io.cli import OneLineParser, UsageError, interrupted
     from theory.io.files import OutputError
     from theory.io.output_policy import PACKAGE_ROOT, check_output, output_argument
 
     from . import claims  # noqa: F401  (registers the checks)
-    from .registry import REGISTRY, Options
+    from .registry import GROUPS, REGISTRY, Options
     from .report import check_report_dir, generate, report_dir_lock
     from .runner import changed as outcome_changed
     from .runner import format_table, run_claims, write_json
+
+if _ONE_BLAS_THREAD:
+    os.environ.pop("OPENBLAS_NUM_THREADS", None)
 
 PROG = "python -m proofs_check"
 DESCRIPTION = (
@@ -143,8 +159,12 @@ def run(argv) -> int:
     args = parse_args(argv)
     ids = check_arguments(args)
     if args.list:
-        for cid in ids:
-            print(list_line(REGISTRY[cid]))
+        for i, (group, words) in enumerate(GROUPS.items()):
+            members = [cid for cid in ids if REGISTRY[cid].group == group]
+            if members:
+                print(("\n" if i else "") + f"== {words} ({len(members)}) ==")
+                for cid in members:
+                    print(list_line(REGISTRY[cid]))
         return 0
     options = Options(thorough=args.thorough, weights=tuple(args.weights))
     with contextlib.ExitStack() as held:
@@ -170,13 +190,16 @@ def list_line(c) -> str:
     """One claim as --list prints it: id, recorded verdict word (the runner's word for the recorded
     status, rounding and evidence class), origin, statement, source; then what a verified
     statement rests on."""
-    line = f"{c.id:<24} [{c.recorded_verdict()}] <{c.origin or 'origin not recorded'}> {c.statement}  ({c.source})"
+    from .report.mathtext import plain  # the statement's $...$ math as plain text (issue 43)
+
+    line = f"{c.id:<24} [{c.recorded_verdict()}] <{c.origin or 'origin not recorded'}> {plain(c.statement)}  ({c.source})"
     if c.evidence is not None:
         line += f"\n{'':<24} rests on: {c.evidence.cls}" + (
-            f": {c.evidence.cases}" if c.evidence.cases else ""
+            f": {plain(c.evidence.cases)}" if c.evidence.cases else ""
         )
         line += "".join(
-            f"\n{'':<26} step {i}: {step.text}  [{step.how}]" for i, step in enumerate(c.evidence.steps, 1)
+            f"\n{'':<26} step {i}: {plain(step.text)}  [{step.how}]"
+            for i, step in enumerate(c.evidence.steps, 1)
         )
     return line
 

@@ -66,11 +66,24 @@ class Claim:
         return None if self.evidence is None else self.evidence.cls
 
     def verdict(self, status: str, up_to_rounding: bool = False) -> str:
-        return verdict(self.kind, status, up_to_rounding, self.evidence_class)
+        return verdict(self.kind, status, up_to_rounding, self.evidence_class, self.origin)
 
     def recorded_verdict(self) -> str:
         return self.verdict(self.recorded, self.up_to_rounding)
 
+    @property
+    def group(self) -> str:
+        """The group a reader finds the claim in (``GROUPS``): the paper's claims, the package's
+        corrected statements, the package's own hypotheses."""
+        return self.origin or "paper"
+
+
+# the three groups every listing keeps apart (summary, Read first, --list, --json), by origin
+GROUPS = {
+    "paper": "the paper's claims",
+    "corrected": "the package's corrected statements",
+    "package": "the package's own hypotheses",
+}
 
 REGISTRY: dict[str, Claim] = {}
 

@@ -11,7 +11,7 @@ from theory.io.files import atomic_write_json
 from theory.io.inputs import InputError
 from theory.io.provenance import provenance
 
-from .registry import REGISTRY, Options
+from .registry import GROUPS, REGISTRY, Options
 
 
 def _row(claim, status: str, verdict: str, summary: str, evidence: dict) -> dict:
@@ -19,6 +19,7 @@ def _row(claim, status: str, verdict: str, summary: str, evidence: dict) -> dict
         "id": claim.id,
         "kind": claim.kind,
         "origin": claim.origin,
+        "group": GROUPS[claim.group],  # the paper's claims, corrected statements, own hypotheses
         "statement": claim.statement,
         "source": claim.source,
         "recorded": claim.recorded,
@@ -114,11 +115,13 @@ def run_claims(ids, options: Options) -> list[dict]:
 
 def format_table(results: list[dict], width: int = 100) -> str:
     """Two lines a claim: id, verdict word (``verdicts``) and statement; then the evidence."""
+    from .report.mathtext import plain  # $...$ math as plain text (issue 43)
+
     lines = [f"{'claim':<24} {'verdict':<28} statement / evidence", "-" * width]
     for row in results:
         flag = "" if row["verdict"] == row["recorded_verdict"] else f"  [recorded: {row['recorded_verdict']}]"
-        lines.append(f"{row['id']:<24} {row['verdict']:<28} {row['statement']}")
-        lines.append(f"{'':<53} -> {row['summary']}{flag}")
+        lines.append(f"{row['id']:<24} {row['verdict']:<28} {plain(row['statement'])}")
+        lines.append(f"{'':<53} -> {plain(row['summary'])}{flag}")
     return "\n".join(lines)
 
 
@@ -127,6 +130,9 @@ def write_json(results: list[dict], path: str, options: Options) -> None:
     payload = {
         "options": {"thorough": options.thorough, "weights": list(options.weights)},
         "provenance": provenance(options.weights),
+        "groups": {
+            words: [row["id"] for row in results if row["group"] == words] for words in GROUPS.values()
+        },
         "claims": results,
     }
     atomic_write_json(path, payload, indent=2, default=str)

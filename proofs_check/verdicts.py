@@ -12,6 +12,11 @@ and the CHANGED lines compare those.  What a status *means* depends on the claim
 * an **experiment** (a training run, a pretrained model, a measured cost) is ``reproduced``,
   ``not reproduced`` (our recipe did not give what the paper reports) or ``undecided``.
 
+The package's own hypotheses (``origin`` "package", registry) are neither the paper's claims nor
+its corrections: an experiment the package proposed is ``supported``, ``not supported`` or
+``undecided`` (nothing of the paper is reproduced or not by it); the package's own mathematical
+statements keep the statement words.
+
 A refuted statement whose only failures sit on a printed number's rounding boundary (the
 text says "above 0.88" of a table printing 0.88, which may stand for 0.884) is neither
 false nor true as printed: it ``holds up to rounding``.  The check says so
@@ -34,6 +39,8 @@ WORDS = {
     "statement": {"refuted": "false", "undecided": "undecided"},  # verified: by class (BY_CLASS)
     "experiment": {"verified": "reproduced", "refuted": "not reproduced", "undecided": "undecided"},
 }
+# an experiment of the package's own (origin "package"): a hypothesis, not a result of the paper
+HYPOTHESIS_WORDS = {"verified": "supported", "refuted": "not supported", "undecided": "undecided"}
 # every word a reader may see, in the order a summary counts them ("error": a check that crashed)
 ALL_WORDS = (
     *BY_CLASS.values(),
@@ -41,18 +48,29 @@ ALL_WORDS = (
     UP_TO_ROUNDING,
     "reproduced",
     "not reproduced",
+    "supported",
+    "not supported",
     "undecided",
     "error",
 )
 
 
-def verdict(kind: str, status: str, up_to_rounding: bool = False, evidence_class: str | None = None) -> str:
+def verdict(
+    kind: str,
+    status: str,
+    up_to_rounding: bool = False,
+    evidence_class: str | None = None,
+    origin: str | None = None,
+) -> str:
     """The word for ``status`` ("verified", "refuted", "undecided" or "error") of a claim of ``kind``;
-    a verified statement's word names ``evidence_class`` (None: the weakest, finite cases)."""
+    a verified statement's word names ``evidence_class`` (None: the weakest, finite cases); an
+    experiment of ``origin`` "package" is a hypothesis (``HYPOTHESIS_WORDS``)."""
     if kind not in WORDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if status == "error":
         return "error"
+    if (origin, kind) == ("package", "experiment"):
+        return HYPOTHESIS_WORDS[status]
     if up_to_rounding and (kind, status) == ("statement", "refuted"):
         return UP_TO_ROUNDING
     if (kind, status) == ("statement", "verified"):

@@ -393,7 +393,7 @@ def nothing_heavy(monkeypatch):
         (["analyze", "--discrepancy-lengths", "1000000"], "or pass --no-discrepancy"),
         (["analyze", "--n-inputs", "100000000"], "scoring 100,000,000 inputs per checkpoint needs about"),
         (["analyze", "--n-inputs", "0"], "got 0 and 32"),
-        (["analyze", "--seed", "-1"], "--seed must be a non-negative integer, got -1"),
+        (["analyze", "--seed", "-1"], "--seed must be an integer in 0..18446744073709551615 (2**64 - 1"),
     ],
 )
 def test_oversized_requests_are_refused_before_any_model_loads(nothing_heavy, tmp_path, capsys, args, names):

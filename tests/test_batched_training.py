@@ -70,7 +70,7 @@ def test_members_start_from_the_single_runs_weights_bit_for_bit(pair):
 
 def _smoke_config():
     from training.run.presets import get_preset
-    from training.run.resume import model_config
+    from training.run.start import model_config
 
     return model_config("letter", get_preset("smoke"), "test")
 

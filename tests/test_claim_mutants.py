@@ -50,11 +50,11 @@ def test_C5_check_rejects_beta_without_the_n0_minus_1_factor(monkeypatch, fresh_
 def test_C5_formula_comparison_rejects_a_beta_20_percent_low(monkeypatch, fresh_reports):
     import constructions.temperature as temperature
     from constructions.index import number_task
-    from proofs_check.claims.constructions import _report
+    from proofs_check.claims.constructions import construction_report
     from proofs_check.claims.lemma_f1 import _formula_rows
 
     monkeypatch.setattr(temperature, "sufficient_beta", _beta_low)
-    row = _formula_rows([_report(number_task(17))])[0]
+    row = _formula_rows([construction_report(number_task(17))])[0]
     assert not row["agrees"] and row["reported_beta"] == pytest.approx(0.8 * row["formula_beta"])
 
 

@@ -52,6 +52,21 @@ def test_compiles_where_measured_faster_and_the_warm_compile_is_under_a_tenth(tm
     assert not on and "10%" in why
 
 
+def test_cpu_time_rates_decide_where_the_table_has_them(tmp_path, has_compiler):
+    """A loaded machine stretches wall time: with steps per CPU second in the table, those decide
+    which step is faster, whatever the wall rates say."""
+    folder = write_table(tmp_path, eager=1.0, fast=0.9)  # compiled slower by wall clock
+    table = json.loads((folder / "k_table_cpu_paper.json").read_text())
+    table["rows"][0]["steps_per_cpu_s"], table["rows"][1]["steps_per_cpu_s"] = 4.0, 4.6
+    (folder / "k_table_cpu_paper.json").write_text(json.dumps(table))
+    on, why = compiled.compile_by_default("cpu", "paper", PAPER, 6000, folder)
+    assert on and "1.15x eager steps per CPU second" in why
+    table["rows"][1]["steps_per_cpu_s"] = 3.9  # and the other way round
+    (folder / "k_table_cpu_paper.json").write_text(json.dumps(table))
+    on, why = compiled.compile_by_default("cpu", "paper", PAPER, 6000, folder)
+    assert not on and "CPU second" in why
+
+
 @pytest.mark.parametrize(
     "case",
     ["slower", "equal", "other preset", "other device", "shape changed", "no compiled row", "no compiler"],

@@ -28,6 +28,8 @@ ARGS = [
     "--device",
     "cpu",
     "--compile",
+    "--threads",  # two threads, as the module doc says (without it: one, for a model this small)
+    "2",
     "--no-progress",
 ]
 WEIGHTS = (

@@ -79,7 +79,10 @@ def test_c_matches_brute_force_pair_count():
 
 def test_pooled_matches_brute_force_with_recipe_weights():
     size = {g: GROUPS.count(g) for g in GROUPS}
-    weight = lambda i, j: 0 if GROUPS[i] == GROUPS[j] else 1 / (size[GROUPS[i]] * size[GROUPS[j]])
+
+    def weight(i, j):
+        return 0 if GROUPS[i] == GROUPS[j] else 1 / (size[GROUPS[i]] * size[GROUPS[j]])
+
     assert pooled(PRED, MEAS, GROUPS)["c"] == pytest.approx(_brute_c(PRED, MEAS, weight))
 
 
@@ -94,7 +97,10 @@ def test_censored_ties_as_specified():
 
 def test_mutant_censored_as_observed_changes_the_value():
     honest = pooled(PRED, MEAS, GROUPS)["c"]
-    as_observed = lambda xs: [(x[1] if x[0] is None else x[0], x[1]) for x in xs]
+
+    def as_observed(xs):
+        return [(x[1] if x[0] is None else x[0], x[1]) for x in xs]
+
     assert pooled(as_observed(PRED), as_observed(MEAS), GROUPS)["c"] != pytest.approx(honest)
 
 

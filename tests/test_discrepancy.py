@@ -136,7 +136,7 @@ def test_index_fast_equals_brute_force_over_every_query_type(angle, reading):
 
 def test_index_rows_match_the_exact_brute_force_in_float64():
     for n in (5, 18, 40):
-        for (label, row), (_, s, L) in zip(index_rows("0.8", n, 16, FLOAT64), index_queries(n, 16)):
+        for (_label, row), (_, _s, L) in zip(index_rows("0.8", n, 16, FLOAT64), index_queries(n, 16)):
             assert logit_gap(row) == pytest.approx(float(index_gap("0.8", L)), abs=1e-12)
 
 

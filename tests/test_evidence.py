@@ -192,13 +192,13 @@ def test_json_rows_carry_origin_and_evidence_class(tmp_path):
 
 
 def test_the_report_shows_the_class_the_steps_and_the_origin():
-    from proofs_check.report import markdown
+    from proofs_check.report import markdown, mathtext
     from proofs_check.report.build import evidence_blocks
 
     proof_row, cases_row = run_claims(["B1-formal-corrected", "T4-totals"], Options())
     text = "\n".join(markdown.block(b) for b in evidence_blocks(proof_row))
     for step in REGISTRY["B1-formal-corrected"].evidence.steps:
-        assert markdown.escape(step.text) in text
+        assert mathtext.markdown(step.text, markdown.escape) in text  # words escaped, math as $...$
     assert text.count("**passed**") == len(REGISTRY["B1-formal-corrected"].evidence.steps)
     cases = "\n".join(markdown.block(b) for b in evidence_blocks(cases_row))
     assert "**exhaustive**" in cases and markdown.escape(REGISTRY["T4-totals"].evidence.cases) in cases

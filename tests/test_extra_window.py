@@ -22,8 +22,8 @@ from test_run_safety import assert_clean_error, metrics_without_timing, same_ten
 from test_train import REPO, cli
 
 from training.run import loop as train_module
-from training.run.checkpoints import RunError
-from training.run.checks import check_recipe
+from training.run import step as step_module
+from training.run.checks import RunError, check_recipe
 from training.run.presets import EXTRA_TARGET_MAX_LIMIT, get_preset
 from training.run.step import batch_indices, extra_window, training_batch
 from training.studies.plan import PlanError, load_plan
@@ -109,7 +109,7 @@ def test_resume_trains_on_the_same_batches(uninterrupted, tmp_path):
 
 def test_the_window_changes_training_and_validation_stays_17_tokens(uninterrupted, tmp_path, monkeypatch):
     seen = {"train": [], "validation": []}
-    real_batch, real_evaluate = train_module.training_batch, train_module.evaluate
+    real_batch, real_evaluate = step_module.training_batch, train_module.evaluate
 
     def recording_batch(*args, **kwargs):
         batch = real_batch(*args, **kwargs)
@@ -120,7 +120,7 @@ def test_the_window_changes_training_and_validation_stays_17_tokens(uninterrupte
         seen["validation"].append(data["inputs"].shape[1])
         return real_evaluate(model, data, *args, **kwargs)
 
-    monkeypatch.setattr(train_module, "training_batch", recording_batch)
+    monkeypatch.setattr(step_module, "training_batch", recording_batch)  # the one step draws its batch
     monkeypatch.setattr(train_module, "evaluate", recording_evaluate)
     plain = smoke_on_one_thread(tmp_path / "plain", task="letter", steps=20)
     assert set(seen["train"]) == {17} and set(seen["validation"]) == {17}

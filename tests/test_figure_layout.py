@@ -189,7 +189,8 @@ def test_the_allowed_check_rejects_non_okabe_ito_colours():
 
 def test_every_figure_draws_only_colour_blind_safe_colours(tmp_path, kept):
     paths = write_inputs(tmp_path)
-    assert main(options(paths, tmp_path / "out")) == 0
+    # in this process (--jobs 1): the figures are inspected here, where ``kept`` collects them
+    assert main(options(paths, tmp_path / "out") + ["--jobs", "1"]) == 0
     assert set(kept) >= {
         "fig2",
         "fig4a",

@@ -41,7 +41,7 @@ def test_depth_rows_of_figure_3(task):
 
 
 def test_solvers_equal_iterated_functions_read_at_the_query():
-    for _, task, text, answer, _ in WORKED_EXAMPLES:
+    for _, task, text, _answer, _ in WORKED_EXAMPLES:
         tokens = text.split()
         got, hops = SOLVERS[task](tokens)
         if task == "number":  # Index is defined on every position of these inputs

@@ -109,7 +109,7 @@ def test_exclusion_bound_on_random_rope_heads():
             E, P = rng.normal(size=(N + 1, 4)), rng.normal(size=(8, 4))
             W_Q, W_K, theta = rng.normal(size=(2, 4)), rng.normal(size=(2, 4)), rng.uniform(0, np.pi)
 
-            def logit(q, i, k, j):
+            def logit(q, i, k, j, W_Q=W_Q, W_K=W_K, E=E, P=P, theta=theta):
                 a, b = W_Q @ (E[q] + P[i]), W_K @ (E[k] + P[j])
                 c, s = np.cos((i - j) * theta), np.sin((i - j) * theta)
                 return float(b @ np.array([c * a[0] - s * a[1], s * a[0] + c * a[1]]))

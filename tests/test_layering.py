@@ -1,13 +1,14 @@
 """The layering of the house: which package (and which room of ``training``) may import which.
 
 An AST walk over every module, imports inside functions included (a lazy import is still a
-dependency).  The rules are the data flow of ``spec/architecture.md`` and the docstring of
+dependency).  The rules are the table of ``docs/architecture.md`` (compared below) and the docstring of
 ``training/__init__.py``; a new arrow either fits them or changes them here, on purpose.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -202,3 +203,40 @@ def test_a_forbidden_import_is_caught(module, source):
 def test_a_cycle_is_caught():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def documented_rules() -> dict[str, set[str]]:
+    """room -> may import, read from the table of docs/architecture.md."""
+    rules = {}
+    for line in (ROOT / "docs" / "architecture.md").read_text().splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`"):
+            rules[cells[0].strip("`")] = set(re.findall(r"`([\w.]+)`", cells[2]))
+    return rules
+
+
+def test_the_architecture_note_states_these_rules():
+    documented = documented_rules()
+    assert documented == {room: allowed for room, allowed in ALLOWED.items() if room in documented}
+    assert set(ALLOWED) - set(documented) == {"training", "training.__main__"}
+
+
+def private_imports(modules: dict[str, tuple[str, bool]]) -> list[str]:
+    """``from M import _name`` between two of the package's modules: a private name used from
+    another module is an interface in disguise (make it public where it belongs)."""
+    bad = []
+    for module, (source, _) in sorted(modules.items()):
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ImportFrom) and (node.level or room_of(node.module or "")):
+                bad += [
+                    f"{module}:{node.lineno}: {alias.name}"
+                    for alias in node.names
+                    if alias.name.startswith("_") and not alias.name.startswith("__")
+                ]
+    return bad
+
+
+def test_no_module_imports_another_modules_private_names():
+    assert private_imports(project_modules()) == []
+    fake = {"theory.rope": ("from theory.numbers import _secret\n", False)}
+    assert private_imports(fake) == ["theory.rope:1: _secret"]

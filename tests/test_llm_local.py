@@ -206,6 +206,8 @@ def smollm2_gguf() -> Path | None:
 
 
 @pytest.mark.llm
+# the worker that converts SmolLM2 for test_llm_models' fixture (tests/conftest.py): converted once
+@pytest.mark.xdist_group("test_llm_models.smollm2")
 @pytest.mark.skipif(
     smollm2_gguf() is None,
     reason="needs the [llm] extra and SmolLM2's GGUF file: "

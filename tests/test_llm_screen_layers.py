@@ -64,6 +64,7 @@ def test_a_model_is_judged_only_when_screened_and_the_letter_file_may_hold_the_s
     assert outcome.evidence["screens"]["smollm2"] == {
         "accuracy": pytest.approx(0.15),
         "seeds": 3,
+        "parse_rate": None,  # the fake run records none
         "source": "smollm2_letter.json",
         "passes": False,
     }
@@ -160,7 +161,8 @@ def test_a_model_with_only_its_letter_run_is_screened_but_never_judged(tmp_path)
     outcome = llm_local.decide_screened(tmp_path)
     assert (
         outcome.status == "undecided"
-        and "gemma3: 0.150 at length 16 (3 seeds), screened out" in outcome.summary
+        and "gemma3: 0.150 at length 16 over 3 seeds (parse rate not recorded), screened out"
+        in outcome.summary
     )
     (tmp_path / "gemma3_letter.json").write_text(json.dumps(results("letter", [12, 16, 24], HIGH)))
     passed = llm_local.decide_screened(tmp_path)

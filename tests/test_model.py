@@ -15,7 +15,8 @@ from transformers.activations import ACT2FN  # noqa: E402
 
 from theory.rope import rope_logit  # noqa: E402
 from training.model.gptj import GPTJ, ModelConfig, gelu_new  # noqa: E402
-from training.run.checkpoints import RunError, load_model, save_weights  # noqa: E402
+from training.run.checkpoints import load_model, save_weights  # noqa: E402
+from training.run.checks import RunError  # noqa: E402
 
 TINY = ModelConfig(vocab_size=40, n_layer=2, n_head=1, n_embd=32, rotary_dim=32, n_inner=64)
 TINY_PARTIAL = ModelConfig(vocab_size=40, n_layer=2, n_head=2, n_embd=32, rotary_dim=8, n_inner=48)

@@ -419,7 +419,12 @@ def test_analysis_claims_are_decided_over_seeds_too(fake_study):
         "seed-4": "verified",
     }
     assert (
-        outcome.status == "undecided" and "holds in 3, fails in 2; a status needs 4 of 5" in outcome.summary
+        outcome.status == "undecided"
+        and (
+            "reproduced in 3 (seed-0, seed-2, seed-4), not reproduced in 2 (seed-1, seed-3); "
+            "a verdict needs the same result in 4 of 5 seeds"
+        )
+        in outcome.summary
     )
 
 

@@ -202,7 +202,10 @@ def test_the_layer_kinds_and_the_screen_are_read_from_the_files(tmp_path):
     root = _copy(tmp_path, "training/reference/llm")
     before = render(llm.section(root))
     assert "positional heads 26 of 51 in sliding layers against 0 of 4 in full layers" in before
-    assert "gemma3 scores 0.093 there (screened out)" in before
+    assert (
+        "gemma3 scores 0.093 there (an answer could be read from 0.253 of its replies; screened out)"
+        in before
+    )
     analysis = root / "training/reference/llm/gemma3/analysis_number.json"
     _edit(
         analysis, lambda d: d["frequency"]["layer_kind"].__setitem__(0, "full")
@@ -214,4 +217,33 @@ def test_the_layer_kinds_and_the_screen_are_read_from_the_files(tmp_path):
     )
     after = render(llm.section(root))
     assert "positional heads 23 of 47 in sliding layers against 3 of 8 in full layers" in after
-    assert "gemma3 scores 0.900 there (passes)" in after
+    assert "gemma3 scores 0.900 there (an answer could be read from 0.253 of its replies; passes)" in after
+
+
+def test_parse_rates_the_chat_template_and_the_weights_are_read_from_the_files(tmp_path):
+    """The harness runs' parse rates (overall, lowest at a length), their recorded chat-template
+    setting and the GGUF type of the analysed weights all move with their files."""
+    root = _copy(tmp_path, "training/reference/llm")
+    folder = root / "training/reference/llm"
+    before = render(llm.section(root))
+    assert "0.443 on the letter task (lowest 0.253, at length 16)" in before
+    assert before.count("without the model's chat template") == 2
+    assert before.count("this model is instruction-tuned") == 1  # SmolLM2-135M-Instruct, not Gemma 3 base
+    assert "gemma-3-270m-Q4_K_M.gguf (type Q4_K_M, 4-bit weights)" in before
+    assert "SmolLM2-135M-Instruct.Q4_1.gguf (type Q4_1, 4-bit weights)" in before
+
+    def lower_and_template(d):
+        next(r for r in d["per_length"] if r["length"] == 24)["parse_rate"] = 0.125
+        d["summary"]["parse_rate"] = 0.5
+        d["settings"]["backend"]["chat_template"] = True
+
+    for task in ("number", "letter"):
+        _edit(folder / f"gemma3_{task}.json", lower_and_template)
+    _edit(folder / "smollm2/analysis_number.json", lambda d: d.__setitem__("model", "SmolLM2-135M.Q8_0.gguf"))
+    after = render(llm.section(root))
+    assert "0.500 on the letter task (lowest 0.125, at length 24)" in after
+    assert (
+        "wrapped in the model's chat template" in after
+        and after.count("without the model's chat template") == 1
+    )
+    assert "SmolLM2-135M.Q8_0.gguf (type Q8_0, 8-bit weights)" in after

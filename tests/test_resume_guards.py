@@ -20,7 +20,8 @@ from test_run_safety import copy_of, finished, same_tensors, smoke, stopped, tre
 from training.__main__ import main
 from training.run import loop as train_module
 from training.run import memory
-from training.run.checkpoints import RunError, list_checkpoints
+from training.run.checkpoints import list_checkpoints
+from training.run.checks import RunError
 from training.run.memory import step_memory
 from training.run.presets import get_preset
 from training.tasks.definitions import MAX_COUNT

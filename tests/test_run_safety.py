@@ -17,7 +17,8 @@ from safetensors.torch import load_file
 from test_train import ENV, REPO, cli  # one `python -m training` runner for both files
 
 from training.run import checkpoints
-from training.run.checkpoints import RunError, list_checkpoints, load_model
+from training.run.checkpoints import list_checkpoints, load_model
+from training.run.checks import RunError
 from training.run.lock import LOCK_NAME, RunLock
 from training.run.loop import train
 from training.run.ownership import OWNER_NAME

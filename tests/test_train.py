@@ -16,7 +16,8 @@ from safetensors.torch import load_file
 
 from training.analysis.evaluate import _sliced_accuracy
 from training.run import checkpoints
-from training.run.checkpoints import RunError, list_checkpoints, load_model
+from training.run.checkpoints import list_checkpoints, load_model
+from training.run.checks import RunError
 from training.run.loop import train
 from training.run.step import batch_indices, evaluate, lr_factor, make_optimizer
 from training.tasks.definitions import get_task

@@ -107,7 +107,7 @@ def certificate(weights, V: dict, c: dict | None = None) -> dict:
 
 # The first length the theorem forces, as the claim prints it: every n >= THRESHOLD errs.  The
 # functions below evaluate this object, so the printed threshold is the one computed (issue 42).
-THRESHOLD = Formula("3 + e^(2B)")
+THRESHOLD = Formula(r"3 + e^{2B}")
 
 
 def threshold(B, prec: int = 128) -> int:
@@ -221,10 +221,20 @@ def exact_readout(A: int, n: int, ratio: Fraction) -> dict:
             [Fraction(float(x)).limit_denominator(10**6) for x in res.x[r * size : (r + 1) * size]]
             for r in range(size)
         ]
+        # the exact scores s[r] = sum_k V[r][k] a[k] summed in integers: row r of V over its
+        # common denominator, a over its own, one Fraction per score (the same Fractions as
+        # summing Fractions term by term, much faster; issue 41)
+        denominators = [math.lcm(*(v.denominator for v in row)) for row in V]
+        scaled = [[v.numerator * (d // v.denominator) for v in row] for row, d in zip(V, denominators)]
         least = None
         for (i, q, rest), answer in groups.items():
             a = presence(i, q, rest)
-            s = [sum(v * x for v, x in zip(V[r], a)) for r in range(size)]
+            da = math.lcm(*(x.denominator for x in a))
+            ints = [x.numerator * (da // x.denominator) for x in a]
+            s = [
+                Fraction(sum(v * x for v, x in zip(scaled[r], ints)), denominators[r] * da)
+                for r in range(size)
+            ]
             gap = s[index[answer]] - max(s[r] for r in range(size) if r != index[answer])
             least = gap if least is None else min(least, gap)
         out.update(certified=least > 0, least_margin=str(least))

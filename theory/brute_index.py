@@ -28,7 +28,7 @@ import numpy as np
 
 from .functions import index
 from .numbers import Interval
-from .phases import Angle, certified_cosines, cosine_key
+from .phases import Angle, CosineTable, certified_order, cosine_key
 
 __all__ = [
     "CosineOrder",
@@ -48,11 +48,10 @@ class CosineOrder:
 
     def __init__(self, theta, N: int, extra=()):
         self.theta, self.N = Angle.of(theta), int(N)
-        offsets = [self.theta * u for u in range(-(self.N - 1), self.N)]
         self.extra = [Angle.of(e) for e in extra]
-        self.table = certified_cosines(offsets + self.extra)
-        self._rank = np.array([self.table.rank[cosine_key(p)] for p in offsets], dtype=np.int64)
-        self._value = {r: self.table.value[k] for k, r in self.table.rank.items()}
+        # the table, the ranks of the offsets, and row_gap's rows (by (n, s, ties): a row is a
+        # function of this order), shared by every order of the same angles (issue 41)
+        self.table, self._rank, self._value, self._rows = _order_state(self.theta, self.N, tuple(self.extra))
 
     def rank(self, u):
         """Rank of cos(u theta), elementwise."""
@@ -64,6 +63,22 @@ class CosineOrder:
     def cos(self, rank: int):
         """The cosine of that rank as an arb ball (at the table's certified precision)."""
         return self._value[int(rank)]
+
+
+@functools.lru_cache(maxsize=1024)
+def _order_state(theta: Angle, N: int, extra: tuple) -> tuple:
+    """``certified_cosines`` of cos(u theta), |u| < N, and ``extra``, with the ranks of the
+    offsets (read-only), the ball of each rank and an empty table for row_gap's rows; the
+    cosine_keys of the offsets computed once (issue 41)."""
+    offsets = [theta * u for u in range(-(N - 1), N)]
+    phases = offsets + list(extra)
+    keys = [cosine_key(p) for p in phases]
+    items, order, values, prec = certified_order(phases, keys)
+    rank = {items[i][0]: r for r, i in enumerate(order)}
+    table = CosineTable(rank, {k: v for (k, _), v in zip(items, values)}, prec)
+    ranks = np.array([rank[k] for k in keys[: len(offsets)]], dtype=np.int64)
+    ranks.flags.writeable = False
+    return table, ranks, {r: table.value[k] for k, r in rank.items()}, {}
 
 
 @dataclass(frozen=True)
@@ -93,7 +108,12 @@ def query_shifts(n: int, m: int) -> list[int]:
 
 
 def row_gap(order: CosineOrder, n: int, s: int, ties: str = "zero") -> RowGap:
-    """The query-s row of length n, entry by entry: offsets t = 0..n-1, logit cos((t - s) theta)."""
+    """The query-s row of length n, entry by entry: offsets t = 0..n-1, logit cos((t - s) theta).
+    Computed once per (order, n, s, ties): the searches ask for the same rows many times."""
+    rows = getattr(order, "_rows", None)
+    key = (n, s, ties)
+    if rows is not None and key in rows:
+        return rows[key]
     ranks = order.rank(np.arange(n) - s)
     top = int(ranks.min())
     shared = int((ranks == top).sum()) > 1
@@ -104,7 +124,10 @@ def row_gap(order: CosineOrder, n: int, s: int, ties: str = "zero") -> RowGap:
         second = int(below.min()) if below.size else top
     else:
         raise ValueError(f"ties must be 'zero' or 'next', got {ties!r}")
-    return RowGap(top, second, s)
+    gap = RowGap(top, second, s)
+    if rows is not None:
+        rows[key] = gap
+    return gap
 
 
 def reading_gap(order: CosineOrder, n: int, m: int, reading: str) -> RowGap:

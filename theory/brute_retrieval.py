@@ -77,7 +77,7 @@ def _query_letter(token) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _shapes(A: int, m: int, n: int) -> tuple:
+def input_shapes(A: int, m: int, n: int) -> tuple:
     """Per proper input, from its tokens alone: (offset t, letter difference d mod A) of every
     position, which positions carry the query letter, the tokens and the Retrieval answer."""
     out = []
@@ -108,7 +108,7 @@ def _brute_last_position(theta: Angle, A: int, m: int, n: int, prec: int) -> dic
     The phase of (t, d) is d omega + t theta (d taken mod |ALPH|: omega d is then the same
     angle up to 2 pi, so the cosine is unchanged)."""
     theta = Angle.of(theta)
-    shapes = _shapes(A, m, n)
+    shapes = input_shapes(A, m, n)
     phases = {(t, d): omega(A) * d + theta * t for t in range(n) for d in range(A)}
     key = {td: cosine_key(ph) for td, ph in phases.items()}
     table = certified_cosines(phases.values(), prec)
@@ -117,16 +117,22 @@ def _brute_last_position(theta: Angle, A: int, m: int, n: int, prec: int) -> dic
     balls = Interval(table.prec)
     gaps = {"sup": [], "inf": [], "min": [], "competitor": [], "margin": []}
     exact = separated = True
-    diff = lambda a, b: flint.arb(0) if a == b else value[a] - value[b]  # noqa: E731
-    tops = {}
+    # by rank, not by key: equal ranks iff equal keys, and ints hash and compare fast where
+    # the keys are tuples of Fractions (issue 41); the balls subtracted are the same
+    at_rank = {r: value[k] for k, r in rank.items()}
+    diff = lambda a, b: flint.arb(0) if a == b else at_rank[a] - at_rank[b]  # noqa: E731
+    tops = {}  # per distinct row: the positions holding its top
+    rank_at = {td: rank[k] for td, k in key.items()}
+    best_rank = rank[best_anywhere]
     with balls.working():
         for pairs, matched, tokens, answer in shapes:
-            if pairs not in tops:  # the readings depend on (t, d) only: once per distinct row
-                keys = [key[td] for td in pairs]
-                tops[pairs] = _readings(keys, matched, rank, best_anywhere, diff, gaps)
-                separated = separated and tops[pairs][1]
-            top = tops[pairs][0]
-            chosen = [tok for td, tok in zip(pairs, tokens) if key[td] == top]
+            top_at = tops.get(pairs)
+            if top_at is None:  # the readings depend on (t, d) only: once per distinct row
+                ranks = [rank_at[td] for td in pairs]
+                top, ok = _readings(ranks, matched, best_rank, diff, gaps)
+                separated = separated and ok
+                top_at = tops[pairs] = [j for j, r in enumerate(ranks) if r == top]
+            chosen = [tokens[j] for j in top_at]
             counts = sorted(((chosen.count(t), t) for t in set(chosen)), reverse=True)
             unique = len(counts) == 1 or counts[0][0] > counts[1][0]
             exact = exact and unique and counts[0][1] == answer
@@ -138,23 +144,24 @@ def _brute_last_position(theta: Angle, A: int, m: int, n: int, prec: int) -> dic
     return out
 
 
-def _readings(keys, matched, rank, best_anywhere, diff, gaps) -> tuple:
-    """Append one row's gaps to ``gaps``; return (its top key, whether it is separated)."""
-    order = sorted(keys, key=rank.get)
+def _readings(ranks, matched, best_anywhere, diff, gaps) -> tuple:
+    """Append one row's gaps to ``gaps``; return (its top rank, whether it is separated).
+    ``ranks``: the certified rank of each position's cosine (0 = largest, equal iff equal)."""
+    order = sorted(ranks)
     top = order[0]
     gaps["sup"].append(diff(top, order[1]))
     gaps["min"].append(diff(top, order[1]))
     below = [k for k in order if k != top]
     if below:
         gaps["inf"].append(diff(top, below[0]))
-    best = min((k for k, hit in zip(keys, matched) if hit), key=rank.get)
-    others = [k for k, hit in zip(keys, matched) if not hit]
+    best = min(k for k, hit in zip(ranks, matched) if hit)
+    others = [k for k, hit in zip(ranks, matched) if not hit]
     gaps["competitor"].append(diff(best, best_anywhere))
     separated = True
     if others:
-        rival = min(others, key=rank.get)
+        rival = min(others)
         gaps["margin"].append(diff(best, rival))
-        separated = rank[best] < rank[rival]
+        separated = best < rival
     return top, separated
 
 
@@ -213,11 +220,11 @@ OLD_FORMULAS = {
 # name: (reading compared, formula, the range the claim states for it: a ``CONDITIONS`` key).
 # "n <= n0 with theta' < omega/(2 n0)" is the same as 2 n theta' < omega (take n0 = n).
 STATEMENTS = {
-    "sup-exact": ("sup", _in_theta_prime(_sup_exact), F.EXACT_RANGE.text),
-    "competitor-corrected": ("competitor", _in_theta_prime(_competitor), F.EXACT_RANGE.text),
-    "margin-exact": ("margin", _in_theta_prime(_margin), F.EXACT_RANGE.text),
-    "margin-product": ("margin", _in_theta_prime(_margin_product), F.EXACT_RANGE.text),
-    "inf-corrected": ("inf", _in_theta_prime(_inf), F.INF_RANGE.text),
+    "sup-exact": ("sup", _in_theta_prime(_sup_exact), F.EXACT_RANGE.plain),
+    "competitor-corrected": ("competitor", _in_theta_prime(_competitor), F.EXACT_RANGE.plain),
+    "margin-exact": ("margin", _in_theta_prime(_margin), F.EXACT_RANGE.plain),
+    "margin-product": ("margin", _in_theta_prime(_margin_product), F.EXACT_RANGE.plain),
+    "inf-corrected": ("inf", _in_theta_prime(_inf), F.INF_RANGE.plain),
 }
 
 # condition: (k(n), edge closed, theta' = 0 included, stated on theta' (every real theta) or on theta).
@@ -226,7 +233,7 @@ STATEMENTS = {
 # the closed edge are read from the printed conditions (theory.retrieval_formulas).
 CONDITIONS = {
     **{
-        c.text: (F.coefficient(c), c.relation.rel_op == "<=", True, True)
+        c.plain: (F.coefficient(c), c.relation.rel_op == "<=", True, True)
         for c in (F.EXACT_RANGE, F.INF_RANGE, F.CHAIN_RANGE, F.EQUALITY_FAILS)
     },
     "0 < theta < omega/(2n)": (lambda n: 2 * n, False, False, False),

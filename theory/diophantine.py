@@ -29,7 +29,7 @@ from fractions import Fraction
 import flint
 import numpy as np
 
-from .numbers import Interval, _as_fraction
+from .numbers import Interval, as_fraction
 
 __all__ = [
     "PiRational",
@@ -84,7 +84,7 @@ def as_real(x) -> PiRational:
         sign, man, exp, _ = x._mpf_
         value = Fraction((-1) ** sign * int(man)) * Fraction(2) ** int(exp)
         return PiRational(value)
-    return PiRational(_as_fraction(x))
+    return PiRational(as_fraction(x))
 
 
 def _rational_quotients(x: Fraction, max_denominator: int) -> list[int]:

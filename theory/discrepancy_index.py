@@ -237,7 +237,7 @@ def index_corrected_holds(angle, reading: str, n_max: int, m: int = 16, n_min: i
         if exact is not None:
             ok = exact <= limit
         else:
-            ok = decide(lambda b: b.convert(limit) - nearest.ball(b)).sign
+            ok = decide(lambda b, limit=limit, nearest=nearest: b.convert(limit) - nearest.ball(b)).sign
             if ok is None:
                 undecided.append([block["n_lo"], block["n_hi"]])
                 continue

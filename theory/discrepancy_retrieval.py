@@ -53,6 +53,7 @@ value strictly below it is cos omega), for every n >= 2 (C8).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from fractions import Fraction
 
@@ -107,7 +108,12 @@ def angle_sign(angle) -> int:
 def fold(theta) -> Angle:
     """theta' = the distance from theta to the nearest multiple of 2 pi, an exact Angle in
     [0, pi]: every reading is a function of theta' (module docstring, Symmetry)."""
-    theta = Angle.of(theta)
+    return _fold(Angle.of(theta))
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold(theta: Angle) -> Angle:
+    """``fold`` of an Angle, once per angle (the scans ask for the same angles again; issue 41)."""
     k = round(float(theta) / (2 * np.pi))  # any k near the nearest works: the sign tests below fix it up
     rest = theta + Angle(pi_multiple=Fraction(-2 * k))
     while angle_sign(rest + Angle(pi_multiple=Fraction(-1))) > 0:

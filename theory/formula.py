@@ -7,7 +7,12 @@ evaluate ``expr`` (``evaluate``: certified arb balls; ``value``: exact rationals
 what a statement prints is what its check computes.  ``Condition`` does the same for a
 printed inequality such as "2n theta' < omega".
 
-The plain-text math of the statements: implicit multiplication ("2n theta'", "2 sin(x) sin(y)"),
+Issue 43: a formula's one source is LaTeX (``text``, e.g. ``1 + \\cos((n-1)\\theta')``), the form
+the statements print between ``$...$`` and the report typesets; ``plain`` turns it into the
+plain-text math below, which ``parse`` reads and the terminal shows, so the typeset, the printed
+and the evaluated formula are one text.
+
+The plain-text math: implicit multiplication ("2n theta'", "2 sin(x) sin(y)"),
 function application without parentheses ("1 - cos omega"), "^" for powers, "e^(x)" for
 exp(x), "min{a, b}" and "max(a, b)", "ceil(x)"; "theta'" is the symbol theta'.
 """
@@ -27,7 +32,7 @@ from sympy.parsing.sympy_parser import (
     standard_transformations,
 )
 
-__all__ = ["Formula", "Condition", "parse", "to_arb", "THETA_PRIME"]
+__all__ = ["Formula", "Condition", "parse", "plain", "to_arb", "THETA_PRIME"]
 
 THETA_PRIME = sympy.Symbol("theta'")
 _TRANSFORMS = standard_transformations + (implicit_multiplication, implicit_application, convert_xor)
@@ -43,6 +48,122 @@ _NAMES = {
     "ceil": sympy.ceiling,
     "floor": sympy.floor,
 }
+
+
+_WORDS = {  # LaTeX command -> its plain-text word or sign
+    **{
+        g: g
+        for g in ("alpha", "beta", "gamma", "delta", "epsilon", "theta", "lambda", "mu", "pi", "sigma", "tau")
+    },
+    **{g: g for g in ("omega", "phi", "Gamma", "Delta", "Sigma", "Omega", "Pi")},
+    **{
+        f: f
+        for f in ("cos", "sin", "exp", "ln", "log", "min", "max", "arg", "argmax", "softmax", "mod", "sup")
+    },
+    **{"inf": "inf", "bmod": "mod", "varepsilon": "epsilon", "ell": "l"},
+    **{"le": "<=", "leq": "<=", "ge": ">=", "geq": ">=", "ne": "!=", "neq": "!=", "lt": "<", "gt": ">"},
+    **{"in": "in", "notin": "not in", "to": "->", "mapsto": "->", "approx": "~", "times": "x", "cdot": "*"},
+    **{"ldots": "...", "dots": "...", "cdots": "...", "infty": "inf", "mid": "|", "lvert": "|", "rvert": "|"},
+    **{"Vert": "||", "lVert": "||", "rVert": "||", "lceil": "ceil(", "rceil": ")", "lfloor": "floor("},
+    **{"rfloor": ")", "langle": "<", "rangle": ">", "sum": "sum", "prod": "prod", "top": "T", "pm": "+-"},
+    **{"lbrace": "{", "rbrace": "}", "quad": " ", "qquad": " ", "colon": ":", "setminus": "\\", "neg": "not"},
+}
+_SILENT = ("left", "right", "big", "Big", "bigl", "bigr", "Bigl", "Bigr", "displaystyle")  # sizing only
+_STYLED = re.compile(r"\\(?:mathrm|text|operatorname|mathit|mathbf|mathbb|mathcal|mathsf|texttt)\s*")
+
+
+def _group(s: str, i: int) -> tuple[str, int]:
+    """The argument of a LaTeX command starting at ``s[i]`` (a {group} or one token) and where it ends."""
+    while i < len(s) and s[i] == " ":
+        i += 1
+    if i < len(s) and s[i] == "{":
+        depth, j = 0, i
+        while j < len(s):
+            if s[j] == "\\":
+                j += 2
+                continue
+            depth += {"{": 1, "}": -1}.get(s[j], 0)
+            if depth == 0:
+                return s[i + 1 : j], j + 1
+            j += 1
+        raise ValueError(f"unbalanced braces in {s!r}")
+    if i < len(s) and s[i] == "\\":
+        match = re.match(r"\\[A-Za-z]+'*|\\.", s[i:])
+        return match.group(), i + match.end()
+    return s[i : i + 1], i + 1
+
+
+def _simple(s: str) -> bool:
+    """No sign, space or operator outside parentheses: ``s`` needs no parentheses around it."""
+    depth, out = 0, []
+    for ch in s:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        out.append(ch if depth == 0 else "")
+    return re.fullmatch(r"[\w'.^()]*", "".join(out)) is not None
+
+
+def plain(latex: str) -> str:
+    """The LaTeX subset of the statements as plain-text math ("1 + \\cos((n-1)\\theta')" ->
+    "1 + cos((n-1) theta')"): what ``parse`` reads and ``--list`` prints.  Plain text passes
+    unchanged when it has no backslash, brace, "^{" or "_{"."""
+    out, i, s = [], 0, latex
+    while i < len(s):
+        ch = s[i]
+        if ch == "\\":
+            match = re.match(r"\\([A-Za-z]+)|\\(.)", s[i:])
+            name, symbol = match.group(1), match.group(2)
+            i += match.end()
+            if symbol is not None:  # \{ \} \, \; \! \| \  \% ...
+                out.append(
+                    {"{": "{", "}": "}", ",": " ", ";": " ", ":": " ", "!": "", " ": " ", "|": "||"}.get(
+                        symbol, symbol
+                    )
+                )
+            elif name in _SILENT:
+                continue
+            elif name == "frac":
+                num, i = _group(s, i)
+                den, i = _group(s, i)
+                num, den = plain(num), plain(den)
+                num = num if re.fullmatch(r"[^+\-]*", num) or _simple(num) else f"({num})"
+                out.append(f"{num}/{den if _simple(den) else f'({den})'}")
+            elif name == "sqrt":
+                arg, i = _group(s, i)
+                out.append(f"sqrt({plain(arg)})")
+            else:
+                if _STYLED.match("\\" + name + " "):
+                    arg, i = _group(s, i)
+                    word = plain(arg)
+                else:
+                    word = _WORDS.get(name, name)
+                before = "".join(out)[-1:]
+                if word[:1].isalnum() and before and (before.isalnum() or before in ")'"):
+                    out.append(" ")
+                out.append(word)
+                if name in ("lvert", "lVert", "lceil", "lfloor", "langle"):  # an opening sign: no space after
+                    i += len(s[i:]) - len(s[i:].lstrip(" "))
+                after = re.match(r"\\([A-Za-z]+)", s[i:])
+                follows_word = after is not None and after.group(1) not in _SILENT
+                follows_word = follows_word and _WORDS.get(after.group(1), "a")[:1].isalnum()
+                if word[-1:].isalnum() and i < len(s) and (s[i].isalnum() or follows_word):
+                    out.append(" ")
+        elif ch in "^_" and i + 1 < len(s) and s[i + 1] == "{":
+            arg, i = _group(s, i + 1)
+            arg = plain(arg)
+            single = (
+                r"\w+" if ch == "_" else r"\d+|[A-Za-z]'*"
+            )  # a power of more than one token keeps its group
+            out.append(ch + (arg if re.fullmatch(single, arg) else f"({arg})"))
+        elif ch in "{}":
+            i += 1
+        elif ch == "~":
+            out.append(" ")
+            i += 1
+        else:
+            out.append(ch)
+            i += 1
+    text = re.sub(r"\( +", "(", re.sub(r" +\)", ")", re.sub(r"(?<![A-Za-z_])n_0(?!\w)", "n0", "".join(out))))
+    return re.sub(r" {2,}", " ", text)
 
 
 def parse(text: str) -> sympy.Expr:
@@ -88,17 +209,22 @@ def to_arb(expr, env: dict):
 
 @dataclass(frozen=True)
 class Formula:
-    """A printed formula and what it means: ``text`` as the statement prints it, ``expr`` parsed
-    from it (never given separately, so the two cannot drift apart)."""
+    """A printed formula and what it means: ``text`` as the statement prints it (LaTeX, between
+    ``$...$``), ``expr`` parsed from its ``plain`` form (never given separately, so the two
+    cannot drift apart)."""
 
     text: str
     expr: sympy.Expr = field(init=False, compare=False, repr=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "expr", parse(self.text))
+        object.__setattr__(self, "expr", parse(self.plain))
+
+    @property
+    def plain(self) -> str:
+        return plain(self.text)
 
     def __str__(self) -> str:
-        return self.text
+        return self.plain
 
     def evaluate(self, **env):
         """The formula as an arb ball at ``env`` (symbol name -> arb ball or int); theta' is
@@ -116,17 +242,21 @@ class Formula:
 
 @dataclass(frozen=True)
 class Condition:
-    """A printed inequality "lhs < rhs" (or <=, >=, >) with the same parse as ``Formula``."""
+    """A printed inequality "lhs < rhs" (or \\le, \\ge, >) with the same parse as ``Formula``."""
 
     text: str
     relation: sympy.Rel = field(init=False, compare=False, repr=False)
 
     def __post_init__(self):
-        match = re.fullmatch(r"(.+?)\s*(<=|>=|<|>)\s*(.+)", self.text)
+        match = re.fullmatch(r"(.+?)\s*(<=|>=|<|>)\s*(.+)", self.plain)
         if match is None:
             raise ValueError(f"not an inequality: {self.text!r}")
         lhs, op, rhs = match.groups()
         object.__setattr__(self, "relation", sympy.Rel(parse(lhs), parse(rhs), op))
 
+    @property
+    def plain(self) -> str:
+        return plain(self.text)
+
     def __str__(self) -> str:
-        return self.text
+        return self.plain

@@ -44,6 +44,11 @@ __all__ = [
 
 def is_integer_token(token) -> bool:
     """True for INT tokens (an ``int`` or a decimal string); False for symbols."""
+    kind = type(token)  # the two common exact types first (millions of calls in the brute forces)
+    if kind is str:
+        return token.isascii() and token.isdigit()
+    if kind is int:
+        return True
     if isinstance(token, bool):
         return False
     if isinstance(token, int):
@@ -51,7 +56,7 @@ def is_integer_token(token) -> bool:
     return isinstance(token, str) and token.isascii() and token.isdigit()
 
 
-def _int_value(token) -> int:
+def int_value(token) -> int:
     return token if isinstance(token, int) else int(token)
 
 
@@ -80,7 +85,7 @@ def _check_nonempty(seq) -> list:
 def _index_target(seq: list, position: int, literal: bool = False) -> int | None:
     """Where the integer at ``position`` points, or a ValueError naming why it cannot
     (``literal``: None before the start instead of an error)."""
-    offset = _int_value(seq[position])
+    offset = int_value(seq[position])
     if offset < 1:
         raise ValueError(
             f"integer {seq[position]!r} at position {position} is not in INT = [m]: offsets must be >= 1"
@@ -114,7 +119,7 @@ def index(seq: Sequence, literal: bool = False) -> list:
     return out
 
 
-def _retrieval_match(seq: list, pairs: list, j: int):
+def retrieval_match(seq: list, pairs: list, j: int):
     """The token ``seq[k]``, ``k <= j``, whose left part equals ``pairs[j]``'s right part."""
     wanted = pairs[j][1]
     matches = [k for k in range(j + 1) if pairs[k][0] == wanted]
@@ -144,7 +149,7 @@ def retrieval(seq: Sequence) -> list:
     out = list(seq)
     for j, (_, right) in enumerate(pairs):
         if not is_integer_token(right):
-            out[j] = _retrieval_match(seq, pairs, j)
+            out[j] = retrieval_match(seq, pairs, j)
     return out
 
 
@@ -209,7 +214,7 @@ def solve_letter(tokens: Sequence) -> tuple:
                 f"({seq[position]!r}): it never reaches an ALPH x INT token"
             )
         visited.add(position)
-        answer = _retrieval_match(seq, pairs, position)
+        answer = retrieval_match(seq, pairs, position)
         position = max(k for k in range(position + 1) if seq[k] == answer)
         hops += 1
     return seq[position], hops

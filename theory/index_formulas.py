@@ -29,14 +29,16 @@ __all__ = [
     "pi_squared_multiple",
 ]
 
-D_MAX = Formula("max(m, n0-2)")  # C4-index-corrected: ties at D <= D_MAX break T_Index
-Q_MAX = Formula("n0 - 1")  # C4-index-unique-top: theta/2pi = p/q ties iff q <= Q_MAX
-L_MIN = Formula("max(ceil((n-1)/2), n-1-m)")  # C7-index-sup-corrected: the farthest offset of the best query
-SUP_CAP = Formula("1 - cos(2 pi/(L+1))")
-SUP_QUADRATIC = Formula("2 pi^2/(L+1)^2")
-SUP_TAIL = Formula("8 pi^2/(n+1)^2")
-INF_CAP = Formula("1 - cos(2 pi/n)")  # C7-index-inf-corrected
-INF_QUADRATIC = Formula("2 pi^2/n^2")
+D_MAX = Formula(r"\max(m, n_0-2)")  # C4-index-corrected: ties at D <= D_MAX break T_Index
+Q_MAX = Formula(r"n_0 - 1")  # C4-index-unique-top: theta/2pi = p/q ties iff q <= Q_MAX
+L_MIN = Formula(
+    r"\max(\lceil (n-1)/2 \rceil, n-1-m)"
+)  # C7-index-sup-corrected: the farthest offset of the best query
+SUP_CAP = Formula(r"1 - \cos(2\pi/(L+1))")
+SUP_QUADRATIC = Formula(r"\frac{2\pi^2}{(L+1)^2}")
+SUP_TAIL = Formula(r"\frac{8\pi^2}{(n+1)^2}")
+INF_CAP = Formula(r"1 - \cos(2\pi/n)")  # C7-index-inf-corrected
+INF_QUADRATIC = Formula(r"\frac{2\pi^2}{n^2}")
 
 
 def integer(formula: Formula, **values) -> int:

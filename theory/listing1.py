@@ -15,7 +15,7 @@ a 2-tuple or a string (left = first character, right = the rest).
 
 from __future__ import annotations
 
-from theory.functions import _int_value, is_integer_token, split_pair
+from theory.functions import int_value, is_integer_token, split_pair
 
 __all__ = ["index", "retrieval"]
 
@@ -27,7 +27,7 @@ def index(seq) -> list:
     out = list(seq)
     for n in range(len(seq)):
         if is_integer_token(seq[n]):
-            i = _int_value(seq[n])
+            i = int_value(seq[n])
             if not is_integer_token(seq[n - i]):  # Python: n - i < 0 reads from the end
                 out[n] = seq[n - i]
     return out

@@ -82,7 +82,7 @@ class NumberSystem:
         return f"<number system {self.name}>"
 
 
-def _as_fraction(x) -> Fraction:
+def as_fraction(x) -> Fraction:
     """An int, Fraction, float or decimal string as an exact Fraction."""
     if isinstance(x, bool):
         raise TypeError(f"expected a number, got the bool {x!r}")
@@ -137,7 +137,7 @@ class MultiPrecision(NumberSystem):
         if hasattr(x, "_mpf_"):
             return self.ctx.mpf(x)
         if isinstance(x, (str, Fraction)) or isinstance(x, Rational):
-            f = _as_fraction(x)
+            f = as_fraction(x)
             return self.ctx.mpf(f.numerator) / f.denominator
         if isinstance(x, sympy.Basic):
             return self.ctx.mpf(sympy.N(x, self.dps + 10))
@@ -153,7 +153,7 @@ class MultiPrecision(NumberSystem):
         return +self.ctx.pi
 
     def power(self, base, exponent):
-        e = _as_fraction(exponent)
+        e = as_fraction(exponent)
         return self.ctx.power(self.convert(base), self.ctx.mpf(e.numerator) / e.denominator)
 
 
@@ -165,7 +165,7 @@ class _Symbolic(NumberSystem):
         if isinstance(x, sympy.Basic):
             return x
         if isinstance(x, (Integral, Rational, float, str)):
-            f = _as_fraction(x)
+            f = as_fraction(x)
             return sympy.Rational(f.numerator, f.denominator)
         return sympy.sympify(x)
 
@@ -179,7 +179,7 @@ class _Symbolic(NumberSystem):
         return sympy.pi
 
     def power(self, base, exponent):
-        e = _as_fraction(exponent)
+        e = as_fraction(exponent)
         return sympy.Pow(self.convert(base), sympy.Rational(e.numerator, e.denominator))
 
 
@@ -221,7 +221,7 @@ class Interval(NumberSystem):
                 return flint.arb((-1) ** sign * int(man)) * flint.arb(2) ** int(exp)
             if isinstance(x, float):
                 return flint.arb(x)
-            f = _as_fraction(x)
+            f = as_fraction(x)
             return flint.arb(f.numerator) / f.denominator
 
     def cos(self, x):
@@ -237,7 +237,7 @@ class Interval(NumberSystem):
             return flint.arb.pi()
 
     def power(self, base, exponent):
-        e = _as_fraction(exponent)
+        e = as_fraction(exponent)
         with self.working():
             return self.convert(base) ** (flint.arb(e.numerator) / e.denominator)
 

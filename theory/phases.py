@@ -25,9 +25,9 @@ import numpy as np
 import sympy
 
 from .diophantine import PiRational
-from .numbers import Interval, MultiPrecision, NumberSystem, _as_fraction
+from .numbers import Interval, MultiPrecision, NumberSystem, as_fraction
 
-__all__ = ["Angle", "AngleFormError", "cosine_key", "CosineTable", "certified_cosines"]
+__all__ = ["Angle", "AngleFormError", "cosine_key", "CosineTable", "certified_cosines", "certified_order"]
 
 
 class AngleFormError(ValueError):
@@ -54,7 +54,7 @@ class Angle:
             return cls(Fraction(value))
         if isinstance(value, str):
             try:
-                return cls(_as_fraction(value))
+                return cls(as_fraction(value))
             except (ValueError, ZeroDivisionError):
                 pass
         try:
@@ -86,6 +86,13 @@ class Angle:
         return PiRational(self.pi_multiple / 2, self.rational / 2)
 
     def value(self, numbers: NumberSystem):
+        if type(numbers) is Interval and type(self.rational) in _EXACT and type(self.pi_multiple) in _EXACT:
+            saved = flint.ctx.prec  # the ball directly: one precision context instead of four
+            flint.ctx.prec = numbers.prec
+            try:
+                return _ball_here(self.rational, self.pi_multiple)
+            finally:
+                flint.ctx.prec = saved
         with numbers.working():
             v = numbers.convert(self.rational)
             if self.pi_multiple:
@@ -115,10 +122,16 @@ class Angle:
 
 
 def cosine_key(phase: Angle) -> tuple:
-    """Equal for two phases iff their cosines are equal (module docstring)."""
-    a = (phase.rational, phase.pi_multiple % 2)
-    b = (-phase.rational, (-phase.pi_multiple) % 2)
-    return min(a, b)
+    """Equal for two phases iff their cosines are equal (module docstring): the smaller of
+    (c0, c1 mod 2) and (-c0, -c1 mod 2), compared as tuples (written out: this runs millions
+    of times in the brute forces, issue 41)."""
+    r, c = phase.rational, phase.pi_multiple
+    if r > 0:
+        return (-r, (-c) % 2)
+    if r < 0:
+        return (r, c if 0 <= c < 2 else c % 2)  # c already reduced: no new Fraction
+    a, b = c % 2, (-c) % 2  # c0 = 0: the tie on the first entry is broken by the second
+    return (r, a) if a <= b else (-r, b)
 
 
 @dataclass
@@ -132,14 +145,26 @@ class CosineTable:
 
 
 def certified_cosines(phases, prec: int = 128, max_prec: int = 1 << 15) -> CosineTable:
-    keys = {cosine_key(p): p for p in phases}
+    items, order, values, prec = certified_order(phases, None, prec, max_prec)
+    rank = {items[i][0]: r for r, i in enumerate(order)}
+    return CosineTable(rank, {k: v for (k, _), v in zip(items, values)}, prec)
+
+
+def certified_order(phases, keys=None, prec: int = 128, max_prec: int = 1 << 15) -> tuple:
+    """``certified_cosines`` by position: (items, order, values, prec) with ``items`` the
+    distinct (cosine_key, phase) pairs (the last phase of each key), ``order`` the indices of
+    ``items`` from the largest cosine down, ``values[i]`` the ball of ``items[i]``; ``keys``:
+    the phases' cosine_keys when the caller has them.  Positions instead of dicts keyed by
+    the keys, tuples of Fractions, which are slow to hash (issue 41)."""
+    phases = list(phases)
+    keys = [cosine_key(p) for p in phases] if keys is None else keys
+    items = list(dict(zip(keys, phases)).items())
     while True:
-        balls = Interval(prec)
-        with balls.working():
-            value = {k: cos_ball(p, balls) for k, p in keys.items()}
-            order = sorted(value, key=lambda k: -value[k].mid())
-            if all(value[order[i]] > value[order[i + 1]] for i in range(len(order) - 1)):
-                return CosineTable({k: r for r, k in enumerate(order)}, value, prec)
+        with Interval(prec).working():
+            values = [_cos_here(p) for _, p in items]
+            order = sorted(range(len(items)), key=lambda i: -values[i].mid())
+            if all(values[order[i]] > values[order[i + 1]] for i in range(len(order) - 1)):
+                return items, order, values, prec
         if prec >= max_prec:
             raise ArithmeticError(f"distinct cosines not separated at {max_prec} bits")
         prec *= 4
@@ -147,9 +172,33 @@ def certified_cosines(phases, prec: int = 128, max_prec: int = 1 << 15) -> Cosin
 
 def cos_ball(phase: Angle, balls: Interval):
     """cos(phase) as a ball (arb's exact-argument routine for rational multiples of pi)."""
-    with balls.working():
-        if phase.rational == 0:
-            return flint.arb.cos_pi_fmpq(
-                flint.fmpq(phase.pi_multiple.numerator, phase.pi_multiple.denominator)
-            )
-        return phase.ball(balls).cos()
+    saved = flint.ctx.prec
+    flint.ctx.prec = balls.prec
+    try:
+        return _cos_here(phase)
+    finally:
+        flint.ctx.prec = saved
+
+
+def _cos_here(phase: Angle):
+    """``cos_ball`` at flint's current precision, which the caller has set: the operations of
+    ``phase.ball(...).cos()`` (``Interval.convert`` of each part, times ``pi``, added) written
+    out, one precision context instead of four per ball (the same ball, issue 41)."""
+    r, c = phase.rational, phase.pi_multiple
+    if r == 0:
+        return flint.arb.cos_pi_fmpq(flint.fmpq(c.numerator, c.denominator))
+    if type(r) in _EXACT and type(c) in _EXACT:
+        return _ball_here(r, c).cos()
+    return phase.ball(Interval(flint.ctx.prec)).cos()
+
+
+_EXACT = (Fraction, int)  # parts that Interval.convert reads as numerator / denominator
+
+
+def _ball_here(r, c):
+    """The ball of r + c pi at flint's current precision by the operations ``Angle.value`` does
+    in an ``Interval`` (``Interval.convert`` of each part, c times ``pi``, added): the same ball."""
+    v = flint.arb(r.numerator) / r.denominator
+    if c:
+        v = v + (flint.arb(c.numerator) / c.denominator) * flint.arb.pi()
+    return v

@@ -37,23 +37,25 @@ __all__ = [
     "coefficient",
 ]
 
-SUP_EVEN = Formula("1 + cos((n-1) theta')")  # |ALPH| even: top 1 at offset 0, every other key lowest
-SUP_ODD = Formula("1 + cos(omega/2 - theta')")  # |ALPH| odd
-SUP_FLOOR = Formula("1 + cos(omega/2)")  # the sup never falls below this
-COMPETITOR = Formula("1 - cos(omega - (n-1) theta')")
-MARGIN = Formula("cos((n-2) theta') - cos(omega - (n-1) theta')")
-MARGIN_PRODUCT = Formula("2 sin((omega - theta')/2) sin((omega - (2n-3) theta')/2)")
-INF_AT_ZERO = Formula("1 - cos omega")  # theta' = 0: a copy of the top ties it (C8)
-INF_POSITIVE = Formula("min{1 - cos theta', cos((n-2) theta') - cos(omega - (n-1) theta')}")
-COPY_GAP = Formula("1 - cos theta'")
-BOUND = Formula("1 - cos(omega - n theta')")  # Theorem 3.2's bound, in theta'
+SUP_EVEN = Formula(r"1 + \cos((n-1)\theta')")  # |ALPH| even: top 1 at offset 0, every other key lowest
+SUP_ODD = Formula(r"1 + \cos(\omega/2 - \theta')")  # |ALPH| odd
+SUP_FLOOR = Formula(r"1 + \cos(\omega/2)")  # the sup never falls below this
+COMPETITOR = Formula(r"1 - \cos(\omega - (n-1)\theta')")
+MARGIN = Formula(r"\cos((n-2)\theta') - \cos(\omega - (n-1)\theta')")
+MARGIN_PRODUCT = Formula(
+    r"2\sin\left(\frac{\omega - \theta'}{2}\right)\sin\left(\frac{\omega - (2n-3)\theta'}{2}\right)"
+)
+INF_AT_ZERO = Formula(r"1 - \cos\omega")  # theta' = 0: a copy of the top ties it (C8)
+INF_POSITIVE = Formula(r"\min\{1 - \cos\theta', \cos((n-2)\theta') - \cos(\omega - (n-1)\theta')\}")
+COPY_GAP = Formula(r"1 - \cos\theta'")
+BOUND = Formula(r"1 - \cos(\omega - n\theta')")  # Theorem 3.2's bound, in theta'
 
 # the ranges the statements name, each "k(n) theta' < omega" (or <=)
-REGIME = Condition("2(n-1) theta' < omega")  # where the closed forms hold
-EXACT_RANGE = Condition("2n theta' < omega")  # "n <= n0 with theta' < omega/(2 n0)"
+REGIME = Condition(r"2(n-1)\theta' < \omega")  # where the closed forms hold
+EXACT_RANGE = Condition(r"2n\theta' < \omega")  # "n <= n0 with theta' < omega/(2 n0)"
 INF_RANGE = REGIME
-CHAIN_RANGE = Condition("(n+1) theta' <= omega")
-EQUALITY_FAILS = Condition("(2n-3) theta' < omega")
+CHAIN_RANGE = Condition(r"(n+1)\theta' \le \omega")
+EQUALITY_FAILS = Condition(r"(2n-3)\theta' < \omega")
 
 
 def coefficient(condition: Condition):

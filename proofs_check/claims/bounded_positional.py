@@ -11,6 +11,7 @@ import random
 from fractions import Fraction
 
 from proofs_check.evidence.binding import bound_statement, part
+from proofs_check.evidence.words import listed
 from theory import bounded_positional as bp
 from theory.numbers import Interval
 
@@ -64,7 +65,8 @@ def _certificate_rows(rng: random.Random) -> list:
             for _ in range(4):
                 # positional weights: self ratio r, the others uniform in [1, r] (all ratios <= r <= e^(2B))
                 raw = [1 + Fraction(rng.randint(0, 100), 100) * (r - 1) for _ in range(n - 1)] + [r]
-                weights = [w / sum(raw) for w in raw]
+                total = sum(raw)  # once, not per weight (exact Fractions: the same weights; issue 41)
+                weights = [w / total for w in raw]
                 V = {
                     t: {
                         x: Fraction(rng.randint(-50, 50), rng.randint(1, 9)) for x in ("a1", "b1", "ca", "cb")
@@ -84,15 +86,21 @@ def _certificate_rows(rng: random.Random) -> list:
     "C6-retrieval-bounded",
     bound_statement(
         "C6-retrieval-bounded",
-        "A purely positional one-layer head with bounded logits, |l_nj| <= B, whose output is read out linearly "
-        "from the head output alone (F(x, a) = a, then the argmax of a linear map: C6-retrieval's witness, T_Retrieval) "
-        "errs on Retrieval at every length n >= {threshold} (|ALPH| >= 3, |INT| >= 1): on b1 a1 (cb)^(n-3) ca, b1 a1 "
-        "(cb)^(n-3) cb or b1 a1 (ca)^(n-3) cb. Open: the exact first forced length (at e^(2B) = 5 some readout is exact "
-        "on every proper input of length <= 4, |ALPH| = 3, INT = {{1}}) and |ALPH| = 2. With a residual F(x, a) = x + a "
-        "no length is forced: uniform attention (B = 0) is exact at every n, decoding gap >= e^(-2B)/n",
+        (
+            r"A purely positional one-layer head with bounded logits, $\lvert l_{nj}\rvert \le B$, "
+            "whose output is read out linearly from the head output alone ($F(x, a) = a$, then the "
+            r"argmax of a linear map: C6-retrieval's witness, $T_{\mathrm{Retrieval}}$) errs on "
+            r"Retrieval at every length $n \ge {threshold}$ ($\lvert\mathrm{ALPH}\rvert \ge 3$, "
+            r"$\lvert\mathrm{INT}\rvert \ge 1$): on $b1\,a1\,(cb)^{n-3}\,ca$, $b1\,a1\,(cb)^{n-3}\,cb$ "
+            r"or $b1\,a1\,(ca)^{n-3}\,cb$. Open: the exact first forced length (at $e^{2B} = 5$ some "
+            r"readout is exact on every proper input of length $\le 4$, $\lvert\mathrm{ALPH}\rvert = "
+            r"3$, $\mathrm{INT} = \{1\}$) and $\lvert\mathrm{ALPH}\rvert = 2$. With a residual $F(x, a) "
+            "= x + a$ no length is forced: uniform attention ($B = 0$) is exact at every $n$, decoding "
+            r"gap $\ge e^{-2B}/n$"
+        ),
         threshold=part(bp, "THRESHOLD"),
     ),
-    "bounds Remark 3.1 / C6-retrieval (issue 30)",
+    "bounds Remark 3.1 / C6-retrieval",
     recorded="verified",
     kind="statement",
     origin="corrected",
@@ -121,8 +129,8 @@ def bounded_positional(options):
     return Outcome(
         "verified" if ok else "refuted",
         f"Farkas certificate W m1 + (W - w_n) m3 + w_n m4 = 0 checked exactly on {sum(r['heads'] for r in rows)} "
-        f"heads; n* = 3 + e^(2B) certified (arb) for B in {[str(b) for b in B_GRID]}: n* = "
-        f"{[r['n_star'] for r in rows]}; at e^(2B) = 5 (forced from n = 8) a readout is exact up to n = "
+        f"heads; n* = 3 + e^(2B) certified (arb) for B = {listed([str(b) for b in B_GRID])}: n* = "
+        f"{listed([r['n_star'] for r in rows])} in turn; at e^(2B) = 5 (forced from n = 8) a readout is exact up to n = "
         f"{max(b['n'] for b in bracket if b['certified']) if any(b['certified'] for b in bracket) else '-'} "
         f"(exact rationals), so the first forced length lies in between; with a residual: 0 errors at every length "
         f"<= {n_top}, least gap {residual['least_gap']}",

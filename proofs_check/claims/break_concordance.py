@@ -124,12 +124,15 @@ def held_out(members: dict) -> dict:
 
 @claim(
     "P-break-concordance",
-    "The relative reading of the premise (P-break-relative's members and predictions), "
-    "judged with censoring: Harrell's C between predicted and measured break, a break beyond the lengths measured "
-    "right-censored at the longest one, each recipe counted once (pairs between recipes, weighted 1/(n_i n_j)); "
-    "supported if C >= 0.7 with a 95% recipe-bootstrap interval (2000 draws, seed 20261204) whose lower end is "
-    "> 0.5, refuted if its upper end < 0.5, else undecided",
-    "issue 42 B (revises P-break-relative's rule); rule "
+    (
+        "The relative reading of the premise (P-break-relative's members and predictions), judged "
+        "with censoring: Harrell's $C$ between predicted and measured break, a break beyond the "
+        "lengths measured right-censored at the longest one, each recipe counted once (pairs "
+        r"between recipes, weighted $1/(n_i n_j)$); supported if $C \ge 0.7$ with a 95% "
+        "recipe-bootstrap interval (2000 draws, seed 20261204) whose lower end is $> 0.5$, refuted "
+        "if its upper end $< 0.5$, else undecided"
+    ),
+    "revises P-break-relative's rule; rule "
     "registered 2026-12-04 before its value on the shipped data was computed",
     recorded="undecided",
     kind="experiment",

@@ -21,6 +21,7 @@ from proofs_check.evidence import brute_index
 from proofs_check.evidence.binding import bound_statement, part
 from proofs_check.evidence.brute_retrieval import exactness_criterion
 from proofs_check.evidence.classes import finite_cases
+from proofs_check.evidence.words import angle_said, listed, said
 from theory import paper_data
 from theory.functions import index
 from theory.numbers import SYMBOLIC
@@ -36,7 +37,7 @@ REPORT_LENGTHS = (17, 100, 850, 5000)
 _REPORTS = {}
 
 
-def _report(model) -> dict:
+def construction_report(model) -> dict:
     """temperature_report, computed once per construction (several claims need it)."""
     key = (type(model).__name__, tuple(map(str, model.alphabet)), model.m, str(model.theta), model.n0)
     if key not in _REPORTS:
@@ -55,12 +56,12 @@ def formula_beta(report) -> float:
     return float(max(value, 0))
 
 
-def _run_all(model, ids, label):
+def run_all(model, ids, label):
     """Exact and float64 average-hard, and float64 softmax at the proven beta (value-aware,
     constructions.temperature), against the reference function at every position.  The margin
     bound is taken at the STATED formula's beta, so a smaller beta than the formula's fails."""
     expected = model.reference_batch(ids)
-    report = _report(model)
+    report = construction_report(model)
     beta = report["beta_value_aware"]
     rows = []
     runs = (("exact", None), ("hard", None)) + ((("softmax", beta),) if np.isfinite(beta) else ())
@@ -87,7 +88,7 @@ def _theorem_checks(small, enumerate_name, make_task, sample, options, extra=())
     rows = []
     for model in small:
         kind = "valid" if enumerate_name == "all_valid_ids" else "proper"
-        rows += _run_all(
+        rows += run_all(
             model,
             getattr(model, enumerate_name)(model.n0),
             f"every {kind} input, |ALPH|={len(model.alphabet)}, m={model.m}, n0={model.n0}",
@@ -100,7 +101,7 @@ def _theorem_checks(small, enumerate_name, make_task, sample, options, extra=())
             + [model.adversarial_ids(n0)]
             + [f(model, n0) for f in extra]
         )
-        rows += _run_all(model, ids, f"task vocabulary, random + adversarial, n = {n0}")
+        rows += run_all(model, ids, f"task vocabulary, random + adversarial, n = {n0}")
     return rows
 
 
@@ -142,10 +143,13 @@ def _verdict(rows, proof, extra_failures, what):
 
 @claim(
     "C4-index",
-    "Theorem 3.1 (Index), the package's reading of Definition F.1: for every n0 > 1 a one-layer, one-head, "
-    "one-angle RoPE transformer T_Index computes Index exactly on every valid input of length n <= n0, valid "
-    "meaning every integer i at position j points inside the input (j - i >= 1), as in all task data; F.1 read "
-    "literally also admits integers pointing before the start (C4-index-literal, refuted)",
+    (
+        "Theorem 3.1 (Index), the package's reading of Definition F.1: for every $n_0 > 1$ a "
+        r"one-layer, one-head, one-angle RoPE transformer $T_{\mathrm{Index}}$ computes Index "
+        r"exactly on every valid input of length $n \le n_0$, valid meaning every integer $i$ at "
+        r"position $j$ points inside the input ($j - i \ge 1$), as in all task data; F.1 read "
+        "literally also admits integers pointing before the start (C4-index-literal, refuted)"
+    ),
     "Theorem 3.1, Appendix F.2.1",
     recorded="verified",
     kind="statement",
@@ -190,8 +194,10 @@ def index_theorem(options):
 
 @claim(
     "C4-index-irrational-angle",
-    "Appendix F.2.1: for an irrational angle theta the logit maximum is unique (discrepancy > 0) "
-    "for every n, so T_Index with any irrational theta is exact",
+    (
+        r"Appendix F.2.1: for an irrational angle $\theta$ the logit maximum is unique (discrepancy "
+        r"$> 0$) for every $n$, so $T_{\mathrm{Index}}$ with any irrational $\theta$ is exact"
+    ),
     "Appendix F.2.1 ('if theta not in Q then for all n > 1, Delta > 0'; 'we consider theta irrational')",
     recorded="refuted",
     kind="statement",
@@ -230,7 +236,7 @@ def index_irrational(options):
     if broken:
         return Outcome(
             "refuted",
-            f"theta = {broken[0]['angle']} is irrational, yet on {broken[0]['input']} the "
+            f"theta = {angle_said(broken[0]['angle'])} is irrational, yet on input {said(broken[0]['input'])} the "
             "top logit is shared and the output is ambiguous (sympy, exact)",
             evidence,
             counterexample=broken[0],
@@ -243,10 +249,13 @@ def index_irrational(options):
     "C4-index-corrected",
     bound_statement(
         "C4-index-corrected",
-        "For m < n0 and 0 < theta <= pi, T_Index is exact on every valid input (Definition F.1: INT = [m], length "
-        "m < n <= n0) under average-hard attention iff no D in 1..D_max has D theta in 2 pi Z, D_max = {d_max}; "
-        "e.g. any rational theta, any theta with theta/pi irrational, or theta = 2 pi / n0 (n0 <= m leaves no "
-        "valid input)",
+        (
+            r"For $m < n_0$ and $0 < \theta \le \pi$, $T_{\mathrm{Index}}$ is exact on every valid "
+            r"input (Definition F.1: $\mathrm{INT} = [m]$, length $m < n \le n_0$) under average-hard "
+            r"attention iff no $D \in \{1, \ldots, D_{\max}\}$ has $D\theta \in 2\pi\mathbb{Z}$, "
+            r"$D_{\max} = {d_max}$; e.g. any rational $\theta$, any $\theta$ with $\theta/\pi$ "
+            r"irrational, or $\theta = 2\pi/n_0$ ($n_0 \le m$ leaves no valid input)"
+        ),
         d_max=part("theory.index_formulas", "D_MAX"),
     ),
     "corrects Appendix F.2.1",
@@ -300,16 +309,19 @@ def index_corrected(options):
         f"brute force token by token ({brute['cases']} cases, {brute['positions']} positions: "
         f"{brute['range']}) and the construction's exact evaluation ({len(grid)} cases) "
         f"match the condition; exact although P theta = 2 pi with P <= n0 - 1: "
-        f"{subtle}",
+        f"{listed(subtle)}",
         evidence,
     )
 
 
 @claim(
     "C4-retrieval",
-    "Theorem 3.1 (Retrieval): for every n0 > 1 a one-layer, one-head, one-angle RoPE transformer "
-    "T_Retrieval (omega = 2 pi/|ALPH|, 0 < theta < omega/(2 n0)) computes Retrieval exactly on every "
-    "valid input of length n <= n0",
+    (
+        "Theorem 3.1 (Retrieval): for every $n_0 > 1$ a one-layer, one-head, one-angle RoPE "
+        r"transformer $T_{\mathrm{Retrieval}}$ ($\omega = 2\pi/\lvert\mathrm{ALPH}\rvert$, $0 < "
+        r"\theta < \omega/(2n_0)$) computes Retrieval exactly on every valid input of length $n \le "
+        "n_0$"
+    ),
     "Theorem 3.1, Appendix F.2.2",
     recorded="verified",
     kind="statement",
@@ -378,9 +390,11 @@ def retrieval_theorem(options):
 
 @claim(
     "C4-retrieval-exact-condition",
-    "T_Retrieval is exact on every proper input of length <= n0 iff its value-aware logit gap "
-    "(constructions.retrieval.logit_gaps) is > 0; the paper's 0 < theta < omega/(2 n0) is sufficient, "
-    "not necessary",
+    (
+        r"$T_{\mathrm{Retrieval}}$ is exact on every proper input of length $\le n_0$ iff its "
+        "value-aware logit gap (constructions.retrieval.logit_gaps) is $> 0$; the paper's $0 < "
+        r"\theta < \omega/(2n_0)$ is sufficient, not necessary"
+    ),
     "sharpens Appendix F.2.2",
     recorded="verified",
     kind="statement",
@@ -430,6 +444,7 @@ def retrieval_condition(options):
         "verified",
         f"gap criterion matches exhaustive exact evaluation at {len(grid)} angles "
         f"({len(ids)} inputs each) and token-level brute force at {referee['checked']} "
-        f"(|ALPH|, m, n0, theta) cases; exact beyond the paper's condition at {beyond}",
+        f"(|ALPH|, m, n0, theta) cases; exact beyond the paper's condition at theta = "
+        f"{listed([angle_said(t) for t in beyond])}",
         evidence,
     )

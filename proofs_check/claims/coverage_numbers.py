@@ -85,8 +85,10 @@ def theta_outcome(
 
 @claim(
     "F5A-theta",
-    "Figure 5A's angles are the second-layer RoPE angles of Table 1: theta_2 = 0.8 (Index) and "
-    "theta_42 = 0.0027 (Retrieval) are g_2 and g_42 of 10000^(-2(k-1)/128)",
+    (
+        r"Figure 5A's angles are the second-layer RoPE angles of Table 1: $\theta_2 = 0.8$ (Index) "
+        r"and $\theta_{42} = 0.0027$ (Retrieval) are $g_2$ and $g_{42}$ of $10000^{-2(k-1)/128}$"
+    ),
     "Figure 5A caption; Section 3.6; Table 1",
     recorded="refuted",
     kind="statement",
@@ -146,6 +148,8 @@ def fifty_three_times(options):
 # -- Remark 3.2 ------------------------------------------------------------------------------------
 READINGS = ("sup", "inf", "bound")  # Definition 3.1 as written, Lemma F.1's lambda(n), Theorem 3.2's bounds
 FACTOR = 10  # "strong separation": Index must shrink at least 10 times more than Retrieval over the range
+INDEX_M = 16  # Figure 5A's Index head: m = 16 (the query offsets it reads)
+N_FROM = 2  # the decay factor runs from this length to Figure 5A's n_max
 
 
 def _values(reading: str, index_theta: str, retrieval_theta: str, alph: int, n: int):
@@ -165,7 +169,7 @@ def _values(reading: str, index_theta: str, retrieval_theta: str, alph: int, n: 
             cap = 1 - Angle.of(index_theta).ball(balls).cos()
             return cap.min(2 * flint.arb.pi() ** 2 / n**2), bound_stated(retrieval_theta, alph, n, balls)
     return (
-        index_discrepancy(index_theta, n, reading)["value"],
+        index_discrepancy(index_theta, n, reading, m=INDEX_M)["value"],
         retrieval_discrepancy(retrieval_theta, alph, n, reading)["value"],
     )
 
@@ -182,37 +186,37 @@ def separation_outcome(
     rows, verdicts = {}, []
     for reading in readings:
         (i_lo, r_lo), (i_hi, r_hi) = (
-            _values(reading, index_theta, retrieval_theta, alph, n) for n in (2, n_max)
+            _values(reading, index_theta, retrieval_theta, alph, n) for n in (N_FROM, n_max)
         )
         if not all(bool(x > 0) for x in (i_lo, r_lo, i_hi, r_hi)):
-            rows[reading] = {"undecided": "a discrepancy is 0 at n = 2 or n_max: no decay factor"}
+            rows[reading] = {"undecided": f"a discrepancy is 0 at n = {N_FROM} or n_max: no decay factor"}
             verdicts.append(None)
             continue
         decay_i, decay_r = i_lo / i_hi, r_lo / r_hi
         separated = bool(decay_i > FACTOR * decay_r)
         verdicts.append(separated if separated or bool(decay_i < FACTOR * decay_r) else None)
-        pairs = (_values(reading, index_theta, retrieval_theta, alph, n) for n in range(2, n_max + 1))
+        pairs = (_values(reading, index_theta, retrieval_theta, alph, n) for n in range(N_FROM, n_max + 1))
         levels = [1 for index_value, retrieval_value in pairs if bool(retrieval_value > index_value)]
         rows[reading] = {
             "index": {
-                "n=2": float(i_lo.mid()),
+                f"n={N_FROM}": float(i_lo.mid()),
                 f"n={n_max}": float(i_hi.mid()),
                 "decay_factor": float(decay_i.mid()),
             },
             "retrieval": {
-                "n=2": float(r_lo.mid()),
+                f"n={N_FROM}": float(r_lo.mid()),
                 f"n={n_max}": float(r_hi.mid()),
                 "decay_factor": float(decay_r.mid()),
             },
             "separated": verdicts[-1],
             "n_where_retrieval_above_index": len(levels),
-            "of_n": n_max - 1,
+            "of_n": n_max - N_FROM + 1,
         }
     evidence = {
-        "rule": f"at Figure 5A's parameters (Index theta = {index_theta}, m = 16; Retrieval theta = "
-        f"{retrieval_theta}, |ALPH| = {alph}; n = 2..{n_max}): under each reading (sup: Definition 3.1 "
+        "rule": f"at Figure 5A's parameters (Index theta = {index_theta}, m = {INDEX_M}; Retrieval theta = "
+        f"{retrieval_theta}, |ALPH| = {alph}; n = {N_FROM}..{n_max}): under each reading (sup: Definition 3.1 "
         f"as written; inf: Lemma F.1's lambda(n); bound: Theorem 3.2's printed bounds) the decay factor "
-        f"D(2) / D({n_max}); separated when Index's is > {FACTOR} x Retrieval's; verified when separated "
+        f"D({N_FROM}) / D({n_max}); separated when Index's is > {FACTOR} x Retrieval's; verified when separated "
         f"under every reading, refuted when under none, else undecided",
         "readings": rows,
     }
@@ -225,7 +229,7 @@ def separation_outcome(
     )
     summary = "; ".join(
         f"{r}: Index shrinks {v['index']['decay_factor']:.4g}x, Retrieval {v['retrieval']['decay_factor']:.4g}x"
-        f" from n = 2 to {n_max} (Retrieval above Index at {v['n_where_retrieval_above_index']} of "
+        f" from n = {N_FROM} to {n_max} (Retrieval above Index at {v['n_where_retrieval_above_index']} of "
         f"{v['of_n']} lengths)"
         if "index" in v
         else f"{r}: {v['undecided']}"
@@ -236,9 +240,11 @@ def separation_outcome(
 
 @claim(
     "R32-separation",
-    "Remark 3.2: the Index and Retrieval discrepancies separate strongly in how they decay with "
-    "longer inputs (at Figure 5A's parameters, n <= 100: Index's shrinks > 10 times more than Retrieval's, under "
-    "every reading)",
+    (
+        "Remark 3.2: the Index and Retrieval discrepancies separate strongly in how they decay "
+        r"with longer inputs (at Figure 5A's parameters, $n \le 100$: Index's shrinks $> 10$ times "
+        "more than Retrieval's, under every reading)"
+    ),
     "Remark 3.2; Figure 5A",
     recorded="verified",
     kind="statement",

@@ -17,12 +17,22 @@ from __future__ import annotations
 
 import itertools
 
+from proofs_check.evidence.words import listed
 from theory import paper_data
 from theory.appendix_b1 import b1_as_written, b1_corrected, chain  # noqa: F401  (the definitions under test; tests read them here)
 from theory.functions import solve_number
 
 from ..proofs import foundations
 from ..registry import Outcome, claim
+
+
+def _answers(by_hops: dict) -> str:
+    """The definition's {hop count: answer} in words: "C in 4 hops", or "no answer at any hop count"."""
+    found = [f"{answer} in {hops} hops" for hops, answer in by_hops.items() if answer is not None]
+    if found:
+        return ", ".join(found)
+    return f"no answer at any hop count {min(by_hops)}..{max(by_hops)}" if by_hops else "no answer"
+
 
 SIZES = ((1, 1), (1, 3), (2, 2), (2, 3), (3, 2), (3, 3), (3, 4), (4, 3))  # (n1, n2); INT = [n1 + n2]
 
@@ -110,9 +120,9 @@ def b1_outcome(definition, sizes=SIZES, example=None) -> Outcome:
         "total": total,
     }
     summary = (
-        f"Figure 1 ({text}): chain k = {hops_taken} ends at k_HL = {k} (j_kHL = {jk}): "
+        f"Figure 1 ({text}): chain k = {listed(hops_taken)} ends at k_HL = {k} (j_kHL = {jk}): "
         f"{at_end['condition_2_as_written']}, {at_end['f_as_written']}, {at_end['f_kept_position']}; the "
-        f"definition gives {{HL: answer}} = {on_example['definition_gives']}, the figure {printed} in {hops} "
+        f"definition gives {_answers(on_example['definition_gives'])}, the figure {printed} in {hops} "
         f"hops; on {total['inputs']} small inputs it agrees on {total['agree']} of "
         f"{total['figure_answers']} the figures answer ({total['wrong_answer']} wrong answers, "
         f"{total['rejected']} rejected) and accepts {total['accepted_without_figure_answer']} they do not"
@@ -124,9 +134,11 @@ def b1_outcome(definition, sizes=SIZES, example=None) -> Outcome:
 
 @claim(
     "B1-formal",
-    "Appendix B.1's formal definition of the number task (condition 2: n1 - j_kHL + 1 in {1..n1}; "
-    "f_NUM = s_(n2 - j_kHL + 1)) gives the answer of the task as the figures define it (Figure 1: C B A 1 4 1 3 "
-    "2 1 -> C, 4 hops)",
+    (
+        "Appendix B.1's formal definition of the number task (condition 2: $n_1 - j_{k_{HL}} + 1 "
+        r"\in \{1, \ldots, n_1\}$; $f_{\mathrm{NUM}} = s_{n_2 - j_{k_{HL}} + 1}$) gives the answer "
+        "of the task as the figures define it (Figure 1: C B A 1 4 1 3 2 1 -> C, 4 hops)"
+    ),
     "Appendix B.1; Figure 1",
     recorded="refuted",
     kind="statement",
@@ -140,9 +152,12 @@ def b1_formal(options):
 
 @claim(
     "B1-formal-corrected",
-    "Appendix B.1 with the last hop's position kept (the chain ends at the first k_HL with "
-    "k_HL - j_kHL <= 0; condition 2: n1 + k_HL - j_kHL in {1..n1}; f_NUM = s_(n1 + k_HL - j_kHL)) gives the "
-    "figures' answer and hop count on every input, and no answer where they have none",
+    (
+        "Appendix B.1 with the last hop's position kept (the chain ends at the first $k_{HL}$ with "
+        r"$k_{HL} - j_{k_{HL}} \le 0$; condition 2: $n_1 + k_{HL} - j_{k_{HL}} \in \{1, \ldots, "
+        r"n_1\}$; $f_{\mathrm{NUM}} = s_{n_1 + k_{HL} - j_{k_{HL}}}$) gives the figures' answer and "
+        "hop count on every input, and no answer where they have none"
+    ),
     "corrects Appendix B.1",
     recorded="verified",
     kind="statement",
@@ -183,7 +198,7 @@ def proper_outcome(text: str) -> Outcome:
         "task_answer": [answer, hops],
     }
     said = (
-        f"Retrieval is undefined at positions {undefined} (0-based): "
+        f"Retrieval is undefined at positions {listed(undefined)} (0-based): "
         + "; ".join(
             f"{v['token']} matches {', '.join(v['earlier_tokens_starting_with'])}" for v in shown.values()
         )

@@ -12,13 +12,15 @@ is an InputError naming the field.
 from __future__ import annotations
 
 from proofs_check.evidence.over_seeds import trained_claim
+from proofs_check.evidence.words import listed, spans
 from theory import paper_data
 from theory.io.inputs import Nullable, check_shape
+from training.analysis.measured_discrepancy import DECAY_THRESHOLD  # what "decays" means there
 
 from ..registry import Outcome, claim
 
 RULE_FIXED = (
-    "rule fixed on 2026-12-03 for issue 30, after the shipped seed study existed: seed 0's values of the "
+    "rule fixed on 2026-12-03, after the shipped seed study existed: seed 0's values of the "
     "fields read were seen while writing it, seeds 1-4 were first read by this check; NOT pre-registered"
 )
 GAMMA = paper_data.PURITY_GAMMAS[0]  # "0.1": the purity threshold the paper's figures 2C and 7 (top) use
@@ -179,15 +181,17 @@ def last_symbolic_layer(found: dict) -> Outcome:
     return Outcome(
         "verified" if holds else "refuted",
         f"layer {last}: {kinds[last]}, pure from step {pure_from[last]}; latest purity at step {latest} "
-        f"in layers {tied}",
+        f"in layers {spans(tied)}",
         evidence,
     )
 
 
 @trained_claim(
     "S31-start-high",
-    "Section 3.1: both scores start high at initialisation (at step 0 every layer's mean positional "
-    "and symbolic score is >= 0.9 = 1 - gamma, gamma = 0.1), in both tasks",
+    (
+        "Section 3.1: both scores start high at initialisation (at step 0 every layer's mean "
+        r"positional and symbolic score is $\ge 0.9 = 1 - \gamma$, $\gamma = 0.1$), in both tasks"
+    ),
     "Section 3.1, Figure 2B, Figure 6",
     recorded="verified",
     part="analysis",
@@ -227,9 +231,11 @@ def _pure_steps(a: dict, gamma: str, kind: str) -> list:
 
 @trained_claim(
     "F2C-steps",
-    "Figure 2C / Section 3.3, number task: positional heads become pure in steps (at >= 2 distinct "
-    "checkpoints) while symbolic purity comes early (the first symbolic head is pure no later than the last "
-    "positional one)",
+    (
+        r"Figure 2C / Section 3.3, number task: positional heads become pure in steps (at $\ge 2$ "
+        "distinct checkpoints) while symbolic purity comes early (the first symbolic head is pure "
+        "no later than the last positional one)"
+    ),
     "Section 3.3, Figure 2C",
     recorded="verified",
     tasks=("number",),
@@ -247,18 +253,20 @@ def purity_steps(found: dict) -> Outcome:
         symbolic=symbolic,
     )
     if not positional or not symbolic:
-        return Outcome("undecided", f"pure positional heads {positional}, symbolic {symbolic}", evidence)
+        return Outcome(
+            "undecided", f"pure positional heads {listed(positional)}, symbolic {listed(symbolic)}", evidence
+        )
     holds = len(set(positional)) >= 2 and symbolic[0] <= positional[-1]
     return Outcome(
         "verified" if holds else "refuted",
-        f"positional heads pure from steps {positional}, first symbolic head from step {symbolic[0]}",
+        f"positional heads pure from steps {listed(positional)}, first symbolic head from step {symbolic[0]}",
         evidence,
     )
 
 
 @trained_claim(
     "F7-gamma-shift",
-    f"Figure 7: with gamma = 0.05 the purity counts keep the shape of gamma = 0.1, shifted slightly "
+    f"Figure 7: with $\\gamma = 0.05$ the purity counts keep the shape of $\\gamma = 0.1$, shifted slightly "
     f"right (the same heads become pure, with the same kinds, each 0 to {MAX_SHIFT} steps later)",
     "Appendix E, Figure 7",
     recorded="undecided",
@@ -279,8 +287,8 @@ def gamma_shift(found: dict) -> Outcome:
             "same_heads_and_kinds": same,
             "shifts": shifts,
             "heads_that_differ": [
-                {"layer": i, loose: [x, k], strict: [y, l]}
-                for i, (x, y, k, l) in enumerate(
+                {"layer": i, loose: [x, k], strict: [y, m]}
+                for i, (x, y, k, m) in enumerate(
                     zip(
                         one["pure_from_step"],
                         two["pure_from_step"],
@@ -288,7 +296,7 @@ def gamma_shift(found: dict) -> Outcome:
                         two.get("kind") or [],
                     )
                 )
-                if (x is None) != (y is None) or k != l
+                if (x is None) != (y is None) or k != m
             ],
         }
         ok &= rows[task]["same_heads_and_kinds"] and all(0 <= s <= MAX_SHIFT for s in shifts)
@@ -301,7 +309,7 @@ def gamma_shift(found: dict) -> Outcome:
     return Outcome(
         "verified" if ok else "refuted",
         "; ".join(
-            f"{t}: same heads {r['same_heads_and_kinds']}, shifts {min(r['shifts'], default=0)}..{max(r['shifts'], default=0)}"
+            f"{t}: {'the same' if r['same_heads_and_kinds'] else 'not the same'} heads and kinds, shifts {min(r['shifts'], default=0)}..{max(r['shifts'], default=0)}"
             f" steps"
             for t, r in rows.items()
         ),
@@ -354,7 +362,8 @@ def measured_gaps_follow_theory(found: dict) -> Outcome:
     status = "refuted" if "refuted" in statuses else "undecided" if "undecided" in statuses else "verified"
     evidence = _evidence(
         "per task, the classified (index / retrieval) layers of training.analysis.measured_discrepancy "
-        "(decays: log-log slope of the median gap <= -0.25): verified when >= ceil(0.8 k) of its k "
+        f"(decays: log-log slope of the median gap <= {DECAY_THRESHOLD:g}): verified when >= "
+        f"ceil({AGREE[0] / AGREE[1]:g} k) of its k "
         "classified layers agree with Theorem 3.2's direction, refuted when fewer than half agree in a "
         "task, else undecided",
         tasks=rows,

@@ -12,8 +12,11 @@ which the gap is constant (theory.discrepancy_index.index_blocks, O(log n) block
 
 from __future__ import annotations
 
+import mpmath
+
 from proofs_check.evidence import brute_index
 from proofs_check.evidence.binding import bound_statement, part
+from proofs_check.evidence.words import angle_said, listed
 from theory import index_formulas as IF
 from theory.brute_index import CosineOrder, reading_gap
 from theory.discrepancy import Angle
@@ -25,7 +28,7 @@ from theory.discrepancy_index import (
     index_queries,
     index_stated_violations,
 )
-from theory.numbers import Interval
+from theory.numbers import Interval, ball_text
 
 from ..proofs import index_discrepancy as index_proofs
 from ..registry import Outcome, claim
@@ -109,7 +112,7 @@ def _counterexample(angle, n: int, reading: str) -> dict:
         direct = index_gap_mpmath(angle, n, s, 160)
         out["mpmath_recheck"] = {
             "digits": 160,
-            "gap": str(direct)[:40],
+            "gap": mpmath.nstr(direct, 30),  # formatted from the value: its exponent kept
             "agrees": abs(float(direct) - float(row["float"])) < 1e-12,
         }
     return out
@@ -138,8 +141,10 @@ def _corrected_bound_checks(reading: str) -> tuple[dict, dict]:
 
 @claim(
     "C7-index-sup",
-    "Theorem 3.2, Definition 3.1 reading (max over inputs): Delta_Index(n) <= min{1 - cos theta, "
-    "2 pi^2 / n^2} for every n > 1",
+    (
+        r"Theorem 3.2, Definition 3.1 reading (max over inputs): $\Delta_{\mathrm{Index}}(n) \le "
+        r"\min\{1 - \cos\theta, 2\pi^2/n^2\}$ for every $n > 1$"
+    ),
     "Theorem 3.2; Definition 3.1; Appendix F.2.1",
     recorded="refuted",
     kind="statement",
@@ -170,8 +175,9 @@ def index_sup(options):
     return Outcome(
         "refuted" if ok else "undecided",
         f"at the paper's angle 0.8 the max-over-inputs gap exceeds 2pi^2/n^2 at {per_angle[PAPER]['violations_n_le_1e12']}"
-        f" lengths (first n > m: n = {paper['n']}, {paper['discrepancy'][:12]} > {paper['bound'][:12]}); at angles "
-        f"just above 2pi/(L+1) the ratio to the bound is {ratios} at n = 4, 17, 33, 100, 1e3, 1e6 (certified, "
+        f" lengths (first n > m: n = {paper['n']}, {ball_text(paper['discrepancy'])} > {ball_text(paper['bound'])}); at angles "
+        f"just above 2pi/(L+1) the ratio to the bound is {listed(ratios)} at n = 4, 17, 33, 100, 1e3, 1e6 in turn "
+        "(certified, "
         f"mpmath re-checked); the sup over angles exceeds it at every n in 4..{every_n['n_hi']} "
         f"({len(every_n['not_exceeding'])} exceptions)",
         {
@@ -229,7 +235,7 @@ def _m_reduction(reading: str, m_max: int = 20, n_max: int = 40, angles=REDUCTIO
                     bad.append({"angle": angle, "n": n, "m": m, "same_L_at_m_16": other})
     return {
         "reading": reading,
-        "range": f"m in 1..{m_max}, n in 2..{n_max}, angles {list(angles)}",
+        "range": f"m in 1..{m_max}, n in 2..{n_max}, angles {listed([angle_said(a) for a in angles])}",
         "cases": cases,
         "failures": bad[:5],
         "failure_count": len(bad),
@@ -264,13 +270,16 @@ def _L_agreement(n_small: int) -> dict:
     "C7-index-sup-corrected",
     bound_statement(
         "C7-index-sup-corrected",
-        "Definition 3.1 reading, for every theta, m >= 1 and n >= 2: Delta_Index(n) <= min{{1 - cos theta, "
-        "{cap}}} <= min{{1 - cos theta, {quadratic}}} <= {tail} with L = L_min(n) = "
-        "{L}; the middle bound is attained at theta = 2 pi/(L+1) (sharp in theta)",
+        (
+            r"Definition 3.1 reading, for every $\theta$, $m \ge 1$ and $n \ge 2$: "
+            r"$\Delta_{\mathrm{Index}}(n) \le \min\{1 - \cos\theta, {cap}\} \le \min\{1 - \cos\theta, "
+            r"{quadratic}\} \le {tail}$ with $L = L_{\min}(n) = {l_min}$; the middle bound is attained "
+            r"at $\theta = 2\pi/(L+1)$ (sharp in $\theta$)"
+        ),
         cap=part(IF, "SUP_CAP"),
         quadratic=part(IF, "SUP_QUADRATIC"),
         tail=part(IF, "SUP_TAIL"),
-        L=part(IF, "L_MIN"),
+        l_min=part(IF, "L_MIN"),
     ),
     "corrects Theorem 3.2 (Index, max reading)",
     recorded="verified",
@@ -344,8 +353,11 @@ def index_sup_corrected(options):
 
 @claim(
     "C7-index-inf",
-    "Theorem 3.2 with Lemma F.1's lambda(n) (min over inputs of the positive gaps): lambda(n) <= "
-    "min{1 - cos theta, 2 pi^2/n^2} for every n > 1, for the paper's admissible angles (theta irrational)",
+    (
+        r"Theorem 3.2 with Lemma F.1's $\lambda(n)$ (min over inputs of the positive gaps): "
+        r"$\lambda(n) \le \min\{1 - \cos\theta, 2\pi^2/n^2\}$ for every $n > 1$, for the paper's "
+        r"admissible angles ($\theta$ irrational)"
+    ),
     "Theorem 3.2; Lemma F.1; Appendix F.2.1",
     recorded="refuted",
     kind="statement",
@@ -374,7 +386,7 @@ def index_inf(options):
     return Outcome(
         "refuted" if example["certified_exceeds"] else "undecided",
         f"refuted only where theta/2pi = p/q is rational: theta = 2pi/5, n = 6: lambda = "
-        f"{example['discrepancy'][:12]} > 2pi^2/36 = {example['bound'][:12]} (a tie at the top, which Lemma F.1's "
+        f"{ball_text(example['discrepancy'])} > 2pi^2/36 = {ball_text(example['bound'])} (a tie at the top, which Lemma F.1's "
         f"gap skips; brute force: violations from n = q + 1 on at every rational angle tried); where theta/2pi is "
         f"irrational {holds}",
         {
@@ -397,10 +409,14 @@ def index_inf(options):
     "C7-index-inf-corrected",
     bound_statement(
         "C7-index-inf-corrected",
-        "min over inputs of the gap (ties counting 0) <= min{{1 - cos theta, {cap}}} <= min{{1 - cos theta, "
-        "{quadratic}}} for every theta and n >= 2, the middle bound attained at theta = 2 pi/n; lambda(n) equals it "
-        "whenever no offset u <= n-1 has u theta in 2 pi Z (for a correct T_Index with m < n0: every n <= "
-        "{d_max} + 1, which is n0 only when m = n0 - 1; all n when theta/2pi is irrational)",
+        (
+            r"min over inputs of the gap (ties counting 0) $\le \min\{1 - \cos\theta, {cap}\} \le "
+            r"\min\{1 - \cos\theta, {quadratic}\}$ for every $\theta$ and $n \ge 2$, the middle bound "
+            r"attained at $\theta = 2\pi/n$; $\lambda(n)$ equals it whenever no offset $u \le n-1$ has "
+            r"$u\theta \in 2\pi\mathbb{Z}$ (for a correct $T_{\mathrm{Index}}$ with $m < n_0$: every $n "
+            r"\le {d_max} + 1$, which is $n_0$ only when $m = n_0 - 1$; all $n$ when $\theta/2\pi$ is "
+            "irrational)"
+        ),
         cap=part(IF, "INF_CAP"),
         quadratic=part(IF, "INF_QUADRATIC"),
         d_max=part(IF, "D_MAX"),
@@ -479,9 +495,13 @@ def _construction_cross_check() -> dict:
     "C4-index-unique-top",
     bound_statement(
         "C4-index-unique-top",
-        "For m < n0 and every theta, T_Index's top logit is unique (Delta_theta(sigma) > 0) at every position of "
-        "every valid input of length n <= n0 iff theta/2pi is not p/q with q <= {q_max}; so F.2.1's 'theta not in "
-        "Q' is neither sufficient (2 pi/5 ties at n = 6) nor necessary (0.8 never ties)",
+        (
+            r"For $m < n_0$ and every $\theta$, $T_{\mathrm{Index}}$'s top logit is unique "
+            r"($\Delta_\theta(\sigma) > 0$) at every position of every valid input of length $n \le "
+            r"n_0$ iff $\theta/2\pi$ is not $p/q$ with $q \le n_0 - 1$; so F.2.1's '$\theta \notin "
+            r"\mathbb{Q}$' is neither sufficient ($2\pi/5$ ties at $n = 6$) nor necessary ($0.8$ never "
+            "ties)"
+        ),
         q_max=part(IF, "Q_MAX"),
     ),
     "corrects Appendix F.2.1 ('if theta not in Q then for all n > 1, Delta > 0'); see C4-index-irrational-angle",

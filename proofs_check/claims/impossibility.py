@@ -20,6 +20,7 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
+from proofs_check.evidence.words import listed
 from theory import paper_data
 from theory.brute_impossibility import attended_sets, exclusion_extremes, hard_attention_pair
 from theory.functions import index, retrieval, split_pair
@@ -128,7 +129,8 @@ def symbolic_index(options):
         f"{control:.2f}); on each pair's two inputs, random embeddings and symbolic heads give one output "
         f"(change <= {max(r['real_heads_on_the_pair']['max_change_symbolic'] for r in rows):.1e}; with RoPE "
         f">= {min(r['real_heads_on_the_pair']['max_change_with_rope_control'] for r in rows):.2f}), while "
-        f"Index answers differ ({rows[0]['answers']}, {rows[1]['answers']}); the sympy comparison with "
+        f"Index answers differ ({'; '.join(' vs '.join(map(str, r['answers'])) for r in rows[:2])}); the sympy "
+        "comparison with "
         "arbitrary l, v (a sum over keys) is the proof's first step, checked with the others",
         {
             "pairs": rows,
@@ -221,9 +223,12 @@ def _scores(model, n: int) -> dict:
 
 @claim(
     "C6-retrieval-hard",
-    "With |ALPH| >= 3 and |INT| >= 2 and hard attention (unique or average-hard) on a set J(n) of positions fixed "
-    "by n that misses an earlier position, a one-layer model errs on Retrieval: two proper inputs agree on J(n) "
-    "and the query but not in answer",
+    (
+        r"With $\lvert\mathrm{ALPH}\rvert \ge 3$ and $\lvert\mathrm{INT}\rvert \ge 2$ and hard "
+        "attention (unique or average-hard) on a set $J(n)$ of positions fixed by $n$ that misses "
+        "an earlier position, a one-layer model errs on Retrieval: two proper inputs agree on "
+        "$J(n)$ and the query but not in answer"
+    ),
     "corrects Remark 3.1 (Retrieval)",
     recorded="verified",
     kind="statement",
@@ -336,8 +341,11 @@ def closed_form_rhs(M) -> Fraction:
 
 @claim(
     "C13",
-    "Exclusion principle: Var(lambda) <= (||delta_pos||^2 + ||delta_sym||^2) / ((n-1)! (n-1)), so a head that is "
-    "both positional and symbolic has constant logits",
+    (
+        r"Exclusion principle: $\mathrm{Var}(\lambda) \le \frac{\lVert\delta_{\mathrm{pos}}\rVert^2 "
+        r"+ \lVert\delta_{\mathrm{sym}}\rVert^2}{(n-1)!\,(n-1)}$, so a head that is both positional "
+        "and symbolic has constant logits"
+    ),
     "predecessor (arXiv 2511.11579), as reported",
     recorded="verified",
     kind="statement",
@@ -393,7 +401,7 @@ def exclusion(options):
         f"N = n-1 <= 5, every permutation): largest Var/RHS = {float(worst_exact):.4f} (exact), "
         f"{worst_float:.4f} (float); RHS equals the permutation-free closed form on every exact table "
         f"({len(rhs_mismatch)} mismatches); equality Var/RHS = 1 exactly on additive heads, N = 2..5 "
-        f"({[str(r) for r in additive]}); every 3 x 3 table over 0..2: largest ratio "
+        f"(ratios {listed([str(r) for r in additive])}); every 3 x 3 table over 0..2: largest ratio "
         f"{grid['largest_ratio']}; proof in this module's docstring",
         {
             "largest_ratio_exact": str(worst_exact),
@@ -409,8 +417,11 @@ def exclusion(options):
 
 @claim(
     "C13-sharp-constant",
-    "The exclusion bound's constant 1 (with the (n-1)! (n-1) normalisation and the population variance) is sharp: "
-    "attained exactly by additive heads, logit = s(content) + p(position) with s - p constant",
+    (
+        r"The exclusion bound's constant 1 (with the $(n-1)!\,(n-1)$ normalisation and the "
+        r"population variance) is sharp: attained exactly by additive heads, $\mathrm{logit} = "
+        r"s(\mathrm{content}) + p(\mathrm{position})$ with $s - p$ constant"
+    ),
     "sharpens the predecessor's exclusion principle",
     recorded="verified",
     kind="statement",

@@ -26,6 +26,7 @@ from constructions.index import IndexConstruction, number_task
 from proofs_check.evidence import brute_index
 from proofs_check.evidence.binding import bound_statement, part
 from proofs_check.evidence.classes import finite_cases
+from proofs_check.evidence.words import said
 from theory.functions import index
 from theory.numbers import SYMBOLIC
 
@@ -94,11 +95,13 @@ def _certified_counterexample() -> dict:
 
 @claim(
     "C4-index-literal",
-    "Theorem 3.1 (Index) with Definition F.1 read literally (F.1 asks only n > m; an integer i at position "
-    "j <= i points before the start, where no letter is, so Index keeps i): the paper's T_Index (Appendix "
-    "F.2.1, some angle theta) computes Index exactly on every input in Sigma^n, m < n <= n0, for every "
-    "n0 > m >= 1",
-    "Theorem 3.1, Definition F.1, Appendix F.2.1 (issue 30)",
+    (
+        "Theorem 3.1 (Index) with Definition F.1 read literally (F.1 asks only $n > m$; an integer "
+        r"$i$ at position $j \le i$ points before the start, where no letter is, so Index keeps "
+        r"$i$): the paper's $T_{\mathrm{Index}}$ (Appendix F.2.1, some angle $\theta$) computes "
+        r"Index exactly on every input in $\Sigma^n$, $m < n \le n_0$, for every $n_0 > m \ge 1$"
+    ),
+    "Theorem 3.1, Definition F.1, Appendix F.2.1",
     recorded="refuted",
     kind="statement",
     origin="paper",
@@ -127,18 +130,24 @@ def index_literal(options):
     }
     return Outcome(
         "refuted" if ok else "undecided",
-        f"m = 2, n0 = 4, theta = pi/2 (= 2 pi/n0): T_Index maps [A, 2, A] to {example['T_Index']} (exact), F.1 "
-        f"read literally gives {example['F1_literal']}; number_task(17) answers "
-        f"'{example['number_task_17']['T_Index_position_2']}' at position 2 of [a, 2, b, ...], literal F.1 "
+        f"m = 2, n0 = 4, theta = pi/2 (= 2 pi/n0): T_Index maps input A 2 A to {said(example['T_Index'])} (exact), "
+        f"F.1 read literally gives {said(example['F1_literal'])}; number_task(17) answers "
+        f"'{example['number_task_17']['T_Index_position_2']}' at position 2 of input a 2 b ..., literal F.1 "
         f"'{example['number_task_17']['F1_literal_position_2']}'; at theta = 2 pi/n0 every m >= 2 errs (brute force, "
         f"only where an integer points before the start); no theta works for m >= 4 (alpha windows, exact: "
-        f"{windows[2]} for m = 2, {windows[3]} for m = 3, none for m = 4..6); the task data follow both "
+        f"{_windows_said(windows[2])} for m = 2, {_windows_said(windows[3])} for m = 3, none for m = 4..6); the "
+        "task data follow both "
         f"readings ({data['integers_pointing_before_the_start']} of {data['integers']} generated integers point "
         "before the start)",
         evidence,
         counterexample=example,
         corrected="C4-index-literal-corrected",
     )
+
+
+def _windows_said(windows) -> str:
+    """Open alpha windows [(lo, hi), ...] as "1/3 < alpha < 2/5 or 3/5 < alpha < 2/3"."""
+    return " or ".join(f"{lo} < alpha < {hi}" for lo, hi in windows) if windows else "none"
 
 
 @dataclass(frozen=True)
@@ -151,12 +160,12 @@ class Windows:
     @property
     def text(self) -> str:
         said = [
-            "every alpha" if ws == ((0, 1),) else " or ".join(f"{lo} < alpha < {hi}" for lo, hi in ws)
+            "every $\\alpha$" if ws == ((0, 1),) else " or ".join(f"${lo} < \\alpha < {hi}$" for lo, hi in ws)
             for _, ws in self.by_m
         ]
         return (
-            ", ".join(f"{w} for m = {m}" for w, (m, _) in zip(said, self.by_m))
-            + f", and no alpha for m >= {self.none_from}"
+            ", ".join(f"{w} for $m = {m}$" for w, (m, _) in zip(said, self.by_m))
+            + f", and no $\\alpha$ for $m \\ge {self.none_from}$"
         )
 
     def stated(self, m_top: int) -> dict:
@@ -177,14 +186,17 @@ WINDOWS = Windows(
     "C4-index-literal-corrected",
     bound_statement(
         "C4-index-literal-corrected",
-        "Definition F.1 read literally, m < n0, any theta: T_Index is exact on every input in Sigma^n, m < n <= n0 "
-        "(integers anywhere) iff it is exact on the valid inputs (C4-index-corrected: no D <= {d_max} with "
-        "D theta in 2 pi Z) and cos(theta) < cos(2 theta) < ... < cos(m theta); with alpha = theta/2pi mod 1 that "
-        "is {windows}; never theta = 2 pi/n0 for m >= 2",
+        (
+            r"Definition F.1 read literally, $m < n_0$, any $\theta$: $T_{\mathrm{Index}}$ is exact on "
+            r"every input in $\Sigma^n$, $m < n \le n_0$ (integers anywhere) iff it is exact on the "
+            r"valid inputs (C4-index-corrected: no $D \le {d_max}$ with $D\theta \in 2\pi\mathbb{Z}$) "
+            r"and $\cos\theta < \cos 2\theta < \cdots < \cos m\theta$; with $\alpha = \theta/2\pi \bmod "
+            r"1$ that is {windows}; never $\theta = 2\pi/n_0$ for $m \ge 2$"
+        ),
         d_max=part("theory.index_formulas", "D_MAX"),
         windows=part(__name__, "WINDOWS"),
     ),
-    "corrects Theorem 3.1 (Index) under the literal reading of Definition F.1 (issue 30)",
+    "corrects Theorem 3.1 (Index) under the literal reading of Definition F.1",
     recorded="verified",
     kind="statement",
     origin="corrected",

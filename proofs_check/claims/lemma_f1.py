@@ -21,7 +21,7 @@ from proofs_check.evidence.classes import finite_cases
 from theory.phases import Angle
 
 from ..registry import Outcome, claim
-from .constructions import REPORT_LENGTHS, TASK_LENGTHS, _report, _run_all, formula_beta
+from .constructions import REPORT_LENGTHS, TASK_LENGTHS, construction_report, formula_beta, run_all
 
 # Lemma F.1's constants as the proof derives them (constructions/temperature.py): delta = 1 for both;
 # Gamma = 4 for T_Index (values 2 e_letter or 0) and 2 for T_Retrieval (one-hot values)
@@ -64,7 +64,7 @@ def _short_margins(n0s) -> list[dict]:
         for model in (number_task(n0), letter_task(n0)):
             ids_of = [model.adversarial_ids] + ([model.variant_ids] if hasattr(model, "variant_ids") else [])
             for n in SHORT_LENGTHS:
-                row = _run_all(
+                row = run_all(
                     model, np.vstack([f(n) for f in ids_of]), f"worst inputs of length {n}, n0 = {n0}"
                 )[-1]
                 row["n0"] = n0
@@ -74,10 +74,13 @@ def _short_margins(n0s) -> list[dict]:
 
 @claim(
     "C5",
-    "Lemma F.1: for T_Index and T_Retrieval, softmax attention at a large enough inverse temperature "
-    "beta gives the average-hard outputs on every input of length <= n0 (made explicit: "
-    "beta = ln((n0 - 1) Gamma / delta) / lambda suffices, and at that beta every softmax decoding margin "
-    "of an input of length n <= n0 is >= delta - Gamma (n - 1) e^(-beta lambda) = delta (1 - (n-1)/(n0-1)))",
+    (
+        r"Lemma F.1: for $T_{\mathrm{Index}}$ and $T_{\mathrm{Retrieval}}$, softmax attention at a "
+        r"large enough inverse temperature $\beta$ gives the average-hard outputs on every input of "
+        r"length $\le n_0$ (made explicit: $\beta = \ln((n_0 - 1)\Gamma/\delta)/\lambda$ suffices, "
+        r"and at that $\beta$ every softmax decoding margin of an input of length $n \le n_0$ is "
+        r"$\ge \delta - \Gamma(n - 1)e^{-\beta\lambda} = \delta\left(1 - \frac{n-1}{n_0-1}\right)$)"
+    ),
     "Lemma F.1, Appendix F.2",
     recorded="verified",
     kind="statement",
@@ -87,9 +90,9 @@ def _short_margins(n0s) -> list[dict]:
     ),
 )
 def lemma_f1(options):
-    table = [_report(make(n0)) for n0 in REPORT_LENGTHS for make in (number_task, letter_task)]
-    table += [_report(number_task(n0, "0.8")) for n0 in TASK_LENGTHS]
-    table += [_report(letter_task(n0, "0.0027")) for n0 in TASK_LENGTHS]
+    table = [construction_report(make(n0)) for n0 in REPORT_LENGTHS for make in (number_task, letter_task)]
+    table += [construction_report(number_task(n0, "0.8")) for n0 in TASK_LENGTHS]
+    table += [construction_report(letter_task(n0, "0.0027")) for n0 in TASK_LENGTHS]
     formula = _formula_rows(table)
     checks, critical = [], []
     for n0 in TASK_LENGTHS:
@@ -99,7 +102,7 @@ def lemma_f1(options):
         ):
             ids = np.vstack([getattr(model, name)(n0) for name in worst])
             checks += [
-                r for r in _run_all(model, ids, f"worst-case inputs, n = {n0}") if r["attention"] == "softmax"
+                r for r in run_all(model, ids, f"worst-case inputs, n = {n0}") if r["attention"] == "softmax"
             ]
             if n0 == 17:  # how much of the proven beta the worst inputs actually need
                 critical += [
@@ -107,7 +110,7 @@ def lemma_f1(options):
                         "construction": type(model).__name__,
                         "input": name,
                         "observed_critical_beta": observed_critical_beta(model, row[None], steps=30),
-                        "proven_beta": _report(model)["beta_value_aware"],
+                        "proven_beta": construction_report(model)["beta_value_aware"],
                     }
                     for name, row in zip(worst, ids)
                 ]
@@ -115,8 +118,8 @@ def lemma_f1(options):
     near = Angle.of("2*pi/3").decimal(40)
     edge = {
         "near_tie_theta": near,
-        "near_tie": _report(IndexConstruction(["A", "B"], 3, near, 17)),
-        "exact_tie": _report(IndexConstruction(["A", "B"], 3, "2*pi/3", 17)),
+        "near_tie": construction_report(IndexConstruction(["A", "B"], 3, near, 17)),
+        "exact_tie": construction_report(IndexConstruction(["A", "B"], 3, "2*pi/3", 17)),
     }
     evidence = {
         "beta_against_formula": formula,

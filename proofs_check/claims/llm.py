@@ -34,8 +34,11 @@ def _may_hold_unrounded(value: float, comparison: str, bound: float) -> bool:
 
 @claim(
     "C12-summary",
-    "The summary of Table 3 (number accuracy < 0.5 at length 32 and < 0.1 at 100; letter > 0.88 "
-    "at 32 and > 0.65 at 100, for every model) follows from the table's printed means",
+    (
+        "The summary of Table 3 (number accuracy $< 0.5$ at length 32 and $< 0.1$ at 100; letter "
+        "$> 0.88$ at 32 and $> 0.65$ at 100, for every model) follows from the table's printed "
+        "means"
+    ),
     "Section 3.7, Table 3",
     recorded="refuted",
     kind="statement",
@@ -118,8 +121,10 @@ def letter_consistently_higher(options):
 
 @claim(
     "C12",
-    "Frontier LLMs on the 1-hop tasks: number accuracy < 0.5 at length 32 and < 0.1 at 100; letter "
-    "> 0.88 at 32 and > 0.65 at 100",
+    (
+        "Frontier LLMs on the 1-hop tasks: number accuracy $< 0.5$ at length 32 and $< 0.1$ at "
+        "100; letter $> 0.88$ at 32 and $> 0.65$ at 100"
+    ),
     "Section 3.7, Table 3",
     recorded="undecided",
     kind="experiment",

@@ -28,6 +28,7 @@ task's file is absent).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +56,39 @@ COMMAND = (
     "(training/reference/llm/{folder}/README.md)"
 )
 GGUF = {"smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf", "gemma3": "gemma-3-270m-Q4_K_M.gguf"}
+# the type a GGUF file's name ends with (llama.cpp's naming: Q4_K_M, Q4_1, Q8_0, IQ4_XS, F16, ...)
+GGUF_TYPE = re.compile(r"(?:^|[-._])((?:I?Q(\d+)(?:_[A-Z0-9]+)*)|BF16|F16|F32)\.gguf$", re.IGNORECASE)
+
+
+def weights(analysis: dict) -> dict:
+    """The weights an analysis ran on, read from its ``model`` field (the file's name: the analysis
+    is written from the folder that holds the file, README) and its ``dtype``: {"file", "gguf",
+    "quantisation", "bits", "dtype"}.  quantisation and bits are None when the name is not a
+    GGUF file's or names no type (the GGUF header itself is not recorded in the analysis)."""
+    name = Path(str(analysis.get("model") or "")).name
+    match = GGUF_TYPE.search(name)
+    kind = match.group(1).upper() if match else None
+    bits = int(match.group(2)) if match and match.group(2) else int(kind[-2:]) if kind else None
+    return {
+        "file": name or None,
+        "gguf": name.lower().endswith(".gguf"),
+        "quantisation": kind,
+        "bits": bits,
+        "dtype": analysis.get("dtype"),
+    }
+
+
+def weights_said(found: dict) -> str:
+    """ "weights SmolLM2-135M-Instruct.Q4_1.gguf (GGUF type Q4_1, 4-bit, de-quantised to float32)"."""
+    if not found["gguf"]:
+        return f"weights {found['file'] or 'not named'} (not a GGUF file)"
+    kind = (
+        "type not named in the file name"
+        if found["quantisation"] is None
+        else f"GGUF type {found['quantisation']}, {found['bits']}-bit"
+    )
+    dtype = f", de-quantised to {found['dtype']}" if found["dtype"] else ""
+    return f"weights {found['file']} ({kind}{dtype})"
 
 
 def compare_groups(analysis: dict) -> dict:
@@ -104,14 +138,18 @@ def decide(rows: dict) -> str:
 
 def _line(task: str, r: dict) -> str:
     test = "no test (a group is empty)" if r["U"] is None else f"U = {r['U']:g}, p = {r['p_lower']:.2g}"
+    median = {
+        k: "none" if r[f"median_id_{k}"] is None else f"{r[f'median_id_{k}']:g}"
+        for k in ("positional", "symbolic")
+    }
     return (
-        f"{task}: {r['n_positional']} positional (median ID {r['median_id_positional']}) vs {r['n_symbolic']} "
-        f"symbolic (median ID {r['median_id_symbolic']}), {test}; {r['sink_dominated']} sink-dominated and "
+        f"{task}: {r['n_positional']} positional (median ID {median['positional']}) vs {r['n_symbolic']} "
+        f"symbolic (median ID {median['symbolic']}), {test}; {r['sink_dominated']} sink-dominated and "
         f"{r['mixed']} mixed of {r['heads']} left out"
     )
 
 
-def _show(path: Path) -> str:
+def shown_path(path: Path) -> str:
     """Relative to the repository when inside it: the same text on every machine."""
     try:
         return str(Path(path).resolve().relative_to(ROOT))
@@ -127,25 +165,32 @@ def check_folder(folder: Path) -> Outcome:
     }
     if absent:
         commands = "; ".join(
-            COMMAND.format(model=GGUF.get(folder.name, "MODEL"), task=t, path=_show(p), folder=folder.name)
+            COMMAND.format(
+                model=GGUF.get(folder.name, "MODEL"), task=t, path=shown_path(p), folder=folder.name
+            )
             for t, p in absent.items()
         )
         return Outcome(
             "undecided",
-            f"missing {', '.join(_show(p) for p in absent.values())} (write it with: {commands})",
-            {"rule": RULE, "missing": [_show(p) for p in absent.values()]},
+            f"missing {', '.join(shown_path(p) for p in absent.values())} (write it with: {commands})",
+            {"rule": RULE, "missing": [shown_path(p) for p in absent.values()]},
         )
     analyses = {t: read(folder / f"analysis_{t}.json", LLM_HEADS) for t in TASKS}
     rows = {t: compare_groups(a) for t, a in analyses.items()}
     status = decide(rows)
+    found = weights(analyses[TASKS[0]])
     evidence = {
         "rule": RULE,
-        "source": _show(folder),
+        "source": shown_path(folder),
         "model": analyses[TASKS[0]].get("model"),
+        "weights": found,
         "per_task": rows,
     }
     return Outcome(
-        status, "; ".join(_line(t, r) for t, r in rows.items()) + f" (source: {_show(folder)})", evidence
+        status,
+        "; ".join(_line(t, r) for t, r in rows.items())
+        + f"; {weights_said(found)} (source: {shown_path(folder)})",
+        evidence,
     )
 
 
@@ -167,7 +212,7 @@ def positional_heads_use_faster_planes(options):
     "In a second pretrained LLM family (Gemma 3 270M, base model; sliding-window layers with "
     "RoPE base 10,000 and full-attention layers with base 1,000,000), positional heads use faster RoPE planes "
     "than symbolic heads, each plane ID counted in its own layer's base",
-    "Appendix G, Table 1 (C11), asked of a second model family (issue 32); the rule of C11-llm, unchanged, "
+    "Appendix G, Table 1 (C11), asked of a second model family; the rule of C11-llm, unchanged, "
     "registered 2026-12-03 before Gemma 3 was analysed",
     recorded="verified",
     kind="experiment",

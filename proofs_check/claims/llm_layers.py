@@ -25,7 +25,7 @@ from pathlib import Path
 from proofs_check.evidence.shipped import LLM_HEADS, read
 
 from ..registry import Outcome, claim
-from .llm_heads import SHIPPED_GEMMA3, TASKS, _show, classify_heads
+from .llm_heads import SHIPPED_GEMMA3, TASKS, classify_heads, shown_path
 
 ALPHA = 0.01
 KINDS = ("sliding", "full")
@@ -86,7 +86,7 @@ def _line(task: str, r: dict) -> str:
 
 def check_folder(folder: Path) -> Outcome:
     paths = {t: Path(folder) / f"analysis_{t}.json" for t in TASKS}
-    absent = [_show(p) for p in paths.values() if not p.is_file()]
+    absent = [shown_path(p) for p in paths.values() if not p.is_file()]
     if absent:
         return Outcome(
             "undecided",
@@ -96,13 +96,15 @@ def check_folder(folder: Path) -> Outcome:
     analyses = {t: read(p, LLM_HEADS) for t, p in paths.items()}
     if any("layer_kind" not in a["frequency"] for a in analyses.values()):
         return Outcome(
-            "undecided", f"{_show(folder)}: the analysis does not record frequency.layer_kind", {"rule": RULE}
+            "undecided",
+            f"{shown_path(folder)}: the analysis does not record frequency.layer_kind",
+            {"rule": RULE},
         )
     rows = {t: fisher_row(layer_table(read(paths[t], LAYERED))) for t in TASKS}
     return Outcome(
         decide(rows),
-        "; ".join(_line(t, r) for t, r in rows.items()) + f" (source: {_show(folder)})",
-        {"rule": RULE, "source": _show(folder), "per_task": rows},
+        "; ".join(_line(t, r) for t, r in rows.items()) + f" (source: {shown_path(folder)})",
+        {"rule": RULE, "source": shown_path(folder), "per_task": rows},
     )
 
 
@@ -110,7 +112,7 @@ def check_folder(folder: Path) -> Outcome:
     "LLM-local-global",
     "In Gemma 3 270M, positional heads are more frequent in sliding-window layers (RoPE base "
     "10,000) than in full-attention layers (base 1,000,000)",
-    "issue 32 (not a claim of the paper; its "
+    "not a claim of the paper (its "
     "Section 3.5 geometry asked of a model with two RoPE bases); registered 2026-12-03 before Gemma 3 was "
     "analysed",
     recorded="undecided",

@@ -107,6 +107,49 @@ def _cells(task: str, results: dict, lengths) -> list[dict]:
     return cells
 
 
+def run_facts(results: dict) -> dict:
+    """How a model's harness runs went beside their accuracy, per task ({task: results JSON}): the
+    share of replies an answer could be read from (``parse_rate``: the run's overall, and the
+    lowest at any one length, the first such length) and whether the prompts were wrapped in the
+    model's chat template (the run's recorded ``settings.backend.chat_template``, which
+    ``training.llm.backends`` writes; None where a file does not record it)."""
+    facts = {}
+    for task, run in results.items():
+        rows = [(r["length"], r["parse_rate"]) for r in run["per_length"] if r.get("parse_rate") is not None]
+        lowest = min(rows, key=lambda row: row[1]) if rows else (None, None)
+        facts[task] = {
+            "parse_rate": (run.get("summary") or {}).get("parse_rate"),
+            "lowest_parse_rate": lowest[1],
+            "lowest_at_length": lowest[0],
+            "chat_template": ((run.get("settings") or {}).get("backend") or {}).get("chat_template"),
+        }
+    return facts
+
+
+def facts_said(facts: dict) -> str:
+    """ "parse rates number 0.440 (lowest 0.253 at length 32) and letter ..., prompts as plain text ..."."""
+    rates = []
+    for task, f in facts.items():
+        overall = "not recorded" if f["parse_rate"] is None else f"{f['parse_rate']:.3f}"
+        lowest = (
+            ""
+            if f["lowest_parse_rate"] is None
+            else f" (lowest {f['lowest_parse_rate']:.3f} at length {f['lowest_at_length']})"
+        )
+        rates.append(f"{task} {overall}{lowest}")
+    templates = {f["chat_template"] for f in facts.values()}
+    template = (
+        "prompts as plain text without the model's chat template"
+        if templates == {False}
+        else "prompts in the model's chat template"
+        if templates == {True}
+        else "chat template not recorded"
+        if templates == {None}
+        else "chat template not recorded for every run"
+    )
+    return f"parse rate{'s' if len(rates) > 1 else ''} {' and '.join(rates)}, {template}"
+
+
 def decide(number: dict, letter: dict) -> Outcome:
     """The outcome of C12-local from the two results JSON objects (``RULE``)."""
     tables = {"number": per_seed_accuracy(number), "letter": per_seed_accuracy(letter)}
@@ -138,6 +181,7 @@ def decide(number: dict, letter: dict) -> Outcome:
         "difference": interval,
         "cells": cells,
         "cells_versus_chance": named,
+        "runs": run_facts({"number": number, "letter": letter}),
     }
     if interval["ci"] is None:
         return Outcome(
@@ -179,7 +223,14 @@ def screen(folder: Path, model: str, letter: dict | None) -> dict:
     if not values:
         return {"accuracy": None, "source": source, "passes": None}
     accuracy = sum(values.values()) / len(values)
-    return {"accuracy": accuracy, "seeds": len(values), "source": source, "passes": accuracy >= SCREEN_LEVEL}
+    parsed = next(r.get("parse_rate") for r in results["per_length"] if r["length"] == SCREEN_LENGTH)
+    return {
+        "accuracy": accuracy,
+        "seeds": len(values),
+        "parse_rate": parsed,
+        "source": source,
+        "passes": accuracy >= SCREEN_LEVEL,
+    }
 
 
 def _letter_file(folder: Path, model: str) -> dict | None:
@@ -206,20 +257,29 @@ def decide_screened(folder: Path | None = None) -> Outcome:
         )
     shipped = {m: load_results(folder, m) for m in screens}
     judged = {m: decide(r["number"], r["letter"]) for m, r in shipped.items() if r and screens[m]["passes"]}
+    runs = {
+        m: run_facts(shipped[m] if shipped[m] else {"letter": letters[m]})
+        for m in screens
+        if shipped[m] or letters[m]
+    }
     said = [
         f"{m}: "
         + (
             f"not screened (no run at length {SCREEN_LENGTH})"
             if s["passes"] is None
-            else f"{s['accuracy']:.3f} at length {SCREEN_LENGTH} ({s['seeds']} seeds), "
+            else f"{s['accuracy']:.3f} at length {SCREEN_LENGTH} over {s['seeds']} seeds (parse rate "
+            + ("not recorded" if s["parse_rate"] is None else f"{s['parse_rate']:.3f}")
+            + "), "
             + ("passes" if s["passes"] else "screened out")
         )
+        + (f", its runs' {facts_said(runs[m])}" if m in runs else "")
         for m, s in screens.items()
     ]
     evidence = {
         "rule": RULE,
         "screen": f"mean 1-hop letter accuracy >= {SCREEN_LEVEL} at length {SCREEN_LENGTH} (Appendix H)",
         "screens": screens,
+        "runs": runs,
         "per_model": {
             m: {"status": o.status, "summary": o.summary, "evidence": o.evidence} for m, o in judged.items()
         },
@@ -250,8 +310,7 @@ def decide_screened(folder: Path | None = None) -> Outcome:
     "letter task at length 16), like the frontier models of Table 3, are more accurate on the letter task than on "
     "the number task (per model, letter minus number accuracy, averaged over the shipped lengths, has a 95% "
     "interval over seeds above 0)",
-    "Section 3.7, Table 3, Appendix H (local analogue; the screen added "
-    "2026-12-03, issue 32, before Gemma 3 ran)",
+    "Section 3.7, Table 3, Appendix H (local analogue; the screen added 2026-12-03, before Gemma 3 ran)",
     recorded="undecided",
     kind="experiment",
     origin="package",

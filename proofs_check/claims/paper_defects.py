@@ -25,6 +25,7 @@ from theory.functions import retrieval as definition_retrieval
 from theory.numbers import FLOAT64
 from theory.rope import rope_angles
 
+from ..evidence.words import listed, said
 from ..registry import Outcome, claim
 
 N0 = 17  # the training length: the n0 the paper's models need
@@ -103,11 +104,11 @@ def symbolic_outcome(n0: int = N0, theta=None, zero_input=(("a", 2), ("a", 1))) 
     }
     symbolic = moved["any_key"] <= FLOAT_TIE
     summary = (
-        f"T_Retrieval at theta = {con.theta}, n0 = {n0} (exact: {con.is_exact()}): moving a key among the "
+        f"T_Retrieval at theta = {con.theta}, n0 = {n0} ({'exact' if con.is_exact() else 'not exact'}): moving a key among the "
         f"positions before the query moves its logit by up to {moved['any_key']:.4f} (a matching key: "
         f"{moved['matching_key']:.4f}); at theta = 0 the logits are content-only (spread "
-        f"{at_zero['any_key']:g}) but {evidence['theta_zero']['input']} decodes to "
-        f"{evidence['theta_zero']['outputs'][-1]} at the last position, not "
+        f"{at_zero['any_key']:g}) but {said(evidence['theta_zero']['input'])} decodes to "
+        f"{said(evidence['theta_zero']['outputs'][-1], 'no answer')} at the last position, not "
         f"{evidence['theta_zero']['reference'][-1]}; T_Index's head is purely positional (content spread "
         f"{index_content_spread:g})"
     )
@@ -118,9 +119,11 @@ def symbolic_outcome(n0: int = N0, theta=None, zero_input=(("a", 2), ("a", 1))) 
 
 @claim(
     "R31-retrieval-symbolic",
-    "Remark 3.1 (p. 7): 'our constructed models TIndex and TRetrieval have, respectively, "
-    "purely positional and purely symbolic attention heads' -- T_Retrieval's head is purely symbolic at an angle "
-    "where it computes Retrieval",
+    (
+        "Remark 3.1 (p. 7): 'our constructed models TIndex and TRetrieval have, respectively, "
+        r"purely positional and purely symbolic attention heads' -- $T_{\mathrm{Retrieval}}$'s head "
+        "is purely symbolic at an angle where it computes Retrieval"
+    ),
     "Remark 3.1 (p. 7); Appendix F.2.2",
     recorded="refuted",
     kind="statement",
@@ -147,9 +150,10 @@ def omega_angle_outcome(sizes=ALPH_SIZES, m: int = 2, n: int = 2) -> Outcome:
         "letter_task_alphabet": report,
     }
     summary = (
-        f"theta = 2 pi/|ALPH| (= omega): exact for |ALPH| in {[A for A, e in exact.items() if e]} of "
-        f"{list(sizes)} at n0 = {n}; letter alphabet: {report['wrong']} wrong of {report['positions']} "
-        f"positions on the {report['inputs']} proper inputs of length {n}, e.g. {report.get('first_failure')}"
+        f"theta = 2 pi/|ALPH| (= omega): exact for |ALPH| = {said([A for A, e in exact.items() if e])} of "
+        f"{', '.join(map(str, sizes))} at n0 = {n}; letter alphabet: {report['wrong']} wrong of "
+        f"{report['positions']} positions on the {report['inputs']} proper inputs of length {n}"
+        + (f", e.g. {said(report['first_failure'])}" if report.get("first_failure") else "")
     )
     return Outcome(
         "verified" if all(exact.values()) else "refuted",
@@ -161,9 +165,12 @@ def omega_angle_outcome(sizes=ALPH_SIZES, m: int = 2, n: int = 2) -> Outcome:
 
 @claim(
     "F22-angle-omega",
-    "Appendix F.2.2 (p. 25): 'the minimum discrepancy (on non-constant inputs) induced by angle "
-    "theta = 2 pi/|ALPH| is strictly positive, Lemma F.1 implies that the same conclusion holds' -- T_Retrieval with "
-    "RoPE angle theta = 2 pi/|ALPH| computes Retrieval",
+    (
+        "Appendix F.2.2 (p. 25): 'the minimum discrepancy (on non-constant inputs) induced by "
+        r"angle $\theta = 2\pi/\lvert\mathrm{ALPH}\rvert$ is strictly positive, Lemma F.1 implies "
+        r"that the same conclusion holds' -- $T_{\mathrm{Retrieval}}$ with RoPE angle $\theta = "
+        r"2\pi/\lvert\mathrm{ALPH}\rvert$ computes Retrieval"
+    ),
     "Appendix F.2.2, conclusion (p. 25)",
     recorded="refuted",
     kind="statement",
@@ -210,9 +217,11 @@ def attended_equally_outcome(n0: int = N0, theta=None) -> Outcome:
 
 @claim(
     "F22-step-ii",
-    "Appendix F.2.2 (p. 24), step (ii): 'if all the symbol sigma_j, with j <= n, has the same "
-    "left-symbol sigma^L_j, then all the sequence is attended equally. Then by the property (i) the input sequence is a "
-    "constant sequence'",
+    (
+        r"Appendix F.2.2 (p. 24), step (ii): 'if all the symbol $\sigma_j$, with $j \le n$, has the "
+        r"same left-symbol $\sigma^L_j$, then all the sequence is attended equally. Then by the "
+        "property (i) the input sequence is a constant sequence'"
+    ),
     "Appendix F.2.2, logit computation (p. 24)",
     recorded="refuted",
     kind="statement",
@@ -247,17 +256,19 @@ def case1_outcome(con: IndexConstruction | None = None) -> Outcome:
         "decoding_gap": sorted({float(g) for g in gaps}),
     }
     summary = (
-        f"{len(letters)} letters: R differs from 3E in coordinate(s) {coords} of {E.shape[1]} (the constant "
+        f"{len(letters)} letters: R differs from 3E in coordinate(s) {listed(coords)} of {E.shape[1]} (the constant "
         f"coordinate: R has {R[0, -1]:g}, 3E has {3 * E[0, -1]:g}, since W_V is 0 there); the decoding gap is "
-        f"{evidence['decoding_gap']} as the paper says (decoding reads only the first |Sigma| coordinates)"
+        f"{listed(evidence['decoding_gap'])} as the paper says (decoding reads only the first |Sigma| coordinates)"
     )
     return Outcome("refuted" if len(off) else "verified", summary, evidence)
 
 
 @claim(
     "F21-case1-3E",
-    "Appendix F.2.1 (p. 22), Case 1: 'the residual stream equals to three times the input "
-    "embedding: R(sigma_n, sigma_n) = 3E(sigma_n)'",
+    (
+        "Appendix F.2.1 (p. 22), Case 1: 'the residual stream equals to three times the input "
+        r"embedding: $R(\sigma_n, \sigma_n) = 3E(\sigma_n)$'"
+    ),
     "Appendix F.2.1, unembedding step, Case 1 (p. 22)",
     recorded="refuted",
     kind="statement",
@@ -294,8 +305,8 @@ def single_frequency_outcome(alph=tuple(LETTER_ALPH), m: int = 8, n0s=range(2, N
     }
     summary = (
         f"theta = g_1 = {g1:g} rad: T_Retrieval (|ALPH| = {len(alph)}) exact for no n0 in {min(n0s)}..{max(n0s)} "
-        f"({report['wrong']} wrong positions of {report['positions']} at length {min(n0s)}); T_Index is exact "
-        f"there ({index_exact}); reading 'one plane of a 128-dim RoPE': IDs {planes[0]}..{planes[-1]} meet the "
+        f"({report['wrong']} wrong positions of {report['positions']} at length {min(n0s)}); T_Index is "
+        f"{'exact' if index_exact else 'not exact'} there; reading 'one plane of a 128-dim RoPE': IDs {planes[0]}..{planes[-1]} meet the "
         f"paper's condition at n0 = {N0}"
     )
     return Outcome(
@@ -308,9 +319,11 @@ def single_frequency_outcome(alph=tuple(LETTER_ALPH), m: int = 8, n0s=range(2, N
 
 @claim(
     "S34-single-frequency",
-    "Section 3.4 (p. 7): 'these constructions do not rely on ad-hoc components: they use "
-    "standard RoPE with a single frequency and softmax attention' -- T_Retrieval works with a standard single-"
-    "frequency RoPE (a 2-dim head, angle g_1 = 1 rad)",
+    (
+        "Section 3.4 (p. 7): 'these constructions do not rely on ad-hoc components: they use "
+        r"standard RoPE with a single frequency and softmax attention' -- $T_{\mathrm{Retrieval}}$ "
+        "works with a standard single-frequency RoPE (a 2-dim head, angle $g_1 = 1$ rad)"
+    ),
     "Section 3.4 (p. 7); Appendix F.2.2",
     recorded="refuted",
     kind="statement",
@@ -357,9 +370,9 @@ def listing_index_outcome(listing=listing1.index, alph=("A", "B"), ms=(1, 2, 3),
     summary = (
         f"{counts['differ']} of {counts['inputs']} inputs differ, {counts['differ'] - counts['differ_on_valid']} "
         f"of them with an integer pointing before the start ({counts['differ_on_valid']} of "
-        f"{counts['valid_inputs']} valid inputs differ): seq[n - i] wraps to the end, e.g. {first}; Listing 1's "
+        f"{counts['valid_inputs']} valid inputs differ): seq[n - i] wraps to the end, e.g. {said(first)}; Listing 1's "
         f"retrieval equals F.2 on {proper_agree['agree']} of {proper_agree['inputs']} proper inputs "
-        f"({proper_agree['alphabet']}, m = {proper_agree['m']}, lengths {proper_agree['lengths']})"
+        f"(alphabet {said(proper_agree['alphabet'])}, m = {proper_agree['m']}, lengths {proper_agree['lengths']})"
     )
     return Outcome("refuted" if counts["differ"] else "verified", summary, evidence, counterexample=first)
 
@@ -373,8 +386,10 @@ def _listing_retrieval_on_proper(alph=("a", "b", "c"), m: int = 1, n_max: int = 
 
 @claim(
     "L1-listing-index",
-    "Listing 1 (p. 6) is 'pseudo-code formalization' of Definition F.1: its index "
-    "(out[n] = seq[n - i] when is_letter(seq[n - i])) gives Index on every input of the Definition",
+    (
+        "Listing 1 (p. 6) is 'pseudo-code formalization' of Definition F.1: its index (out[n] = "
+        "seq[n - i] when is_letter(seq[n - i])) gives Index on every input of the Definition"
+    ),
     "Listing 1 and Section 3.2 (p. 6); Definition F.1 (p. 20)",
     recorded="refuted",
     kind="statement",

@@ -118,9 +118,12 @@ def decomposition_outcome(
 
 @claim(
     "S32-letter-decomposition",
-    "Section 3.2 (p. 6): 'for an input sigma_LET to the letter task with length n and "
-    "<= h hops we have: f_LET(sigma_LET) = [Reflexive^(l-h) Retrieval^h(sigma_LET)]_n', Retrieval as Definition "
-    "F.2 defines it (on proper inputs, the inputs Theorem 3.1 covers)",
+    (
+        r"Section 3.2 (p. 6): 'for an input $\sigma_{\mathrm{LET}}$ to the letter task with length "
+        r"$n$ and $\le h$ hops we have: $f_{\mathrm{LET}}(\sigma_{\mathrm{LET}}) = "
+        r"[\mathrm{Reflexive}^{l-h}\, \mathrm{Retrieval}^h(\sigma_{\mathrm{LET}})]_n$', Retrieval "
+        "as Definition F.2 defines it (on proper inputs, the inputs Theorem 3.1 covers)"
+    ),
     "Section 3.2 (p. 6); Definition F.2 (p. 20); Theorem 3.1",
     recorded="refuted",
     kind="statement",
@@ -186,9 +189,11 @@ def gamma_shape_outcome(labels=FIGURE_LABELS) -> Outcome:
 
 @claim(
     "E-gamma-shape",
-    "Appendix E (p. 17): 'while smaller values are more restrictive, the shape of the curve "
-    "remains consistent, aside from a small shift along the x-axis' -- Figure 7's gamma = 0.05 panel shows the "
-    "gamma = 0.1 curves shifted (the same layers become pure)",
+    (
+        "Appendix E (p. 17): 'while smaller values are more restrictive, the shape of the curve "
+        r"remains consistent, aside from a small shift along the x-axis' -- Figure 7's $\gamma = "
+        r"0.05$ panel shows the $\gamma = 0.1$ curves shifted (the same layers become pure)"
+    ),
     "Appendix E (p. 17); Figure 7 (p. 19)",
     recorded="refuted",
     kind="statement",
@@ -226,7 +231,9 @@ def figure_2c_outcome(labels=FIGURE_LABELS, task: str = "number") -> Outcome:
     diff = rows["figure_7_gamma_0.1"]["grouped_differently"]
     summary = (
         f"{task} task: Figure 2C labels {len(mine)} layers; Figure 7 gamma 0.1 labels the same layers but groups "
-        + ", ".join(f"{k} with {v[0]} (2C) vs {v[1]} (7)" for k, v in list(diff.items())[:3])
+        + ", ".join(
+            f"{k} as {'+'.join(v[0])} (2C) vs {'+'.join(v[1])} (7)" for k, v in list(diff.items())[:3]
+        )
         + f"; gamma 0.05 labels {len(_groups(labels['figure_7_gamma_0.05'][task]))}"
     )
     return Outcome("verified" if match else "refuted", summary, evidence)
@@ -234,9 +241,11 @@ def figure_2c_outcome(labels=FIGURE_LABELS, task: str = "number") -> Outcome:
 
 @claim(
     "F2C-F7-labels",
-    "Figure 2C (p. 4) and Figure 7 (p. 19) show the same number-task purity counts: Figure 2C's "
-    "labelled layers, and which of them become pure together, are those of one of Figure 7's panels (gamma = 0.1 "
-    "or 0.05)",
+    (
+        "Figure 2C (p. 4) and Figure 7 (p. 19) show the same number-task purity counts: Figure "
+        "2C's labelled layers, and which of them become pure together, are those of one of Figure "
+        r"7's panels ($\gamma = 0.1$ or $0.05$)"
+    ),
     "Figure 2C (p. 4); Figure 7 (p. 19); Appendix E",
     recorded="refuted",
     kind="statement",
@@ -303,8 +312,11 @@ def second_layer_outcome(table=paper_data.TABLE1, figure=paper_data.FIGURE5A, la
 
 @claim(
     "S36-second-layer",
-    "Section 3.6 (p. 9): 'The plot is made with the angles corresponding to the second layer in "
-    "each model' -- Figure 5A's Retrieval angle theta_42 = 0.0027 is the letter model's second layer in Table 1",
+    (
+        "Section 3.6 (p. 9): 'The plot is made with the angles corresponding to the second layer "
+        r"in each model' -- Figure 5A's Retrieval angle $\theta_{42} = 0.0027$ is the letter "
+        "model's second layer in Table 1"
+    ),
     "Section 3.6 (p. 9); Figure 5A (p. 8); Table 1 (p. 27)",
     recorded="refuted",
     kind="statement",

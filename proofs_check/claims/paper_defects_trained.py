@@ -17,6 +17,7 @@ Rules fixed on 2026-12-04 for issue 42 B after the shipped data existed (not pre
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,21 @@ REFERENCE = {task: ROOT / "training" / "reference" / task for task in ("number",
 ABLATION_INPUTS, ABLATION_SEED = 400, 7  # 100 per hop count; a CPU pass of 400 inputs takes ~1 s
 
 
+@contextmanager
+def one_torch_thread():
+    """torch on one intra-op thread for the few small forward passes of these checks, restored
+    after: on a busy 2-core machine the second thread's spin-waits cost CPU time for no speed
+    (issue 41); the verdicts and evidence are the same."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def layer_kinds(scores: dict, gamma: float) -> list:
     """Each layer's purity kind (training.analysis.purity's rule) from per-input scores (L, B, H)."""
     from training.analysis.purity import purity
@@ -45,14 +61,19 @@ def signed_outcome(runs=REFERENCE, gamma: float = float(GAMMA)) -> Outcome:
     import torch
 
     from theory.scores import ALPHA_FORMS
-    from training.analysis.scores import model_scores, score_inputs
+    from training.analysis.adapters import adapter_for
+    from training.analysis.scores import fast_scores, score_inputs
     from training.run.weights import load_model
 
     rows, differ = {}, []
     for task, run in runs.items():
         model, ids = load_model(run).double(), score_inputs(task).inputs
-        with torch.no_grad():
-            scores = {form: model_scores(model, ids, form=form) for form in ALPHA_FORMS}
+        with torch.no_grad(), one_torch_thread():
+            # model_scores(model, ids, form=form) for each form, with the forward pass (which does
+            # not depend on the form) run once per model instead of once per form (issue 41)
+            adapter = adapter_for(model)
+            _, query_keys = adapter.hidden_and_keys(ids)
+            scores = {form: fast_scores(adapter, query_keys, form=form) for form in ALPHA_FORMS}
         kinds = {form: layer_kinds(s, gamma) for form, s in scores.items()}
         rows[task] = {
             form: {
@@ -85,16 +106,24 @@ def signed_outcome(runs=REFERENCE, gamma: float = float(GAMMA)) -> Outcome:
     )
     return Outcome(
         "refuted" if differ else "verified",
-        summary + (f"; {len(differ)} (model, form, layer) differ, e.g. {differ[0]}" if differ else ""),
+        summary
+        + (
+            f"; {len(differ)} (model, form, layer) differ, e.g. {', '.join(map(str, differ[0]))}"
+            if differ
+            else ""
+        ),
         evidence,
     )
 
 
 @claim(
     "D-alpha-signed",
-    "Appendix D (p. 17): the swap weights 'alpha(pi) = softmax((d_i(x) - d_j(x))/tau)' as printed "
-    "(signed) give the purity the package finds with |d_i - d_j| (the authors' code): the same pure heads at "
-    "gamma = 0.1 on the shipped final models",
+    (
+        r"Appendix D (p. 17): the swap weights '$\alpha(\pi) = \mathrm{softmax}((d_i(x) - "
+        r"d_j(x))/\tau)$' as printed (signed) give the purity the package finds with $\lvert d_i - "
+        r"d_j\rvert$ (the authors' code): the same pure heads at $\gamma = 0.1$ on the shipped "
+        "final models"
+    ),
     "Appendix D (p. 17)",
     recorded="refuted",
     kind="experiment",
@@ -104,11 +133,29 @@ def signed_alpha(options):
     return signed_outcome()
 
 
-def accuracy_per_hop(model, batch) -> dict:
+def accuracy_per_hop(model, batch, keep=(), entering=None) -> dict:
+    """Per-hop accuracy of the last-token prediction; with ``keep`` (layers of a ``GPTJ``) the
+    hidden states entering those blocks in this same pass are put in the dict ``entering``,
+    for ``ablated`` to resume from (forward pre-hooks: nothing is computed twice)."""
     import torch
 
-    with torch.no_grad():
-        logits = model(torch.as_tensor(batch.inputs), last_only=True)
+    handles = []
+    for layer in keep:
+
+        def grab(module, args, layer=layer):
+            entering[layer] = args[0]
+
+        handles.append(model.transformer.h[layer].register_forward_pre_hook(grab))
+    try:
+        with torch.no_grad(), one_torch_thread():
+            logits = model(torch.as_tensor(batch.inputs), last_only=True)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return _per_hop(logits, batch)
+
+
+def _per_hop(logits, batch) -> dict:
     logits = logits[0] if isinstance(logits, tuple) else logits
     predicted = logits.reshape(len(batch.answers), -1).argmax(-1).numpy()
     return {
@@ -117,11 +164,33 @@ def accuracy_per_hop(model, batch) -> dict:
     }
 
 
-def ablated(model, layers, batch) -> dict:
-    """Per-hop accuracy with the attention output of ``layers`` zeroed at every position (the
-    rest of the block, MLP and residual, unchanged)."""
+def _resumed_accuracy(model, start: int, hidden, batch) -> dict:
+    """``accuracy_per_hop`` from ``hidden``, the states entering block ``start`` (of the same
+    batch): the blocks from ``start`` on, ``ln_f`` and ``lm_head``, called exactly as
+    ``GPTJ.forward(idx, last_only=True)`` calls them, so the logits are bit for bit those of a
+    whole pass whenever the blocks before ``start`` are unchanged (issue 41)."""
     import torch
 
+    blocks = model.transformer.h
+    last = len(blocks) - 1
+    x = hidden
+    with torch.no_grad(), one_torch_thread():
+        for i in range(start, len(blocks)):
+            x, _ = blocks[i](x, want_logits=False, last_only=i == last)
+        logits = model.lm_head(model.transformer.ln_f(x[:, -1, :]))
+    return _per_hop(logits, batch)
+
+
+def ablated(model, layers, batch, entering=None) -> dict:
+    """Per-hop accuracy with the attention output of ``layers`` zeroed at every position (the
+    rest of the block, MLP and residual, unchanged).  ``entering``: hidden states entering
+    blocks in an unablated pass of ``batch`` (``accuracy_per_hop``'s); when it holds the
+    first zeroed layer the pass resumes there instead of recomputing the blocks before it,
+    which the zeroing does not change."""
+    import torch
+
+    layers = list(layers)
+    start = min(layers, default=None)
     saved = {}
     for layer in layers:
         attn = model.transformer.h[layer].attn
@@ -133,6 +202,8 @@ def ablated(model, layers, batch) -> dict:
 
         attn.attend = zero
     try:
+        if entering and start in entering:
+            return _resumed_accuracy(model, start, entering[start], batch)
         return accuracy_per_hop(model, batch)
     finally:
         for layer, attend in saved.items():
@@ -149,8 +220,10 @@ def needed_outcome(
     from training.tasks.definitions import get_task
 
     model, batch = load_model(run), get_task("letter").generate(count, seed)
-    full, without = accuracy_per_hop(model, batch), ablated(model, [layer], batch)
     upper = list(range(model.config.n_layer // 2, model.config.n_layer))
+    entering = {}  # the full pass's states entering the first zeroed layers: resumed from
+    full = accuracy_per_hop(model, batch, keep={layer, upper[0]}, entering=entering)
+    without = ablated(model, [layer], batch, entering)
     evidence = {
         "rule": f"layer {layer} is needed for an n-hop condition when zeroing its attention output drops that "
         f"hop count's accuracy below {THRESHOLD} (the package's 'solved'); verified when it does so "
@@ -160,7 +233,7 @@ def needed_outcome(
         "seed": seed,
         "accuracy": full,
         "without_layer": without,
-        "without_layers": {"layers": upper, "accuracy": ablated(model, upper, batch)},
+        "without_layers": {"layers": upper, "accuracy": ablated(model, upper, batch, entering)},
         "scope": "one model (seed 0): the shipped study keeps no other weights; zero-ablation only",
         "explored_2026_12_04": "zeroing any ONE layer 0-11 alone (2,000 inputs) left every hop count >= 0.928 "
         "(layer 0: 4-hop 0.928; layers 2-11: 1.000); not rechecked here (14 passes)",
@@ -194,9 +267,12 @@ def layer_eleven_needed(options):
 
 @trained_claim(
     "S33-positional-per-hop",
-    "Section 3.3 (p. 6), number task: 'reliably solving an n-hop condition requires the "
-    "emergence of sufficiently many positional heads to perform successive selective-indexing steps' -- a model that "
-    "solves 4-hop inputs has at least 4 pure positional heads (one per Index step: f_NUM = Index^h)",
+    (
+        "Section 3.3 (p. 6), number task: 'reliably solving an n-hop condition requires the "
+        "emergence of sufficiently many positional heads to perform successive selective-indexing "
+        "steps' -- a model that solves 4-hop inputs has at least 4 pure positional heads (one per "
+        r"Index step: $f_{\mathrm{NUM}} = \mathrm{Index}^h$)"
+    ),
     "Section 3.3 (p. 6); Section 3.2 (f_NUM)",
     recorded="refuted",
     tasks=("number",),

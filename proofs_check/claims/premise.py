@@ -45,7 +45,7 @@ from pathlib import Path
 
 from proofs_check.evidence.shipped import DILUTION, read
 from proofs_check.registry import Outcome, claim
-from training.analysis.break_prediction import RULES, SEEN_BY_RELATIVE, compare_breaks, never_learned
+from training.analysis.break_prediction import FACTOR, RULES, SEEN_BY_RELATIVE, compare_breaks, never_learned
 from training.tasks.vocab import SEQ_LEN
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,19 +54,19 @@ MIN_MEMBERS = 6
 RHO, WITHIN_SHARE, REFUTE_SHARE = 0.5, 0.8, 0.5
 RULE = (
     f"lemma reading; verified when >= {MIN_MEMBERS} members, Spearman rho >= {RHO} and >= {WITHIN_SHARE:.0%} "
-    f"within a factor 2; refuted when >= {MIN_MEMBERS} members and rho < {RHO} or < {REFUTE_SHARE:.0%} within a "
-    f"factor 2; else undecided"
+    f"within a factor {FACTOR}; refuted when >= {MIN_MEMBERS} members and rho < {RHO} or < {REFUTE_SHARE:.0%} "
+    f"within a factor {FACTOR}; else undecided"
 )
 RESCALED_RULE = (
     f"mass reading, models with the query scale switched on at inference; verified when >= "
-    f"{MIN_MEMBERS} members, rho >= {RHO} and >= {WITHIN_SHARE:.0%} within a factor 2; refuted when >= "
-    f"{MIN_MEMBERS} and < {REFUTE_SHARE:.0%} within a factor 2 or rho < {RHO}; else undecided (also when "
+    f"{MIN_MEMBERS} members, rho >= {RHO} and >= {WITHIN_SHARE:.0%} within a factor {FACTOR}; refuted when >= "
+    f"{MIN_MEMBERS} and < {REFUTE_SHARE:.0%} within a factor {FACTOR} or rho < {RHO}; else undecided (also when "
     f"rho is undefined)"
 )
 RELATIVE_RULE = (
     f"relative reading, members outside SEEN_BY_RELATIVE only; verified when >= {MIN_MEMBERS} of them, "
-    f"rho >= {RHO} and >= {WITHIN_SHARE:.0%} within a factor 2; refuted when >= {MIN_MEMBERS} and "
-    f"< {REFUTE_SHARE:.0%} within a factor 2 or rho < {RHO}; else undecided (also when rho is undefined)"
+    f"rho >= {RHO} and >= {WITHIN_SHARE:.0%} within a factor {FACTOR}; refuted when >= {MIN_MEMBERS} and "
+    f"< {REFUTE_SHARE:.0%} within a factor {FACTOR} or rho < {RHO}; else undecided (also when rho is undefined)"
 )
 
 
@@ -113,7 +113,7 @@ def decide(members: dict, reading: str = "lemma", rule_text: str = RULE, stage: 
         f"{n} members; "
         + "; ".join(
             f"{r}: rho {_num(comparisons[r]['spearman_rho'])}, "
-            f"{comparisons[r]['within_factor_2']}/{n} within a factor 2"
+            f"{comparisons[r]['within_factor_2']}/{n} within a factor {FACTOR}"
             for r in shown
         )
         + _left_out(excluded)
@@ -159,13 +159,15 @@ def decide_held_out(members: dict, seen=SEEN_BY_RELATIVE) -> Outcome:
     said = evidence["informative_members"]
     said = (
         f"; on the {said['n']} with both breaks finite: rho {_num(said['spearman_rho'])}, {said['within_factor_2']}/"
-        f"{said['n']} within a factor 2 (P-break-concordance)"
+        f"{said['n']} within a factor {FACTOR} (P-break-concordance)"
         if said
         else ""
     )
     return Outcome(
         status,
-        f"{n} held-out members: rho {_num(rho)}, {within}/{n} within a factor 2" + said + _left_out(excluded),
+        f"{n} held-out members: rho {_num(rho)}, {within}/{n} within a factor {FACTOR}"
+        + said
+        + _left_out(excluded),
         evidence,
     )
 
@@ -193,7 +195,7 @@ def _num(x) -> str:
     "Discrepancy predicts where length generalisation breaks: the length at which Lemma F.1's condition "
     "fails on a trained model's answer-path layers ranks and matches (within a factor 2) the length where its "
     "accuracy first falls below 0.9",
-    "issue 15 (not a claim of the paper: its Section 4 names it future work, 'discrepancy may provide "
+    "not a claim of the paper (its Section 4 names it future work, 'discrepancy may provide "
     "quantitative predictions of when length generalization breaks'; read with Lemma F.1 and Sections 3.5-3.6)",
     recorded="refuted",
     kind="experiment",
@@ -221,7 +223,7 @@ def discrepancy_predicts_break(options):
     "Exploratory reading of the premise, registered before its test data: a model breaks "
     "where an answer-path layer's top attention weight (0.1 quantile over inputs) falls below half its value at "
     "the training length; judged within a factor 2 and by rank on the members it was not chosen on",
-    "issue 15 (goal 3: a theory that predicts the break); chosen on 19 members, 2026-12-01",
+    "the package's goal of a theory that predicts the break; chosen on 19 members, 2026-12-01",
     recorded="undecided",
     kind="experiment",
     origin="package",
@@ -253,7 +255,8 @@ def relative_reading_predicts_break(options):
     "The premise under an intervention: with the query scale switched on at inference, the "
     "break that Lemma F.1's condition (mass reading) predicts from the rescaled model's measured attention matches, "
     "within a factor 2 and by rank, the break its accuracy shows (letter: none to 5,000; number: as before)",
-    "issue 15 (goal 3); rule registered 2026-12-02 before the rescaled dilution was measured",
+    "the package's goal of a theory that predicts the break; rule registered 2026-12-02 before the rescaled "
+    "dilution was measured",
     recorded="refuted",
     kind="experiment",
     origin="package",

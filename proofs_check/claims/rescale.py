@@ -136,10 +136,12 @@ def _decide(task: str, holds, what: str, path: Path | None = None, detail=lambda
 
 @claim(
     "V-rescale",
-    "A letter model trained without a query scale, evaluated with the fixed scale log(i+1)/log(17) "
-    "switched on at inference only (weights unchanged), keeps accuracy over all hops >= 0.9 at every length up to "
-    "5,000: its break is softmax dilution",
-    "issue 15 (not a claim of the paper; its Lemma F.1 applied)",
+    (
+        "A letter model trained without a query scale, evaluated with the fixed scale "
+        r"$\log(i+1)/\log 17$ switched on at inference only (weights unchanged), keeps accuracy "
+        r"over all hops $\ge 0.9$ at every length up to 5,000: its break is softmax dilution"
+    ),
+    "not a claim of the paper (its Lemma F.1 applied)",
     recorded="verified",
     kind="experiment",
     origin="package",
@@ -171,7 +173,7 @@ def inference_scale_removes_the_letter_break(options):
     "V-rescale-number",
     "On the number task the same inference-time scale leaves each model's break within a "
     "factor 2 of its break without it: the scale cures dilution, not the decay of a positional head's gap",
-    "issue 15 (not a claim of the paper; its Theorem 3.2, corrected, applied)",
+    "not a claim of the paper (its Theorem 3.2, corrected, applied)",
     recorded="verified",
     kind="experiment",
     origin="package",

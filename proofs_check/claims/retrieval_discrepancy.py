@@ -58,7 +58,7 @@ CASES = [
 ]
 
 
-def _s(ball, digits: int = 16) -> str:
+def ball_str(ball, digits: int = 16) -> str:
     return ball.str(digits, radius=True)
 
 
@@ -67,7 +67,9 @@ def _scan(theta, A: int, reading: str, n_hi: int | None = None) -> dict:
     n_hi = n0_max(theta, A) if n_hi is None else n_hi
     above, undecided = [], []
     for n in range(2, n_hi + 1):
-        d = decide(lambda b: retrieval_closed_form(theta, A, n, reading, b) - bound_stated(theta, A, n, b))
+        d = decide(
+            lambda b, n=n: retrieval_closed_form(theta, A, n, reading, b) - bound_stated(theta, A, n, b)
+        )
         (undecided if d.sign is None else above if d.sign > 0 else []).append(n)
     return {
         "n_range": [2, n_hi],
@@ -77,7 +79,7 @@ def _scan(theta, A: int, reading: str, n_hi: int | None = None) -> dict:
     }
 
 
-def _scans(reading: str) -> dict:
+def sign_scans(reading: str) -> dict:
     """``_scan`` of every (theta, |ALPH|) case in CASES."""
     return {f"{t}|A={A}": _scan(t, A, reading) for t, A in CASES}
 
@@ -100,7 +102,7 @@ def _over_bound(value, n: int):
         return bound, value - bound
 
 
-def _example(tokens, reading: str, mpmath_key: str, recompute, n_note: str = "") -> dict:
+def worst_example(tokens, reading: str, mpmath_key: str, recompute, n_note: str = "") -> dict:
     """A concrete input at the paper's angle: the certified closed-form value of ``reading``
     vs the bound, and an mpmath re-derivation from the tokens (twice the precision of the
     128-bit arb values): ``recompute(row)`` of their logits, stored under ``mpmath_key``."""
@@ -116,10 +118,10 @@ def _example(tokens, reading: str, mpmath_key: str, recompute, n_note: str = "")
         "n": n,
         "input": tokens,
         "retrieval_answer": retrieval(tokens)[-1],
-        "discrepancy": _s(value),
-        "bound": _s(bound),
+        "discrepancy": ball_str(value),
+        "bound": ball_str(bound),
         "bound_formula": "1 - cos(omega - n theta), omega = 2 pi/|ALPH|",
-        "excess": _s(excess),
+        "excess": ball_str(excess),
         "certified_exceeds": bool(excess > 0),
         "mpmath_digits": 80,
         "mpmath_row_first": [mpmath.nstr(x, 20) for x in row[:3]],
@@ -134,17 +136,20 @@ def _example(tokens, reading: str, mpmath_key: str, recompute, n_note: str = "")
 
 @claim(
     "C7-retrieval-sup",
-    "Theorem 3.2, Definition 3.1 reading (max over inputs): with omega = 2 pi/|ALPH| and theta < omega/(2 n0), "
-    "Delta_Retrieval(n) <= 1 - cos(omega - n theta)",
+    (
+        r"Theorem 3.2, Definition 3.1 reading (max over inputs): with $\omega = "
+        r"2\pi/\lvert\mathrm{ALPH}\rvert$ and $\theta < \omega/(2n_0)$, "
+        r"$\Delta_{\mathrm{Retrieval}}(n) \le 1 - \cos(\omega - n\theta)$"
+    ),
     "Theorem 3.2; Definition 3.1; Appendix F.2.2",
     recorded="refuted",
     kind="statement",
     origin="paper",
 )
 def retrieval_sup(options):
-    scans = _scans("sup")
+    scans = sign_scans("sup")
     tokens = ["e1"] * 99 + ["a1"]  # n = 100; query a1 matches itself; every other key is d = 4 = |ALPH|/2
-    example = _example(
+    example = worst_example(
         tokens, "sup", "mpmath_gap", lambda row: sorted(row)[-1] - sorted(row)[-2]
     )  # top - second
     ok = example["certified_exceeds"] and example["mpmath_agrees"]
@@ -164,7 +169,7 @@ def retrieval_sup(options):
     )
 
 
-def _brute_agreement(readings, cases) -> list:
+def brute_agreement(readings, cases) -> list:
     """Closed form vs brute force over every realizable row (certified balls must overlap)."""
     bad = []
     for theta, A, n_top in cases:
@@ -190,19 +195,20 @@ BRUTE_CASES = [
     ("-2*pi - 1/20", 4, 3),
 ]
 THETA_PRIME = (
-    "theta' = the distance from theta to the nearest multiple of 2 pi, since every reading is 2 pi-periodic "
-    "and even in theta; theta' = theta for 0 <= theta <= pi"
+    r"$\theta'$ = the distance from $\theta$ to the nearest multiple of $2\pi$, since every "
+    r"reading is $2\pi$-periodic and even in $\theta$; $\theta' = \theta$ for $0 \le \theta \le "
+    r"\pi$"
 )
 
 
-def _old_text_fails(name: str, theta: str, A: int, n: int) -> dict:
+def old_text_fails(name: str, theta: str, A: int, n: int) -> dict:
     """The text before issue 30 (theta for theta', no lower bound) at a point of its range where
     it is false: the brute force and the old formula, certified apart."""
     row = check_statement(name, Angle.of(theta), A, 1, n, OLD_FORMULAS[name])
     return {**row, "certified_false": not row["agrees"]}
 
 
-def _referee_outcome(searches, old, extra_bad=(), summary="", evidence=None) -> Outcome:
+def referee_outcome(searches, old, extra_bad=(), summary="", evidence=None) -> Outcome:
     """verified iff no search mismatches, no search misses part of its range and every recorded
     counterexample to the old text is certified."""
     bad = [row for r in searches for row in r["mismatches"] + r["coverage_gaps"]] + list(extra_bad)
@@ -218,9 +224,14 @@ def _referee_outcome(searches, old, extra_bad=(), summary="", evidence=None) -> 
     "C7-retrieval-sup-exact",
     bound_statement(
         "C7-retrieval-sup-exact",
-        "For every real theta and every n >= 2 with {range} (" + THETA_PRIME + "): Delta_Retrieval^sup(n) "
-        "= {even} for |ALPH| even and {odd} for |ALPH| odd; it never falls below "
-        "{floor}. Before issue 30 it read theta for theta', false for theta < 0 (|ALPH| odd)",
+        (
+            r"For every real $\theta$ and every $n \ge 2$ with ${range}$ ("
+            + THETA_PRIME
+            + r"): $\Delta_{\mathrm{Retrieval}}^{\sup}(n) = {even}$ for $\lvert\mathrm{ALPH}\rvert$ even "
+            r"and ${odd}$ for $\lvert\mathrm{ALPH}\rvert$ odd; it never falls below ${floor}$. An earlier "
+            r"version of this statement read $\theta$ for $\theta'$, false for $\theta < 0$ "
+            r"($\lvert\mathrm{ALPH}\rvert$ odd)"
+        ),
         range=part(F, "EXACT_RANGE"),
         even=part(F, "SUP_EVEN"),
         odd=part(F, "SUP_ODD"),
@@ -235,11 +246,11 @@ def _referee_outcome(searches, old, extra_bad=(), summary="", evidence=None) -> 
 def retrieval_sup_exact(options):
     cases = BRUTE_CASES + ([("0.0027", 8, 4), ("0.03", 3, 6)] if options.thorough else [])
     referee, floor = exact_statement("sup-exact", options.thorough), sup_floor(options.thorough)
-    old = [_old_text_fails("sup-exact", "-1/100", 3, 2), _old_text_fails("sup-exact", "-1/100", 5, 3)]
-    return _referee_outcome(
+    old = [old_text_fails("sup-exact", "-1/100", 3, 2), old_text_fails("sup-exact", "-1/100", 5, 3)]
+    return referee_outcome(
         [referee, floor],
         old,
-        _brute_agreement(["sup"], cases),
+        brute_agreement(["sup"], cases),
         f"the stated formula = token-level brute force over every proper input at {referee['checked']} (theta, "
         f"|ALPH|, n) points covering the whole range (theta' = 0, the edge, theta < 0, theta > 2 pi), = the row brute "
         f"force for {len(cases)} more cases; the old text (theta for theta') fails at theta = -0.01, |ALPH| = 3, n = 2: "
@@ -254,18 +265,21 @@ def retrieval_sup_exact(options):
 
 @claim(
     "C7-retrieval-competitor",
-    "Appendix F.2.2's displayed discrepancy (matched key's logit minus the best logit of any other left symbol "
-    "at any position 1..n), maximised over inputs: <= 1 - cos(omega - n theta) for theta < omega/(2 n0)",
+    (
+        "Appendix F.2.2's displayed discrepancy (matched key's logit minus the best logit of any "
+        r"other left symbol at any position $1, \ldots, n$), maximised over inputs: $\le 1 - "
+        r"\cos(\omega - n\theta)$ for $\theta < \omega/(2n_0)$"
+    ),
     "Appendix F.2.2 (discrepancy computation)",
     recorded="refuted",
     kind="statement",
     origin="paper",
 )
 def retrieval_competitor(options):
-    scans = _scans("competitor")
+    scans = sign_scans("competitor")
     n, mp = 100, MultiPrecision(80)  # re-derived in mpmath from the proof's formula, not from the row
     direct = lambda row: 1 - mp.ctx.cos(2 * mp.ctx.pi / 8 - (n - 1) * Angle.of(PAPER[0]).value(mp))  # noqa: E731
-    example = _example(
+    example = worst_example(
         ["b1"] * (n - 1) + ["a1"],
         "competitor",
         "mpmath_value",
@@ -276,7 +290,7 @@ def retrieval_competitor(options):
     return Outcome(
         "refuted" if example["certified_exceeds"] else "undecided",
         f"every ALPH x INT query gives 1 - cos(omega - (n-1) theta) > 1 - cos(omega - n theta) (off by one "
-        f"offset); theta = 0.0027, n = 100: {example['discrepancy'][:10]} > {example['bound'][:10]}",
+        f"offset); theta = 0.0027, n = 100: {ball_text(example['discrepancy'])} > {ball_text(example['bound'])}",
         {"reading": "competitor", "scans": scans},
         counterexample=example,
         corrected="C7-retrieval-competitor-corrected",
@@ -287,9 +301,13 @@ def retrieval_competitor(options):
     "C7-retrieval-competitor-corrected",
     bound_statement(
         "C7-retrieval-competitor-corrected",
-        "For every real theta and every n >= 2 with {range} (" + THETA_PRIME + "): the proof's displayed "
-        "discrepancy, maximised over inputs, equals {competitor}: Theorem 3.2's bound holds with "
-        "n - 1 in place of n, with equality. Before issue 30 it read theta for theta', false for theta < 0",
+        (
+            r"For every real $\theta$ and every $n \ge 2$ with ${range}$ ("
+            + THETA_PRIME
+            + "): the proof's displayed discrepancy, maximised over inputs, equals ${competitor}$: "
+            "Theorem 3.2's bound holds with $n - 1$ in place of $n$, with equality. An earlier version of it "
+            r"read $\theta$ for $\theta'$, false for $\theta < 0$"
+        ),
         range=part(F, "EXACT_RANGE"),
         competitor=part(F, "COMPETITOR"),
     ),
@@ -301,11 +319,11 @@ def retrieval_competitor(options):
 )
 def retrieval_competitor_corrected(options):
     referee = exact_statement("competitor-corrected", options.thorough)
-    old = [_old_text_fails("competitor-corrected", "-1/100", A, 2) for A in (3, 5)]
-    return _referee_outcome(
+    old = [old_text_fails("competitor-corrected", "-1/100", A, 2) for A in (3, 5)]
+    return referee_outcome(
         [referee],
         old,
-        _brute_agreement(["competitor"], BRUTE_CASES),
+        brute_agreement(["competitor"], BRUTE_CASES),
         f"1 - cos(omega - (n-1) theta') = token-level brute force at {referee['checked']} (theta, |ALPH|, n) points "
         f"covering the whole range and = the row brute force on {len(BRUTE_CASES)} more cases; the old text fails at "
         f"theta = -0.01, n = 2: |ALPH| = 3 {old[0]['brute']} vs {old[0]['stated']}, |ALPH| = 5 {old[1]['brute']} vs "
@@ -316,15 +334,18 @@ def retrieval_competitor_corrected(options):
 
 @claim(
     "C7-retrieval-inf",
-    "Theorem 3.2 with Lemma F.1's lambda(n) (min over inputs of the positive gaps): lambda(n) <= 1 - cos(omega - "
-    "n theta) for every n > 1, given theta < omega/(2 n0)",
+    (
+        r"Theorem 3.2 with Lemma F.1's $\lambda(n)$ (min over inputs of the positive gaps): "
+        r"$\lambda(n) \le 1 - \cos(\omega - n\theta)$ for every $n > 1$, given $\theta < "
+        r"\omega/(2n_0)$"
+    ),
     "Theorem 3.2; Lemma F.1; Appendix F.2.2",
     recorded="refuted",
     kind="statement",
     origin="paper",
 )
 def retrieval_inf(options):
-    scans = _scans("inf")
+    scans = sign_scans("inf")
     theta, n = PAPER[0], 291  # 291 theta = 0.7857 ~ omega = 0.78540: the bound nearly vanishes
     low = inf_lower_bound(theta, 8, n)
     bound, excess = _over_bound(low, n)
@@ -334,8 +355,8 @@ def retrieval_inf(options):
         "alph_size": 8,
         "n": n,
         "n0_max": n0_max(theta, 8),
-        "lambda_lower_bound": _s(low),
-        "bound": _s(bound),
+        "lambda_lower_bound": ball_str(low),
+        "bound": ball_str(bound),
         "certified_exceeds": bool(excess > 0),
         "why": "lambda(n) >= the least gap between distinct values cos(d omega + t theta), t < n (every "
         "Lemma F.1 gap is such a difference); at n = 291 the bound is 1 - cos(291 theta - omega) ~ 5e-8",
@@ -355,15 +376,17 @@ def retrieval_inf(options):
     "C7-retrieval-inf-corrected",
     bound_statement(
         "C7-retrieval-inf-corrected",
-        "With "
-        + THETA_PRIME
-        + ": lambda(n) = {at_zero} at theta' = 0 for every n >= 2 (C8: a copy of the top "
-        "ties it); lambda(n) = {positive} for every n >= 2 "
-        "with 0 < theta' and {regime} (so every n <= n0); lambda(n) <= {copy} <= {bound} for every n >= 2 with "
-        "0 < theta' and {chain}, and lambda(n) = {bound} at theta' = 0; the equality fails wherever also "
-        "(2n-3) theta' >= omega (n = 4, theta = omega/5). "
-        "Before issue 30 it read theta for theta' and included theta = 0, where its formula gives 0 but lambda = 1 - cos "
-        "omega > 0",
+        (
+            "With "
+            + THETA_PRIME
+            + r": $\lambda(n) = {at_zero}$ at $\theta' = 0$ for every $n \ge 2$ (C8: a copy of the top "
+            r"ties it); $\lambda(n) = {positive}$ for every $n \ge 2$ with $0 < \theta'$ and ${regime}$ "
+            r"(so every $n \le n_0$); $\lambda(n) \le {copy} \le {bound}$ for every $n \ge 2$ with $0 < "
+            r"\theta'$ and ${chain}$, and $\lambda(n) = {bound}$ at $\theta' = 0$; the equality fails "
+            r"wherever also $(2n-3)\theta' \ge \omega$ ($n = 4$, $\theta = \omega/5$). An earlier version of it "
+            r"read $\theta$ for $\theta'$ and included $\theta = 0$, where its formula gives 0 but "
+            r"$\lambda = 1 - \cos\omega > 0$"
+        ),
         at_zero=part(F, "INF_AT_ZERO"),
         positive=part(F, "INF_POSITIVE"),
         regime=part(F, "INF_RANGE"),
@@ -383,13 +406,13 @@ def retrieval_inf_corrected(options):
     equality = exact_statement("inf-corrected", options.thorough)
     chain = inf_bound_chain(options.thorough)
     beyond = equality_fails_beyond(options.thorough)
-    old = [_old_text_fails("inf-corrected", "0", A, 2) for A in (8, 3, 2)] + [
-        _old_text_fails("inf-corrected", "0", 3, 4)
+    old = [old_text_fails("inf-corrected", "0", A, 2) for A in (8, 3, 2)] + [
+        old_text_fails("inf-corrected", "0", 3, 4)
     ]
-    return _referee_outcome(
+    return referee_outcome(
         [equality, chain],
         old,
-        _brute_agreement(["inf", "min"], BRUTE_CASES) + [r for r in beyond if r["agrees"]],
+        brute_agreement(["inf", "min"], BRUTE_CASES) + [r for r in beyond if r["agrees"]],
         f"equality = token-level brute force at {equality['checked']} points covering 2(n-1) theta' < omega whole "
         f"(theta' = 0, theta < 0, theta > 2 pi); the inequalities at {chain['checked']} points with (n+1) theta' <= "
         f"omega (edge included); the formula is wrong for omega/(2n-3) <= theta' <= omega/(n+1) at all {len(beyond)} "

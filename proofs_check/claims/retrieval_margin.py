@@ -26,7 +26,7 @@ from theory.discrepancy_retrieval import (
     retrieval_brute,
     retrieval_closed_form,
 )
-from theory.numbers import Interval, MultiPrecision
+from theory.numbers import Interval, MultiPrecision, ball_text
 from theory.phases import Angle
 
 from ..proofs import retrieval as proofs
@@ -37,32 +37,41 @@ from .retrieval_discrepancy import (
     LETTERS,
     PAPER,
     THETA_PRIME,
-    _brute_agreement,
-    _example,
-    _old_text_fails,
-    _referee_outcome,
-    _s,
-    _scans,
+    ball_str,
+    brute_agreement,
+    old_text_fails,
+    referee_outcome,
+    sign_scans,
+    worst_example,
 )
+
+
+def _ranges_said(ranges) -> str:
+    """Ranges of n [[lo, hi], ...] as "2..24, 30..31" (a single n alone); none: "no n"."""
+    return ", ".join(f"{lo}..{hi}" if lo != hi else f"{lo}" for lo, hi in ranges) if ranges else "no n"
 
 
 @claim(
     "C7-retrieval-margin",
-    "The bound read as the margin average-hard attention needs (min over inputs of best matched-key logit minus "
-    "best other-symbol logit): margin(n) <= 1 - cos(omega - n theta) for n <= n0",
+    (
+        "The bound read as the margin average-hard attention needs (min over inputs of best "
+        r"matched-key logit minus best other-symbol logit): $\mathrm{margin}(n) \le 1 - \cos(\omega "
+        r"- n\theta)$ for $n \le n_0$"
+    ),
     "Theorem 3.2 with the proof's competitor set, Appendix F.2.2",
     recorded="refuted",
     kind="statement",
     origin="paper",
 )
 def retrieval_margin(options):
-    scans = _scans("margin")
+    scans = sign_scans("margin")
     theta = PAPER[0]  # input h1 a1: query a1 matches itself at offset 0; h has d = -1 at offset 1
-    example = _example(["h1", "a1"], "margin", "mpmath_margin", lambda row: row[1] - row[0])
+    example = worst_example(["h1", "a1"], "margin", "mpmath_margin", lambda row: row[1] - row[0])
     return Outcome(
         "refuted" if example["certified_exceeds"] else "undecided",
         f"for small theta the margin exceeds the 'upper bound': theta = 0.0027, n = 2: "
-        f"{example['discrepancy'][:10]} > {example['bound'][:10]} (n in {scans[f'{theta}|A=8']['exceeds_bound_at']})",
+        f"{ball_text(example['discrepancy'])} > {ball_text(example['bound'])} (n in "
+        f"{_ranges_said(scans[f'{theta}|A=8']['exceeds_bound_at'])})",
         {"reading": "margin", "scans": scans},
         counterexample=example,
         corrected="C7-retrieval-margin-exact",
@@ -94,10 +103,13 @@ def _margin_by_enumeration(theta, A: int, n: int, balls):
     "C7-retrieval-margin-exact",
     bound_statement(
         "C7-retrieval-margin-exact",
-        "For every real theta and every n >= 2 with {range} (" + THETA_PRIME + "): margin(n) = "
-        "{margin} = {product} > 0: "
-        "a lower bound on what Lemma F.1 needs, not an upper bound. Before issue 30 it read theta for theta', false for "
-        "theta < 0",
+        (
+            r"For every real $\theta$ and every $n \ge 2$ with ${range}$ ("
+            + THETA_PRIME
+            + r"): $\mathrm{margin}(n) = {margin} = {product} > 0$: a lower bound on what Lemma F.1 "
+            r"needs, not an upper bound. An earlier version of it read $\theta$ for $\theta'$, false for "
+            r"$\theta < 0$"
+        ),
         range=part(F, "EXACT_RANGE"),
         margin=part(F, "MARGIN"),
         product=part(F, "MARGIN_PRODUCT"),
@@ -122,13 +134,19 @@ def retrieval_margin_exact(options):
                 )
                 if not (stated.overlaps(direct) and direct > 0):
                     long.append(
-                        {"theta": theta, "A": A, "n": n, "stated": _s(stated), "enumerated": _s(direct)}
+                        {
+                            "theta": theta,
+                            "A": A,
+                            "n": n,
+                            "stated": ball_str(stated),
+                            "enumerated": ball_str(direct),
+                        }
                     )
-    old = [_old_text_fails("margin-exact", "-1/100", 3, 2)]
-    return _referee_outcome(
+    old = [old_text_fails("margin-exact", "-1/100", 3, 2)]
+    return referee_outcome(
         referee + [positive],
         old,
-        _brute_agreement(["margin"], BRUTE_CASES) + long,
+        brute_agreement(["margin"], BRUTE_CASES) + long,
         f"both forms = token-level brute force at {referee[0]['checked']} points covering the whole range and brute "
         f"margin > 0 at {positive['checked']}; the product form = the margin enumerated over positions and letters "
         f"(arb) at n = 2 and n = n0 for {len(CASES)} (theta, |ALPH|) cases and their mirrors -theta, theta + 2 pi",
@@ -143,8 +161,11 @@ def retrieval_margin_exact(options):
 
 @claim(
     "C7-retrieval-condition",
-    "Appendix F.2.2's condition 0 < theta < omega/(2 n0) keeps every other-symbol key strictly below the matched "
-    "key on every input of length n <= n0 (so average-hard attention picks the answer)",
+    (
+        r"Appendix F.2.2's condition $0 < \theta < \omega/(2n_0)$ keeps every other-symbol key "
+        r"strictly below the matched key on every input of length $n \le n_0$ (so average-hard "
+        "attention picks the answer)"
+    ),
     "Appendix F.2.2; Theorem 3.2",
     recorded="verified",
     kind="statement",
@@ -158,14 +179,14 @@ def retrieval_condition(options):
     for n0 in (2, 3, 10, 145, 1000):
         for A in (2, 3, 8, 26):
             theta = Angle(Fraction(-1, 10**9), Fraction(1, A * n0))  # omega/(2 n0) - 1e-9
-            d = decide(lambda b: retrieval_closed_form(theta, A, n0, "margin", b))
+            d = decide(lambda b, theta=theta, A=A, n0=n0: retrieval_closed_form(theta, A, n0, "margin", b))
             edge.append(
                 {
                     "n0": n0,
                     "A": A,
                     "theta": "omega/(2 n0) - 1e-9",
                     "margin_sign": d.sign,
-                    "value": d.value[:14],
+                    "value": ball_text(d.value),
                 }
             )
     for n0, A in ((2, 3), (3, 3), (3, 8), (4, 3)):  # brute force, no closed form, no regime assumption
@@ -184,7 +205,7 @@ def retrieval_condition(options):
                 "n0": n0,
                 "A": A,
                 "theta": str(at),
-                "margin_at": _s(retrieval_brute(at, A, n0, "margin"), 6),
+                "margin_at": ball_str(retrieval_brute(at, A, n0, "margin"), 6),
                 "margin_below_positive": bool(retrieval_brute(below, A, n0, "margin") > 0),
             }
         )
@@ -218,7 +239,10 @@ def retrieval_condition(options):
 
 @claim(
     "C8",
-    "Remark 3.2: with theta = 0 (no RoPE) Delta_Retrieval(n) stays away from zero for every length",
+    (
+        r"Remark 3.2: with $\theta = 0$ (no RoPE) $\Delta_{\mathrm{Retrieval}}(n)$ stays away from "
+        "zero for every length"
+    ),
     "Remark 3.2",
     recorded="verified",
     kind="statement",
@@ -233,7 +257,7 @@ def no_rope(options):
     for A, n_top in ((8, 4 if options.thorough else 3), (3, 5), (5, 4)):
         for reading in ("sup", "inf", "competitor", "margin", "min"):
             values = [retrieval_brute(zero, A, n, reading) for n in range(2, n_top + 1)]
-            table[f"A={A}|{reading}"] = [_s(v, 8) for v in values]
+            table[f"A={A}|{reading}"] = [ball_str(v, 8) for v in values]
     constant_positive = {k: v for k, v in table.items() if not k.endswith("min")}
     ok = all(len(set(v)) == 1 and not v[0].startswith("0") for v in constant_positive.values())
     return Outcome(

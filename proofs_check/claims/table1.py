@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from proofs_check.evidence.over_seeds import trained_claim
 from proofs_check.evidence.trained_sources import TASKS
+from proofs_check.evidence.words import listed
 from theory.paper_data import TABLE1
 
 from ..registry import Outcome
@@ -108,7 +109,7 @@ def table1_values(found: dict) -> Outcome:
     layers = {t: len(rows[t]) for t in TASKS}
     ok, within, need = _c11_at(rows)
     evidence = {
-        "rule": f"verified when our weighted-average ID is within 3 of Table 1's on >= ceil({WITHIN}/{OF} x "
+        "rule": f"verified when our weighted-average ID is within {ID_TOLERANCE} of Table 1's on >= ceil({WITHIN}/{OF} x "
         f"L) of the model's L layers, each task ({WITHIN} of {OF} for the paper's {TABLE1_LAYERS}); "
         f"a layer Table 1 does not have counts as not within",
         "layers": layers,
@@ -118,8 +119,9 @@ def table1_values(found: dict) -> Outcome:
         "per_layer": rows,
     }
     summary = "; ".join(
-        f"{t}: ours {[r['ours'] for r in rows[t]]} vs Table 1 {[r['table1'] for r in rows[t]]} "
-        f"({within[t]}/{layers[t]} layers within 3, {need[t]} needed)"
+        f"{t}: ours {listed([r['ours'] for r in rows[t]], 'missing')} vs Table 1 "
+        f"{listed([r['table1'] for r in rows[t]], 'missing')} ({within[t]}/{layers[t]} layers within "
+        f"{ID_TOLERANCE}, {need[t]} needed)"
         for t in TASKS
     )
     return Outcome(
@@ -138,8 +140,11 @@ PATTERN = (
 
 @trained_claim(
     "C11-pattern",
-    "Table 1's pattern: in the number task the early layers (L0-L3) use fast planes (ID <= 10) and "
-    "the late layers (L5-L11) slow ones (ID >= 30); in the letter task every layer uses slow planes (ID >= 15)",
+    (
+        r"Table 1's pattern: in the number task the early layers (L0-L3) use fast planes (ID $\le "
+        r"10$) and the late layers (L5-L11) slow ones (ID $\ge 30$); in the letter task every layer "
+        r"uses slow planes (ID $\ge 15$)"
+    ),
     "Appendix G, Table 1",
     recorded="undecided",
     part="analysis",
@@ -173,7 +178,9 @@ def table1_pattern(found: dict) -> Outcome:
     if absent:
         evidence["not_applicable"] = absent
     status = "refuted" if False in checks.values() else "undecided" if None in checks.values() else "verified"
-    said = ", ".join(f"{k}: {'not applicable' if v is None else v}" for k, v in checks.items())
+    said = ", ".join(
+        f"{k}: {'not applicable' if v is None else 'holds' if v else 'fails'}" for k, v in checks.items()
+    )
     if absent:
         said += f" ({'; '.join(absent.values())})"
     return Outcome(status, said, evidence)

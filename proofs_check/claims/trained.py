@@ -19,9 +19,15 @@ from __future__ import annotations
 
 from proofs_check.evidence.over_seeds import trained_claim
 from proofs_check.evidence.trained_sources import RUN_LABEL, TASKS
+from proofs_check.evidence.words import listed, spans
 from theory.statistics import reaches
 
 from ..registry import Outcome
+
+
+def _from_step(step) -> str:
+    """ "from step 3500", or "at no step" when no step was measured."""
+    return "at no step" if step is None else f"from step {step}"
 
 
 def _best_index(analysis: dict) -> int:
@@ -75,15 +81,22 @@ def head_types(found: dict) -> Outcome:
     status = "verified" if number_ok and letter_ok else "refuted"
     return Outcome(
         status,
-        f"number: positional layers {index['number']}, symbolic {symbolic['number']}; letter: "
-        f"positional {index['letter']}, symbolic {symbolic['letter']}",
+        f"number: positional layers {spans(index['number'])}, symbolic {spans(symbolic['number'])}; letter: "
+        f"positional {spans(index['letter'])}, symbolic {spans(symbolic['letter'])}",
         evidence,
     )
 
 
+CONVERGED_SLACK = 0.02  # C2: "converged" = the first checkpoint within this of the best accuracy
+PURE_GAMMA = "0.1"  # C2 judges purity at this gamma (the paper's); 0.05 is reported alongside
+
+
 @trained_claim(
     "C2",
-    "Maximal accuracy coincides with every head being pure (one score >= 1 - gamma, the other <= gamma)",
+    (
+        r"Maximal accuracy coincides with every head being pure (one score $\ge 1 - \gamma$, the "
+        r"other $\le \gamma$)"
+    ),
     "Section 3.1, Figure 2B-C, Figure 7",
     recorded="refuted",
     part="analysis",
@@ -95,7 +108,7 @@ def purity_at_max(found: dict) -> Outcome:
         a = found[task]
         overall = [v["overall"] for v in a["validation"] if v["step"] in a["steps"]]
         top = max(overall)
-        converged = next(s for s, acc in zip(a["steps"], overall) if acc >= top - 0.02)
+        converged = next(s for s, acc in zip(a["steps"], overall) if acc >= top - CONVERGED_SLACK)
         i_conv, i_best = a["steps"].index(converged), _best_index(a)
         row = {"best_step": a["best_step"], "max_accuracy": top, "converged_step": converged}
         for gamma in ("0.1", "0.05"):
@@ -110,19 +123,20 @@ def purity_at_max(found: dict) -> Outcome:
             }
         rows[task] = row
         ok &= (
-            row["0.1"]["pure_heads_at_converged"] == a["layers"]
-            and row["0.1"]["pure_heads_at_best"] == a["layers"]
+            row[PURE_GAMMA]["pure_heads_at_converged"] == a["layers"]
+            and row[PURE_GAMMA]["pure_heads_at_best"] == a["layers"]
         )
     evidence = {
-        "rule": "converged = first checkpoint with validation accuracy >= max - 0.02; verified when, for "
-        "both tasks, every head is pure (gamma = 0.1) at the converged and at the best checkpoint",
+        "rule": f"converged = first checkpoint with validation accuracy >= max - {CONVERGED_SLACK}; verified "
+        f"when, for both tasks, every head is pure (gamma = {PURE_GAMMA}) at the converged and at the best "
+        "checkpoint",
         "tasks": rows,
     }
     summary = "; ".join(
-        f"{t}: {r['0.1']['pure_heads_at_converged']}/{found[t]['layers']} heads pure "
-        f"(gamma 0.1) when accuracy converges (step {r['converged_step']}, "
+        f"{t}: {r[PURE_GAMMA]['pure_heads_at_converged']}/{found[t]['layers']} heads pure "
+        f"(gamma {PURE_GAMMA}) when accuracy converges (step {r['converged_step']}, "
         f"max {r['max_accuracy']:.3f}),"
-        f" all pure from step {r['0.1']['all_pure_from_step']}"
+        f" all pure {_from_step(r[PURE_GAMMA]['all_pure_from_step'])}"
         for t, r in rows.items()
     )
     return Outcome("verified" if ok else "refuted", summary, evidence)
@@ -177,8 +191,16 @@ def hop_order(found: dict) -> Outcome:
     else:
         status = "verified"
     return Outcome(
-        status, f"steps reaching {HOP_THRESHOLD} per hop 1..4: number {number}, letter {letter}", evidence
+        status,
+        f"steps reaching {HOP_THRESHOLD} per hop 1..4: number {listed(number, 'never')}; letter "
+        f"{listed(letter, 'never')}",
+        evidence,
     )
+
+
+# C9: key collapse and query alignment at or above these verify; below the lower pair refutes
+COLLAPSE_VERIFIES, ALIGNMENT_VERIFIES = 0.9, 0.8
+COLLAPSE_REFUTES, ALIGNMENT_REFUTES = 0.7, 0.5
 
 
 @trained_claim(
@@ -209,9 +231,9 @@ def index_geometry(found: dict) -> Outcome:
     collapse, alignment = g["key_collapse"], g["query_alignment"]
     if alignment is None or collapse is None:  # no rotary plane to project on (a NoPE layer)
         status = "undecided"
-    elif collapse >= 0.9 and alignment >= 0.8:
+    elif collapse >= COLLAPSE_VERIFIES and alignment >= ALIGNMENT_VERIFIES:
         status = "verified"
-    elif collapse < 0.7 or alignment < 0.5:
+    elif collapse < COLLAPSE_REFUTES or alignment < ALIGNMENT_REFUTES:
         status = "refuted"
     else:
         status = "undecided"
@@ -221,8 +243,9 @@ def index_geometry(found: dict) -> Outcome:
     ]
     evidence = {
         "rule": "projected on layer 1's dominant rotary plane (unrotated q, k): verified when key_collapse "
-        "(mean resultant length of key directions) >= 0.9 and query_alignment (mean cos of query "
-        "angle + offset x g - key direction) >= 0.8; refuted when < 0.7 or < 0.5; else undecided",
+        f"(mean resultant length of key directions) >= {COLLAPSE_VERIFIES} and query_alignment (mean cos of "
+        f"query angle + offset x g - key direction) >= {ALIGNMENT_VERIFIES}; refuted when key_collapse < "
+        f"{COLLAPSE_REFUTES} or query_alignment < {ALIGNMENT_REFUTES}; else undecided",
         "layer_1": numbers,
         "all_layers": per_layer,
     }
@@ -244,6 +267,9 @@ def index_geometry(found: dict) -> Outcome:
 
 
 C10_LENGTH = 850  # the paper's "up to length 850 (53x training length)"
+C10_LETTER_FLOOR = 0.9  # the paper's "> 90% accuracy"
+# "number task barely generalises": at C10_LONG its accuracy is below C10_SHARE of that at C10_SHORT
+C10_SHORT, C10_LONG, C10_SHARE = 17, 100, 0.5
 
 
 def _at_length(curve: dict, length: int) -> dict:
@@ -295,8 +321,10 @@ def _spread_at_850(seeds: dict):
 
 @trained_claim(
     "C10",
-    "Length generalisation of the trained GPT-J: letter task > 90% accuracy up to length 850 (53x training "
-    "length); number task barely generalises",
+    (
+        "Length generalisation of the trained GPT-J: letter task $>$ 90% accuracy up to length 850 "
+        "(53x training length); number task barely generalises"
+    ),
     "Section 3.6, Figure 5B",
     recorded="refuted",
     part="length",
@@ -305,21 +333,26 @@ def _spread_at_850(seeds: dict):
 )
 def length_generalisation(found: dict) -> Outcome:
     curves = {t: dict(zip(found[t]["lengths"], found[t]["accuracy"])) for t in TASKS}
-    letter_upto = {n: a for n, a in curves["letter"].items() if n <= 850}
-    letter_ok = bool(letter_upto) and min(letter_upto.values()) > 0.9 and 850 in letter_upto
+    letter_upto = {n: a for n, a in curves["letter"].items() if n <= C10_LENGTH}
+    letter_ok = (
+        bool(letter_upto) and min(letter_upto.values()) > C10_LETTER_FLOOR and C10_LENGTH in letter_upto
+    )
     number = curves["number"]
-    number_ok = 17 in number and 100 in number and number[100] < 0.5 * number[17]
+    number_ok = (
+        C10_SHORT in number and C10_LONG in number and number[C10_LONG] < C10_SHARE * number[C10_SHORT]
+    )
     evidence = {
-        "rule": "letter: accuracy > 0.9 at every measured length <= 850 (850 included); number 'barely "
-        "generalises': accuracy at length 100 below half its accuracy at 17",
+        "rule": f"letter: accuracy > {C10_LETTER_FLOOR} at every measured length <= {C10_LENGTH} ({C10_LENGTH} "
+        f"included); number 'barely generalises': accuracy at length {C10_LONG} below {C10_SHARE:g} times its "
+        f"accuracy at {C10_SHORT}",
         "accuracy": curves,
         "n_per_length": {t: found[t]["n_per_length"] for t in TASKS},
     }
     status = "verified" if letter_ok and number_ok else "refuted"
-    fmt = lambda c: ", ".join(f"{n}: {a:.3f}" for n, a in c.items())  # noqa: E731
+    fmt = lambda c: ", ".join(f"{a:.3f} at {n}" for n, a in c.items())  # noqa: E731
     return Outcome(
         status,
-        f"letter {{{fmt(curves['letter'])}}}; number {{{fmt(curves['number'])}}}",
+        f"accuracy by length: letter {fmt(curves['letter'])}; number {fmt(curves['number'])}",
         evidence,
         corrected=None if status == "verified" else "C10-relative",
     )
@@ -337,8 +370,11 @@ def _last_length_above(curve: dict, level: float):
 
 @trained_claim(
     "C10-relative",
-    "The letter-task model generalises to longer inputs than the number-task model: its accuracy is "
-    "at least the number model's at every measured length, and it stays >= 0.9 and >= 0.5 up to longer lengths",
+    (
+        "The letter-task model generalises to longer inputs than the number-task model: its "
+        r"accuracy is at least the number model's at every measured length, and it stays $\ge 0.9$ "
+        r"and $\ge 0.5$ up to longer lengths"
+    ),
     "Section 3.6, Figure 5B (the qualitative reading)",
     recorded="verified",
     part="length",

@@ -105,7 +105,7 @@ def _length(value) -> str:
     "Training on longer inputs (a random extra target window of 0-48 tokens, 6,000 steps) moves the "
     "letter task's break: each seed's break after learning lies beyond the longest break of the paper recipe's "
     "letter models (seed study, 5 seeds)",
-    "issue 15 (variant e); rule registered 2026-12-02 after seed 0, judged on seeds 1-2",
+    "the variant study's variant e (not a claim of the paper); rule registered 2026-12-02 after seed 0, judged on seeds 1-2",
     recorded="verified",
     kind="experiment",
     origin="package",

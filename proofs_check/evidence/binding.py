@@ -1,6 +1,8 @@
 """A statement's printed formulas bound to the objects its check evaluates (issue 42).
 
-A bound statement is composed from a template and named parts, each a ``theory.formula``
+A bound statement is composed from a template and named parts (issue 43: the template is the
+statement's LaTeX-like source, ``$...$`` around its mathematics, and a part's text is its LaTeX,
+so the source the report typesets is the text that is bound), each a ``theory.formula``
 ``Formula`` or ``Condition`` that the check evaluates (named by module and attribute, read
 afresh at every check, so replacing the object is seen too).  ``problems`` compares the
 registry's statement, as it is when the claim runs, with the template filled with the parts'
@@ -12,6 +14,7 @@ CHANGED line, exit 1): the statement shown is not the one that was checked.
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass
 
 __all__ = ["Part", "part", "bound_statement", "BOUND", "problems"]
@@ -33,13 +36,18 @@ def part(module, name: str) -> Part:
 
 @dataclass(frozen=True)
 class Bound:
-    template: str  # str.format template: {slot} for each part
+    template: str  # the statement's source with {slot} for each part; every other brace is LaTeX's
     parts: dict  # slot -> Part
 
     def render(self) -> str:
-        return self.template.format(**{slot: p.current().text for slot, p in self.parts.items()})
+        return SLOT.sub(
+            lambda m: self.parts[m.group(1)].current().text if m.group(1) in self.parts else m.group(),
+            self.template,
+        )
 
 
+# a slot: {name} of two characters or more, not a LaTeX command's argument (\mathrm{margin}, e^{2B})
+SLOT = re.compile(r"(?<![A-Za-z\\^_])\{([A-Za-z_][A-Za-z0-9_]+)\}")
 BOUND: dict[str, Bound] = {}
 
 

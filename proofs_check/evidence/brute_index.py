@@ -13,6 +13,7 @@ from math import gcd
 
 import flint
 
+from proofs_check.evidence.words import listed
 from theory.brute_index import (
     CosineOrder,
     average_hard_errors,
@@ -59,6 +60,7 @@ ANGLES = [
     "2*pi/17 - 1/10**12",
 ]
 MS = (1, 2, 3, 5, 16)
+MS_FEW = (1, 3, 16)  # the unique-top and infimum checks: the smallest, a middle and the paper's m
 
 
 def stated_d_max(m: int, n0: int) -> int:
@@ -126,7 +128,7 @@ def check_exactness(thorough: bool = False, d_max=stated_d_max) -> dict:
                 )
     vacuous = average_hard_errors("pi", 2, 3, 3)  # n0 <= m: Definition F.1 leaves no input
     return {
-        "range": f"|ALPH| in {{2, 3}}, 1 <= m < n0, n0 <= {(7 if thorough else 6)} (|ALPH| = 2) / "
+        "range": f"|ALPH| = 2 or 3, 1 <= m < n0, n0 <= {(7 if thorough else 6)} (|ALPH| = 2) / "
         f"{(6 if thorough else 5)} (|ALPH| = 3); every 2 pi k/P with P <= n0 + 1 "
         f"{'in (0, 2 pi)' if thorough else 'in (0, pi]'}, 0.8, 3, 2 pi/3 + 1e-9; every valid input "
         "at every position (token by token)",
@@ -152,7 +154,7 @@ def check_unique_top(thorough: bool = False, q_max=stated_q_max) -> dict:
     for theta in angles:
         order = CosineOrder(theta, n_max)
         q = _turns_denominator(theta)
-        for m in (1, 3, 16):
+        for m in MS_FEW:
             tied = False  # some prefix of length 2..n0 (every position of every valid input) ties
             for n0 in range(2, n_max + 1):
                 tied = tied or reading_gap(order, n0, m, "min").is_zero
@@ -162,7 +164,7 @@ def check_unique_top(thorough: bool = False, q_max=stated_q_max) -> dict:
                         mismatches.append({"theta": str(theta), "m": m, "n0": n0, "tie_found": tied})
     return {
         "range": f"{len(angles)} angles (every 2 pi p/q with q <= {n_max + 1}, 0 <= p <= q, for q <= 7 also "
-        f"+1e-9; theta > pi, 0, negative, tiny, rational), m in [1, 3, 16], m < n0 <= {n_max}; "
+        f"+1e-9; theta > pi, 0, negative, tiny, rational), m = {listed(MS_FEW)}, m < n0 <= {n_max}; "
         "every query token at every length",
         "cases": cases,
         "mismatches": mismatches[:5],
@@ -214,7 +216,7 @@ def check_sup_corrected(thorough: bool = False, L_of=stated_L) -> dict:
         if not _attained(n, m, "sup", _points(circle_points(SUP_CAP, L=L_of(n, m))), n_max + 1)
     ]
     return {
-        "range": f"{len(ANGLES)} angles x m in {list(MS)} x every n in 2..{n_max} (every query token); "
+        "range": f"{len(ANGLES)} angles x m = {listed(MS)} x every n in 2..{n_max} (every query token); "
         f"sharpness: theta = 2 pi/(L+1) for every (m, n)",
         "cases": cases,
         "failures": failures[:5],
@@ -242,7 +244,7 @@ def check_inf_corrected(
     failures, cases = [], 0
     for text in ANGLES:
         order = CosineOrder(text, n_max, extra=[_circle(L) for L in range(1, n_max + 1)])
-        for m, n in ((m, n) for m in (1, 3, 16) for n in range(2, n_max + 1)):
+        for m, n in ((m, n) for m in MS_FEW for n in range(2, n_max + 1)):
             low, lam = reading_gap(order, n, m, "min"), reading_gap(order, n, m, "inf")
             same = lam.second == low.second  # lambda(n) equals the min reading
             # the stated condition, directly; theta in 2 pi Z makes every row constant (both readings 0)
@@ -264,7 +266,7 @@ def check_inf_corrected(
         lambda_up_to or (lambda m, n0: stated_d_max(m, n0) + 1), thorough
     )
     return {
-        "range": f"{len(ANGLES)} angles x m in [1, 3, 16] x every n in 2..{n_max} (every query token); "
+        "range": f"{len(ANGLES)} angles x m = {listed(MS_FEW)} x every n in 2..{n_max} (every query token); "
         "equality at theta = 2 pi/n for every n; "
         f"parenthetical: {parenthetical['range']}",
         "cases": cases,

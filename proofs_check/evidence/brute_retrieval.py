@@ -190,13 +190,13 @@ def inf_bound_chain(thorough: bool, theta_of=None, copy_gap=_copy_gap) -> dict:
             else None
         )
 
-    out = _search(F.CHAIN_RANGE.text, thorough, visit, theta_of)
+    out = _search(F.CHAIN_RANGE.plain, thorough, visit, theta_of)
     if theta_of is None:  # also omega/(2n-3), where the equality fails (inside this range for n >= 4)
         extra = _search(
-            F.CHAIN_RANGE.text,
+            F.CHAIN_RANGE.plain,
             thorough,
             visit,
-            lambda A, n: [edge(F.EQUALITY_FAILS.text, A, n)] if 2 * n - 3 >= n + 1 else [],
+            lambda A, n: [edge(F.EQUALITY_FAILS.plain, A, n)] if 2 * n - 3 >= n + 1 else [],
             n_low=4,
         )
         out["checked"] += extra["checked"]
@@ -212,7 +212,7 @@ def equality_fails_beyond(thorough: bool) -> list:
     rows = []
     for A, m, n_top in sizes(thorough):
         for n in range(4, n_top + 1):
-            low, high = edge(F.EQUALITY_FAILS.text, A, n), edge(F.CHAIN_RANGE.text, A, n)
+            low, high = edge(F.EQUALITY_FAILS.plain, A, n), edge(F.CHAIN_RANGE.plain, A, n)
             middle = Angle(pi_multiple=(low.pi_multiple + high.pi_multiple) / 2)
             thetas = [low, middle, high, -middle, middle + TWO_PI]
             rows += [check_statement("inf-corrected", theta, A, m, n) for theta in dict.fromkeys(thetas)]

@@ -25,25 +25,30 @@ from __future__ import annotations
 import functools
 
 from proofs_check.registry import Outcome, claim
+from proofs_check.verdicts import HYPOTHESIS_WORDS, WORDS
 
 from .seeds import seed_number, shipped_folder
 from .trained_sources import RUN_LABEL, TASKS, measured, run_of, source_label, source_of
 
 MAJORITY = (4, 5)  # a status needs at least 4/5 of the seeds
 SPREAD_MIN = 3  # fewer seeds than this show no spread
-STATUS_RULE = (
-    "over seeds (number and letter paired by seed; with a --weights run: that run alone, n = 1, the other "
-    "task from its first shipped seed with data): "
-    "with n seeds whose data is complete, verified when the single-run check holds in >= ceil(0.8 n) "
-    "seeds, refuted when it fails in >= ceil(0.8 n), undecided otherwise (4 of 5, 4 of 4, 3 of 3, 2 of 2, "
-    "1 of 1); a seed whose check is undecided counts for neither; with n < 3 the status is that of the "
-    "available seeds, flagged 'too few seeds for a spread'; no data: undecided"
-)
 
 
 def needed(n: int) -> int:
     """ceil(0.8 n) in integers: the seeds one status needs."""
     return -(-MAJORITY[0] * n // MAJORITY[1])
+
+
+_SHARE = f"ceil({MAJORITY[0] / MAJORITY[1]:g} n)"
+STATUS_RULE = (
+    "over seeds (number and letter paired by seed; with a --weights run: that run alone, n = 1, the other "
+    "task from its first shipped seed with data): "
+    f"with n seeds whose data is complete, verified when the single-run check holds in >= {_SHARE} "
+    f"seeds, refuted when it fails in >= {_SHARE}, undecided otherwise ("
+    + ", ".join(f"{needed(n)} of {n}" for n in range(MAJORITY[1], 0, -1))
+    + f"); a seed whose check is undecided counts for neither; with n < {SPREAD_MIN} the status is that of "
+    "the available seeds, flagged 'too few seeds for a spread'; no data: undecided"
+)
 
 
 def status_over_seeds(statuses) -> str:
@@ -155,17 +160,26 @@ def _aggregate(per_seed: dict, status: str, weights: bool = False) -> dict:
     }
 
 
-def _tally(per_seed: dict, aggregate: dict, left_out: dict, pairing: dict | None = None) -> str:
+def _tally(per_seed: dict, aggregate: dict, left_out: dict, pairing: dict | None = None, words=None) -> str:
+    """The seeds' results in the claim's own words (``words``: status -> word; an experiment of the
+    paper's by default): "5 seeds: reproduced in 3 (seed-0, seed-2, seed-4), not reproduced in 2
+    (seed-1, seed-3); a verdict needs the same result in 4 of 5 seeds"."""
+    words = WORDS["experiment"] if words is None else words
     n = aggregate["n_seeds"]
     if pairing is not None:  # one run is not a seed study: no count over seeds, no spread
         (outcome,) = per_seed.values()
         return (
             f"1 run given by --weights ({'; '.join(f'{t}: {w}' for t, w in pairing.items())}): "
-            f"{outcome.status}; n = 1: no interval, no spread"
+            f"{words[outcome.status]}; n = 1: no interval, no spread"
         )
+    groups = [
+        f"{words[status]} in {len(labels)} ({', '.join(labels)})"
+        for status in ("verified", "refuted", "undecided")
+        if (labels := [label for label, o in per_seed.items() if o.status == status])
+    ]
     text = (
-        f"{n} seed(s) ({', '.join(f'{label} {o.status}' for label, o in per_seed.items())}): holds in "
-        f"{aggregate['holds_in']}, fails in {aggregate['fails_in']}; a status needs {aggregate['needed']} of {n}"
+        f"{n} seed{'s' if n != 1 else ''}: {', '.join(groups)}; a verdict needs the same result in "
+        f"{aggregate['needed']} of {n} seed{'s' if n != 1 else ''}"
     )
     if aggregate["too_few_seeds_for_a_spread"]:
         text += f"; n = {n}: too few seeds for a spread"
@@ -187,9 +201,10 @@ def _left_out_said(left_out: dict) -> str:
     return ", ".join(f"{label} ({k})" for label, k in kinds.items()) + " (see evidence)"
 
 
-def verdict(check, tasks, part: str, options, over=None) -> Outcome:
+def verdict(check, tasks, part: str, options, over=None, origin: str | None = None) -> Outcome:
     """``check`` ({task: data} -> Outcome) on every seed, then STATUS_RULE; ``over`` (optional,
-    {label: {task: data}} -> (evidence, summary)) adds what only the seeds together show."""
+    {label: {task: data}} -> (evidence, summary)) adds what only the seeds together show; the
+    seeds' results are said in the words of an experiment of ``origin`` (``verdicts``)."""
     units, left_out = seed_units(tasks, part, options)
     weights = any(run_of(task, options) is not None for task in tasks)
     if not units:
@@ -223,7 +238,8 @@ def verdict(check, tasks, part: str, options, over=None) -> Outcome:
         "left_out": left_out,
         **({"paired": pairing} if weights else {}),
     }
-    summary = f"{_tally(per_seed, aggregate, left_out, pairing)}; {first_label}: {first.summary}"
+    words = HYPOTHESIS_WORDS if origin == "package" else WORDS["experiment"]
+    summary = f"{_tally(per_seed, aggregate, left_out, pairing, words)}; {first_label}: {first.summary}"
     if over is not None:
         evidence["over_seeds"], said = over(dict(units))
         summary = f"{said}; {summary}"
@@ -263,7 +279,7 @@ def trained_claim(
     def register(check):
         @functools.wraps(check)
         def over_every_seed(options):
-            return _with_sources(verdict(check, tasks, part, options, over), options, tasks)
+            return _with_sources(verdict(check, tasks, part, options, over, origin), options, tasks)
 
         claim(claim_id, statement, source, recorded, kind="experiment", origin=origin)(over_every_seed)
         return check

@@ -86,6 +86,8 @@ LLM_RESULTS = {
     "seeds": [int],
     "per_length": [{"length": int, "per_seed": [NUM], "parse_rate?": NUM}],
     "model?": Nullable(str),
+    "summary?": {"parse_rate?": NUM},
+    "settings?": {"backend?": {"chat_template?": Nullable(bool)}},  # the prompts' wrapping, as run
 }
 _GRID = [[NUM]]  # layers x heads
 LLM_HEADS = {

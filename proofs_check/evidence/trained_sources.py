@@ -232,7 +232,8 @@ def measured(task: str, part: str, options) -> dict:
 def _analyse(task: str, run: str):
     """Score dynamics need every checkpoint of the run; say so when there are none."""
     from training.analysis.dynamics import analyse_run, checkpoint_dir_of
-    from training.run.checkpoints import RunError, list_checkpoints
+    from training.run.checkpoints import list_checkpoints
+    from training.run.checks import RunError
 
     try:
         folder = os.path.normpath(checkpoint_dir_of(run))
@@ -249,7 +250,8 @@ def _analyse(task: str, run: str):
 def _length(task: str, run: str):
     """Length generalisation needs only the run's final weights."""
     from training.analysis.evaluate import length_generalisation
-    from training.run.checkpoints import RunError, load_model
+    from training.run.checkpoints import load_model
+    from training.run.checks import RunError
 
     try:
         model = load_model(run)

@@ -99,42 +99,46 @@ def residual_gap() -> bool:
 
 BOUNDED = proved(
     Step(
-        "For every n >= 4 the inputs S1 = b1 a1 (cb)^(n-3) ca, S3 = b1 a1 (cb)^(n-3) cb and S4 = b1 a1 (ca)^(n-3) cb "
-        "are proper with Retrieval answers a1, b1, b1",
+        r"For every $n \ge 4$ the inputs $S_1 = b1\,a1\,(cb)^{n-3}\,ca$, $S_3 = b1\,a1\,(cb)^{n-3}\,cb$ "
+        r"and $S_4 = b1\,a1\,(ca)^{n-3}\,cb$ are proper with Retrieval answers a1, b1, b1",
         witnesses,
         "Retrieval on the three inputs for every n in 4..60 (the middle block is one repeated token)",
-        cases="n in 4..60",
+        cases=r"$n \in \{4, \ldots, 60\}$",
     ),
     Step(
-        "With E(x) = V[a1, x] - V[b1, x], P = w_1 E(b1) + w_2 E(a1) and W = w_3 + .. + w_(n-1), the margins are "
-        "m1 = P + W E(cb) + w_n E(ca), m3 = -(P + W E(cb) + w_n E(cb)), m4 = -(P + W E(ca) + w_n E(cb)), and "
-        "W m1 + (W - w_n) m3 + w_n m4 = 0 for every readout V",
+        r"With $E(x) = V[a1, x] - V[b1, x]$, $P = w_1 E(b1) + w_2 E(a1)$ and $W = w_3 + \cdots + w_{n-1}$, "
+        "the margins are $m_1 = P + W E(cb) + w_n E(ca)$, $m_3 = -(P + W E(cb) + w_n E(cb))$, $m_4 = -(P "
+        "+ W E(ca) + w_n E(cb))$, and $W m_1 + (W - w_n) m_3 + w_n m_4 = 0$ for every readout $V$",
         certificate_identity,
         "sympy identity, symbolic weights and readout",
     ),
     Step(
-        "If W >= w_n the coefficients W, W - w_n, w_n are >= 0 and W > 0, so m1, m3, m4 cannot all be > 0: the head "
-        "errs on S1, S3 or S4 (a shared maximum counts as an error)",
+        r"If $W \ge w_n$ the coefficients $W$, $W - w_n$, $w_n$ are $\ge 0$ and $W > 0$, so $m_1$, $m_3$, "
+        "$m_4$ cannot all be $> 0$: the head errs on $S_1$, $S_3$ or $S_4$ (a shared maximum counts as an "
+        "error)",
         no_readout_is_right_on_all_three,
         "sympy sign after substitution",
     ),
     Step(
-        "|l_nj| <= B makes every w_j / w_n = e^(l_nj - l_nn) >= e^(-2B), so W >= (n - 3) e^(-2B) w_n",
+        r"$\lvert l_{nj}\rvert \le B$ makes every $w_j / w_n = e^{l_{nj} - l_{nn}} \ge e^{-2B}$, so $W \ge "
+        "(n - 3) e^{-2B} w_n$",
         bounded_ratio,
         "sympy sign after substitution",
     ),
     Step(
-        "Every n >= 3 + e^(2B), the printed threshold, has (n - 3) e^(-2B) >= 1, hence W >= w_n and an error",
+        r"Every $n \ge 3 + e^{2B}$, the printed threshold, has $(n - 3) e^{-2B} \ge 1$, hence $W \ge w_n$ "
+        "and an error",
         threshold_suffices,
         "sympy sign, on the printed threshold",
     ),
     Step(
-        "With a residual readout no length is forced: uniform attention (B = 0) and score(tau) = K [tau carries the "
-        "query's pointer] + count(tau)/n, K > 1, give the answer (the one present token with the bonus, Definition "
-        "F.2) a lead >= 1/n at every n",
+        "With a residual readout no length is forced: uniform attention ($B = 0$) and "
+        r"$\mathrm{score}(\tau) = K\,[\tau \text{ carries the query's pointer}] + \mathrm{count}(\tau)/n$, "
+        r"$K > 1$, give the answer (the one present token with the bonus, Definition F.2) a lead $\ge 1/n$ "
+        "at every $n$",
         residual_gap,
         "sympy signs; the bonus rule on every proper input, |ALPH| = 3, INT = {1}, n <= 4",
-        cases="the bonus rule: |ALPH| = 3, INT = {1}, n <= 4",
+        cases=r"the bonus rule: $\lvert\mathrm{ALPH}\rvert = 3$, $\mathrm{INT} = \{1\}$, $n \le 4$",
     ),
 )
 
@@ -171,17 +175,18 @@ def pair_differs_only_at_p() -> bool:
 
 HARD = proved(
     Step(
-        "With hard attention (unique or average-hard) on a set J(n) fixed by n, the head output at n averages the "
-        "values of the tokens at J(n): two inputs equal on J(n) and at n give one output F(x_n, a_n)",
+        "With hard attention (unique or average-hard) on a set $J(n)$ fixed by $n$, the head output at "
+        "$n$ averages the values of the tokens at $J(n)$: two inputs equal on $J(n)$ and at $n$ give one "
+        "output $F(x_n, a_n)$",
         attends_only_J,
         "sympy, an average of arbitrary values",
     ),
     Step(
-        "If J(n) misses an earlier position p, the inputs b1^(p-1) a1 b1^(n-1-p) ca and the same with a2 at p are "
-        "proper (the query ca points at letter a, held by position p alone), agree on J(n) and the query, and have "
-        "Retrieval answers a1 and a2: the model errs on one of them",
+        r"If $J(n)$ misses an earlier position $p$, the inputs $b1^{p-1}\,a1\,b1^{n-1-p}\,ca$ and the same "
+        "with a2 at $p$ are proper (the query ca points at letter a, held by position $p$ alone), agree "
+        "on $J(n)$ and the query, and have Retrieval answers a1 and a2: the model errs on one of them",
         pair_differs_only_at_p,
         "Retrieval on the pair for every n in 2..40 and every p < n (the rest of the input is one repeated token)",
-        cases="n in 2..40",
+        cases=r"$n \in \{2, \ldots, 40\}$",
     ),
 )

@@ -83,25 +83,26 @@ def zero_rhs_is_constant() -> bool:
 
 INEQUALITY = (
     Step(
-        "Each k is pi(j) for exactly (N-1)! permutations (fix pi(j) = k, permute the rest), so RHS := (||delta_pos||^2 "
-        "+ ||delta_sym||^2) / (N! N) = N^-2 sum_{j,k} [(M_kj - M_jj)^2 + (M_kj - M_kk)^2]",
+        r"Each $k$ is $\pi(j)$ for exactly $(N-1)!$ permutations (fix $\pi(j) = k$, permute the rest), so "
+        r"$\mathrm{RHS} := (\lVert\delta_{\mathrm{pos}}\rVert^2 + \lVert\delta_{\mathrm{sym}}\rVert^2) / "
+        r"(N!\,N) = N^{-2} \sum_{j,k} [(M_{kj} - M_{jj})^2 + (M_{kj} - M_{kk})^2]$",
         counting,
         "the count enumerated for N <= 6; the sum over S_N expanded by sympy for N = 2..4",
-        cases="the count N <= 6, the sum N = 2..4",
+        cases=r"the count $N \le 6$, the sum $N = 2, 3, 4$",
     ),
     Step(
-        "Var(lambda) = (2 N^2)^-1 sum_{j,k} (M_jj - M_kk)^2 (population variance)",
+        r"$\mathrm{Var}(\lambda) = (2N^2)^{-1} \sum_{j,k} (M_{jj} - M_{kk})^2$ (population variance)",
         variance_identity,
         "sympy identity",
     ),
     Step(
-        "(a + b)^2 <= 2 (a^2 + b^2), since the difference is (a - b)^2",
+        r"$(a + b)^2 \le 2(a^2 + b^2)$, since the difference is $(a - b)^2$",
         two_squares,
         "sympy identity and sign",
     ),
     Step(
-        "With a = M_jj - M_kj and b = M_kj - M_kk, a + b = M_jj - M_kk: summing over j, k, Var(lambda) <= N^-2 "
-        "sum_{j,k} (a^2 + b^2) = RHS",
+        "With $a = M_{jj} - M_{kj}$ and $b = M_{kj} - M_{kk}$, $a + b = M_{jj} - M_{kk}$: summing over "
+        r"$j, k$, $\mathrm{Var}(\lambda) \le N^{-2} \sum_{j,k} (a^2 + b^2) = \mathrm{RHS}$",
         termwise,
         "sympy identities",
     ),
@@ -110,11 +111,12 @@ INEQUALITY = (
 EXCLUSION = proved(
     *INEQUALITY,
     Step(
-        "A head both positional and symbolic has delta_pos = delta_sym = 0, so RHS = 0 and Var(lambda) = 0; RHS is a sum "
-        "of squares of M_kj - M_jj and M_kj - M_kk, so every logit M_kj equals M_jj = M_kk: the logits are constant",
+        r"A head both positional and symbolic has $\delta_{\mathrm{pos}} = \delta_{\mathrm{sym}} = 0$, so "
+        r"$\mathrm{RHS} = 0$ and $\mathrm{Var}(\lambda) = 0$; RHS is a sum of squares of $M_{kj} - M_{jj}$ "
+        "and $M_{kj} - M_{kk}$, so every logit $M_{kj}$ equals $M_{jj} = M_{kk}$: the logits are constant",
         zero_rhs_is_constant,
         "sympy sign of the sum of squares, N = 2..4",
-        cases="N = 2..4",
+        cases="$N = 2, 3, 4$",
     ),
 )
 
@@ -144,14 +146,16 @@ def attained() -> bool:
 SHARP = proved(
     *INEQUALITY,
     Step(
-        "Equality needs (a - b)^2 = 0 for every j, k, i.e. M_kj = (M_jj + M_kk)/2: exactly the additive heads, logit = "
-        "s(content) + p(position) with s - p constant",
+        "Equality needs $(a - b)^2 = 0$ for every $j, k$, i.e. $M_{kj} = (M_{jj} + M_{kk})/2$: exactly "
+        r"the additive heads, $\mathrm{logit} = s(\mathrm{content}) + p(\mathrm{position})$ with $s - p$ "
+        "constant",
         equality_case,
         "sympy identities",
     ),
     Step(
-        "An additive head with a non-constant diagonal has Var > 0 and Var = RHS, so no constant below 1 works; with the "
-        "sample variance (N/(N-1) times the population one) the sharp constant is N/(N-1)",
+        r"An additive head with a non-constant diagonal has $\mathrm{Var} > 0$ and $\mathrm{Var} = "
+        r"\mathrm{RHS}$, so no constant below 1 works; with the sample variance ($N/(N-1)$ times the "
+        "population one) the sharp constant is $N/(N-1)$",
         attained,
         "exact rationals on the additive head with diagonal 0, 1, 3",
     ),

@@ -67,20 +67,29 @@ def logit_form() -> bool:
 
 ROPE_RELATIVE = proved(
     Step(
-        "By Appendix C.1, R_p rotates plane k (a pair of dims fixed by the pairing) by p g_k and leaves the dims "
-        "past the rotary part unchanged: R_p = diag(rot(p g_1), .., rot(p g_(r/2)), I) up to that fixed "
-        "permutation of the dims",
+        "By Appendix C.1, $R_p$ rotates plane $k$ (a pair of dims fixed by the pairing) by $p g_k$ and "
+        r"leaves the dims past the rotary part unchanged: $R_p = \mathrm{diag}(\mathrm{rot}(p g_1), "
+        r"\ldots, \mathrm{rot}(p g_{r/2}), I)$ up to that fixed permutation of the dims",
         block_structure,
         "sympy, symbolic p and base, d = 8 with rotary 6, both pairings",
     ),
-    Step("rot(a)^T rot(b) = rot(b - a) for all real a, b", rotations_compose, "sympy identity"),
     Step(
-        "Block-diagonal matrices multiply block by block, so R_i^T R_j = diag(rot(i g_k)^T rot(j g_k), I) = "
-        "diag(rot((j-i) g_k), I) = R_(j-i), for every dimension, i, j and base",
+        r"$\mathrm{rot}(a)^\top \mathrm{rot}(b) = \mathrm{rot}(b - a)$ for all real $a, b$",
+        rotations_compose,
+        "sympy identity",
+    ),
+    Step(
+        r"Block-diagonal matrices multiply block by block, so $R_i^\top R_j = \mathrm{diag}(\mathrm{rot}(i "
+        r"g_k)^\top \mathrm{rot}(j g_k), I) = \mathrm{diag}(\mathrm{rot}((j-i) g_k), I) = R_{j-i}$, for "
+        "every dimension, $i$, $j$ and base",
         blockwise,
         "sympy identity on generic blocks",
     ),
-    Step("Hence (R_j k)^T (R_i q) = k^T R_j^T R_i q = k^T R_(i-j) q", logit_form, "sympy identity"),
+    Step(
+        r"Hence $(R_j k)^\top (R_i q) = k^\top R_j^\top R_i q = k^\top R_{i-j} q$",
+        logit_form,
+        "sympy identity",
+    ),
 )
 
 # ---- C6-index ------------------------------------------------------------------------------------
@@ -90,7 +99,7 @@ def symbolic_head_exact(tokens) -> sympy.Expr:
     """The attention output at the last token of a symbolic head with arbitrary logit function l and
     value map v (uninterpreted sympy functions of the contents): a sum over keys, so their order
     cannot matter (the claim C6-index compares it on its pairs too)."""
-    l, v = sympy.Function("l"), sympy.Function("v")
+    l, v = sympy.Function("l"), sympy.Function("v")  # noqa: E741  (the paper names the logit map l)
     q = sympy.Symbol(tokens[-1])
     keys = [sympy.Symbol(t) for t in tokens]
     weights = [sympy.exp(l(q, k)) for k in keys]
@@ -116,15 +125,15 @@ def answers_differ() -> bool:
 
 SYMBOLIC_INDEX = proved(
     Step(
-        "A purely symbolic head's logits and values depend on contents only, so its output at the query is "
-        "sum_k exp(l(x_n, x_k)) v(x_k) / sum_k exp(l(x_n, x_k)) for some l, v: permuting the earlier tokens permutes "
-        "the summands and leaves it unchanged",
+        "A purely symbolic head's logits and values depend on contents only, so its output at the query "
+        r"is $\sum_k \exp(l(x_n, x_k)) v(x_k) / \sum_k \exp(l(x_n, x_k))$ for some $l, v$: permuting the "
+        "earlier tokens permutes the summands and leaves it unchanged",
         symmetric_output,
         "sympy identity, l and v arbitrary functions",
     ),
     Step(
-        "The inputs a b c 2 and b a c 2 have the same query and the same earlier tokens, permuted; a one-layer "
-        "model's output at the query is F(x_n, a_n), so it is the same on both",
+        "The inputs a b c 2 and b a c 2 have the same query and the same earlier tokens, permuted; a "
+        "one-layer model's output at the query is $F(x_n, a_n)$, so it is the same on both",
         same_query_permuted,
         "exact comparison of the two inputs",
     ),
@@ -163,22 +172,23 @@ def landing_is_a_symbol_or_outside() -> bool:
 
 B1_CORRECTED = proved(
     Step(
-        "Induction on the hops: after i - 1 hops the figures' reading stands on j_(k_i) at position n1 + k_i, where "
-        "k_1 = n2 and k_(i+1) = k_i - j_(k_i) (true at i = 1; one hop from n1 + k_i lands at n1 + k_(i+1)): both "
-        "definitions follow k -> k - j_k",
+        "Induction on the hops: after $i - 1$ hops the figures' reading stands on $j_{k_i}$ at position "
+        "$n_1 + k_i$, where $k_1 = n_2$ and $k_{i+1} = k_i - j_{k_i}$ (true at $i = 1$; one hop from $n_1 "
+        r"+ k_i$ lands at $n_1 + k_{i+1}$): both definitions follow $k \mapsto k - j_k$",
         hop_follows_chain,
         "sympy identity",
     ),
     Step(
-        "While k_(i+1) >= 1 the landing is again an integer (k_(i+1) <= k_i - 1 <= n2 - 1, as every j >= 1), and "
-        "the chain strictly decreases, so it stops after at most n2 hops",
+        r"While $k_{i+1} \ge 1$ the landing is again an integer ($k_{i+1} \le k_i - 1 \le n_2 - 1$, as "
+        r"every $j \ge 1$), and the chain strictly decreases, so it stops after at most $n_2$ hops",
         chain_stays_inside,
         "sympy signs after substitution",
     ),
     Step(
-        "It stops at the first k_HL with k_HL - j_kHL <= 0, landing at n1 + k_HL - j_kHL <= n1 after HL hops: the "
-        "symbol s_(n1 + k_HL - j_kHL) when that index is in 1..n1 (condition 2 and f_NUM as corrected, with the "
-        "figures' hop count HL), and outside the input when it is <= 0 (no answer in either)",
+        r"It stops at the first $k_{HL}$ with $k_{HL} - j_{k_{HL}} \le 0$, landing at $n_1 + k_{HL} - "
+        r"j_{k_{HL}} \le n_1$ after $HL$ hops: the symbol $s_{n_1 + k_{HL} - j_{k_{HL}}}$ when that index "
+        r"is in $1, \ldots, n_1$ (condition 2 and $f_{\mathrm{NUM}}$ as corrected, with the figures' hop "
+        r"count $HL$), and outside the input when it is $\le 0$ (no answer in either)",
         landing_is_a_symbol_or_outside,
         "sympy signs after substitution",
     ),

@@ -194,69 +194,76 @@ def sharp() -> bool:
 
 
 LOGIT = Step(
-    "T_Index's logit from a query holding sigma to the key at offset t = n - j is v^T rho(t theta) "
-    "rho(-s theta) v = cos((t - s) theta), s = sigma for an integer and 0 for a letter, whatever the key's "
-    "token: a query type's row at length n is cos(u theta), u = t - s, t = 0..n-1",
+    r"$T_{\mathrm{Index}}$'s logit from a query holding $\sigma$ to the key at offset $t = n - j$ is "
+    r"$v^\top \rho(t\theta) \rho(-s\theta) v = \cos((t - s)\theta)$, $s = \sigma$ for an integer and 0 "
+    r"for a letter, whatever the key's token: a query type's row at length $n$ is $\cos(u\theta)$, $u "
+    r"= t - s$, $t = 0, \ldots, n-1$",
     logit_row,
     "sympy identity, the construction's matrices with symbolic s, t, theta",
 )
 OFFSETS = Step(
-    "Every reading ranges over the query types' rows (theory.discrepancy_index; Definition F.1's n > m "
-    "is reported separately): s = 0 (a letter) and 1 <= s <= min(m, n-1) (an integer pointing inside), each "
-    "the last token of a valid input of length n with letters elsewhere; u runs "
-    "over -s..n-1-s, which contains the top's u = 0 (cos 0 = 1); cos being even, the other values are "
-    "cos(v theta) for exactly v = 1..L(s), L(s) = max(s, n-1-s). So the row's gap (top minus second, a tie "
-    "counting 0) is G(L(s)) = 1 - max_{1<=v<=L(s)} cos(v theta), non-increasing in L (a max over more "
-    "offsets)",
+    "Every reading ranges over the query types' rows (theory.discrepancy_index; Definition F.1's $n > "
+    r"m$ is reported separately): $s = 0$ (a letter) and $1 \le s \le \min(m, n-1)$ (an integer "
+    "pointing inside), each the last token of a valid input of length $n$ with letters elsewhere; $u$ "
+    r"runs over $-s, \ldots, n-1-s$, which contains the top's $u = 0$ ($\cos 0 = 1$); cos being even, "
+    r"the other values are $\cos(v\theta)$ for exactly $v = 1, \ldots, L(s)$, $L(s) = \max(s, n-1-s)$. "
+    r"So the row's gap (top minus second, a tie counting 0) is $G(L(s)) = 1 - \max_{1 \le v \le L(s)} "
+    r"\cos(v\theta)$, non-increasing in $L$ (a max over more offsets)",
     offsets,
     "sympy signs after substitution, symbolic n, s, v",
 )
 L_MIN = Step(
-    "So Delta_Index(n) = max_s G(L(s)) = G(min_s L(s)), and min over admissible s of max(s, n-1-s) is the printed L_min = max(ceil((n-1)/2), n-1-m), for every "
-    "n >= 2 and m >= 1: each max(s, n-1-s) is >= ceil((n-1)/2) and >= n-1-s >= n-1-m, and s* = min(m, "
-    "floor((n-1)/2)) is admissible and attains it (cases: n - 1 even or odd, m >= or < floor((n-1)/2))",
+    r"So $\Delta_{\mathrm{Index}}(n) = \max_s G(L(s)) = G(\min_s L(s))$, and min over admissible $s$ "
+    r"of $\max(s, n-1-s)$ is the printed $L_{\min} = \max(\lceil (n-1)/2 \rceil, n-1-m)$, for every $n "
+    r"\ge 2$ and $m \ge 1$: each $\max(s, n-1-s)$ is $\ge \lceil (n-1)/2 \rceil$ and $\ge n-1-s \ge "
+    r"n-1-m$, and $s^* = \min(m, \lfloor (n-1)/2 \rfloor)$ is admissible and attains it (cases: $n - "
+    r"1$ even or odd, $m \ge \lfloor (n-1)/2 \rfloor$ or $m < \lfloor (n-1)/2 \rfloor$)",
     l_min,
     "sympy, symbolic k, s, m in each of the four exhaustive cases",
 )
 PIGEONHOLE = Step(
-    "Dirichlet: for every real alpha and L >= 1 some 1 <= v <= L has ||v alpha|| <= 1/(L+1): the "
-    "fractional parts of u alpha, u = 0..L, cut R/Z into L+1 arcs whose lengths telescope to 1, so the "
-    "shortest is <= 1/(L+1) (were all >= c, their sum would be >= (L+1) c); its end points u_a alpha, "
-    "u_b alpha give v = |u_b - u_a| in 1..L with v alpha within that length of an integer (equal points: "
-    "length 0)",
+    r"Dirichlet: for every real $\alpha$ and $L \ge 1$ some $1 \le v \le L$ has $\lVert v\alpha\rVert "
+    r"\le 1/(L+1)$: the fractional parts of $u\alpha$, $u = 0, \ldots, L$, cut $\mathbb{R}/\mathbb{Z}$ "
+    r"into $L+1$ arcs whose lengths telescope to 1, so the shortest is $\le 1/(L+1)$ (were all $\ge "
+    r"c$, their sum would be $\ge (L+1) c$); its end points $u_a\alpha$, $u_b\alpha$ give $v = \lvert "
+    r"u_b - u_a\rvert \in \{1, \ldots, L\}$ with $v\alpha$ within that length of an integer (equal "
+    "points: length 0)",
     pigeonhole,
     "sympy telescoping sum with symbolic L; sympy identity",
 )
 CAP = Step(
-    "With alpha = theta/2pi, cos(v theta) = cos(2 pi ||v alpha||) (cos even and 2 pi-periodic), and 0 <= "
-    "2 pi ||v alpha|| <= 2 pi/(L+1) <= pi for that v; cos decreasing on [0, pi] gives max_{1<=v<=L} cos(v "
-    "theta) >= cos(2 pi/(L+1)): G(L) <= 1 - cos(2 pi/(L+1)), the printed middle bound at L = L_min",
+    r"With $\alpha = \theta/2\pi$, $\cos(v\theta) = \cos(2\pi \lVert v\alpha\rVert)$ (cos even and "
+    r"$2\pi$-periodic), and $0 \le 2\pi \lVert v\alpha\rVert \le 2\pi/(L+1) \le \pi$ for that $v$; cos "
+    r"decreasing on $[0, \pi]$ gives $\max_{1 \le v \le L} \cos(v\theta) \ge \cos(2\pi/(L+1))$: $G(L) "
+    r"\le 1 - \cos(2\pi/(L+1))$, the printed middle bound at $L = L_{\min}$",
     cap,
     "sympy identities and signs; cos decreasing on [0, pi]; compared with the printed cap",
 )
 FIRST = Step(
-    "v = 1 is among the offsets (L_min >= 1 for every n >= 2 and m >= 1), so G(L_min) <= 1 - cos theta; "
-    "with the previous step Delta_Index(n) <= min{1 - cos theta, 1 - cos(2 pi/(L+1))}",
+    r"$v = 1$ is among the offsets ($L_{\min} \ge 1$ for every $n \ge 2$ and $m \ge 1$), so "
+    r"$G(L_{\min}) \le 1 - \cos\theta$; with the previous step $\Delta_{\mathrm{Index}}(n) \le \min\{1 "
+    r"- \cos\theta, 1 - \cos(2\pi/(L+1))\}$",
     first_offset,
     "sympy signs, symbolic k, m in the four exhaustive cases",
 )
 QUADRATIC = Step(
-    "1 - cos x <= x^2/2 for every real x (f = x^2/2 - 1 + cos x has f(0) = f'(0) = 0, f'' = 2 sin^2(x/2) "
-    ">= 0, f even); at x = 2 pi/(L+1) the right side is the printed 2 pi^2/(L+1)^2, and min{a, b} <= "
-    "min{a, c} when b <= c",
+    r"$1 - \cos x \le x^2/2$ for every real $x$ ($f = x^2/2 - 1 + \cos x$ has $f(0) = f'(0) = 0$, $f'' "
+    r"= 2\sin^2(x/2) \ge 0$, $f$ even); at $x = 2\pi/(L+1)$ the right side is the printed "
+    r"$2\pi^2/(L+1)^2$, and $\min\{a, b\} \le \min\{a, c\}$ when $b \le c$",
     quadratic,
     "sympy derivatives and identities; compared with the printed quadratic bound",
 )
 TAIL = Step(
-    "L_min >= (n-1)/2, so L_min + 1 >= (n+1)/2 and 2 pi^2/(L+1)^2 <= 8 pi^2/(n+1)^2, the printed last bound "
-    "(min{a, b} <= b)",
+    r"$L_{\min} \ge (n-1)/2$, so $L_{\min} + 1 \ge (n+1)/2$ and $2\pi^2/(L+1)^2 \le 8\pi^2/(n+1)^2$, "
+    r"the printed last bound ($\min\{a, b\} \le b$)",
     tail,
     "sympy signs after substitution, symbolic n, k, m, four exhaustive cases",
 )
 SHARP = Step(
-    "At theta = 2 pi/(L+1) (L = L_min): alpha = 1/(L+1) and ||v alpha|| = min(v, L+1-v)/(L+1) >= 1/(L+1) for "
-    "v = 1..L, equality at v = 1, so G(L) = 1 - cos(2 pi/(L+1)) = 1 - cos theta; the query s* of the L_min "
-    "step realises L_min and G is non-increasing, so Delta_Index(n) = G(L_min) equals the middle bound",
+    r"At $\theta = 2\pi/(L+1)$ ($L = L_{\min}$): $\alpha = 1/(L+1)$ and $\lVert v\alpha\rVert = "
+    r"\min(v, L+1-v)/(L+1) \ge 1/(L+1)$ for $v = 1, \ldots, L$, equality at $v = 1$, so $G(L) = 1 - "
+    r"\cos(2\pi/(L+1)) = 1 - \cos\theta$; the query $s^*$ of the $L_{\min}$ step realises $L_{\min}$ "
+    r"and $G$ is non-increasing, so $\Delta_{\mathrm{Index}}(n) = G(L_{\min})$ equals the middle bound",
     sharp,
     "sympy signs after substitution; cos decreasing on [0, pi]",
 )
@@ -395,54 +402,58 @@ def parenthetical() -> bool:
 
 
 MIN_ROW = Step(
-    "Every L(s) = max(s, n-1-s) is <= n-1 (0 <= s <= n-1), with equality at the letter query s = 0, present "
-    "at every n >= 2 and m; so the min over inputs of the gap (ties counting 0) is min_s G(L(s)) = G(n-1)",
+    r"Every $L(s) = \max(s, n-1-s)$ is $\le n-1$ ($0 \le s \le n-1$), with equality at the letter "
+    r"query $s = 0$, present at every $n \ge 2$ and $m$; so the min over inputs of the gap (ties "
+    r"counting 0) is $\min_s G(L(s)) = G(n-1)$",
     min_row,
     "sympy signs after substitution, symbolic n, s",
 )
 INF_BOUNDS = Step(
-    "At L = n - 1 >= 1: the Dirichlet step, cos(v theta) = cos(2 pi ||v alpha||) with cos decreasing, v = 1 "
-    "among the offsets, 1 - cos x <= x^2/2 and, at theta = 2 pi/n, ||v/n|| >= 1/n (equality at v = 1) give "
-    "G(n-1) <= min{1 - cos theta, 1 - cos(2 pi/n)} <= min{1 - cos theta, 2 pi^2/n^2}, the middle bound "
-    "attained at theta = 2 pi/n; the printed formulas are those bounds",
+    r"At $L = n - 1 \ge 1$: the Dirichlet step, $\cos(v\theta) = \cos(2\pi \lVert v\alpha\rVert)$ with "
+    r"cos decreasing, $v = 1$ among the offsets, $1 - \cos x \le x^2/2$ and, at $\theta = 2\pi/n$, "
+    r"$\lVert v/n\rVert \ge 1/n$ (equality at $v = 1$) give $G(n-1) \le \min\{1 - \cos\theta, 1 - "
+    r"\cos(2\pi/n)\} \le \min\{1 - \cos\theta, 2\pi^2/n^2\}$, the middle bound attained at $\theta = "
+    r"2\pi/n$; the printed formulas are those bounds",
     inf_cap,
     "sympy identities, derivatives and signs; compared with the printed formulas",
 )
 UNTIED = Step(
-    "cos x = 1 exactly when x is in 2 pi Z; every row's offsets have |u| <= n-1, so when no u in 1..n-1 has "
-    "u theta in 2 pi Z every row has a unique top and Lemma F.1's gap (top minus the next value strictly "
-    "below) is top minus second: lambda(n) equals the min over inputs of the gap",
+    r"$\cos x = 1$ exactly when $x \in 2\pi\mathbb{Z}$; every row's offsets have $\lvert u\rvert \le "
+    r"n-1$, so when no $u \in \{1, \ldots, n-1\}$ has $u\theta \in 2\pi\mathbb{Z}$ every row has a "
+    "unique top and Lemma F.1's gap (top minus the next value strictly below) is top minus second: "
+    r"$\lambda(n)$ equals the min over inputs of the gap",
     untied_rows,
     "sympy solveset over the reals",
 )
 PERIOD = Step(
-    "If some D >= 1 has D theta in 2 pi Z, the least such P divides it (D = qP + r, r theta = D theta - q P theta "
-    "in 2 pi Z, so r = 0): some D <= D_max ties iff P <= D_max; and u theta = 2 pi k (u >= 1) makes theta/2pi "
-    "= k/u rational, so no u ever ties when theta/2pi is irrational",
+    r"If some $D \ge 1$ has $D\theta \in 2\pi\mathbb{Z}$, the least such $P$ divides it ($D = qP + r$, "
+    r"$r\theta = D\theta - qP\theta \in 2\pi\mathbb{Z}$, so $r = 0$): some $D \le D_{\max}$ ties iff "
+    r"$P \le D_{\max}$; and $u\theta = 2\pi k$ ($u \ge 1$) makes $\theta/2\pi = k/u$ rational, so no "
+    r"$u$ ever ties when $\theta/2\pi$ is irrational",
     period,
     "sympy identities",
 )
 WITNESS_ONE = Step(
-    "P <= n0 - 2: on B A^P 1 (length P + 2 <= n0, the integer 1 points inside) the last position's ties "
-    "are t = 1 (A) and t = P + 1 (B), and t = 0 when P = 1 (the multiples of P in [-1, P]); T_Index's "
-    "scores (k on the query token, 2 on each tied letter; theory.brute_index._decode) leave A, Index's "
-    "answer, no unique maximum: an error",
+    r"$P \le n_0 - 2$: on $B\,A^P\,1$ (length $P + 2 \le n_0$, the integer 1 points inside) the last "
+    "position's ties are $t = 1$ (A) and $t = P + 1$ (B), and $t = 0$ when $P = 1$ (the multiples of "
+    r"$P$ in $[-1, P]$); $T_{\mathrm{Index}}$'s scores ($k$ on the query token, 2 on each tied letter; "
+    "theory.brute_index._decode) leave A, Index's answer, no unique maximum: an error",
     witness_integer_one,
     "sympy signs, symbolic P, n0; the two exhaustive cases P = 1, P >= 2 of the tied set",
 )
 WITNESS_P = Step(
-    "n0 - 2 < P <= m: on A B^(P-1) P (length P + 1 <= n0, P points to the first position) the last position's "
-    "ties are t = P (A) and t = 0 (the query, value 0), the multiples of P in [-P, 0]; the scores 2 on P and "
-    "2 on A share the maximum: an error",
+    r"$n_0 - 2 < P \le m$: on $A\,B^{P-1}\,P$ (length $P + 1 \le n_0$, $P$ points to the first "
+    "position) the last position's ties are $t = P$ (A) and $t = 0$ (the query, value 0), the "
+    "multiples of $P$ in $[-P, 0]$; the scores 2 on $P$ and 2 on A share the maximum: an error",
     witness_integer_p,
     "sympy signs, symbolic P, m, n0",
 )
 PARENTHETICAL = Step(
-    "So a correct T_Index with m < n0 has no tie at D <= D_max: D_max = n0 - 2 when m <= n0 - 2 (first "
-    "witness) and n0 - 1 = m when m = n0 - 1 (first or second witness), each extended by letters to a "
-    "valid length max(its length, m + 1) <= n0 (T_Index is causal: the witness's last position is "
-    "unchanged); hence no u <= n-1 ties for every n <= D_max + 1, and D_max + 1 = n0 exactly when "
-    "m = n0 - 1",
+    r"So a correct $T_{\mathrm{Index}}$ with $m < n_0$ has no tie at $D \le D_{\max}$: $D_{\max} = n_0 "
+    r"- 2$ when $m \le n_0 - 2$ (first witness) and $n_0 - 1 = m$ when $m = n_0 - 1$ (first or second "
+    r"witness), each extended by letters to a valid length $\max(\text{its length}, m + 1) \le n_0$ "
+    r"($T_{\mathrm{Index}}$ is causal: the witness's last position is unchanged); hence no $u \le n-1$ "
+    r"ties for every $n \le D_{\max} + 1$, and $D_{\max} + 1 = n_0$ exactly when $m = n_0 - 1$",
     parenthetical,
     "sympy, on the printed D_max, symbolic m, n0",
 )
@@ -525,39 +536,44 @@ def examples() -> bool:
 
 
 POSITIONS = Step(
-    "Every position of a valid input of length m < n <= n0 is the last position of a valid prefix of length "
-    "p <= n0, and every valid prefix extends by letters to a valid input of length max(p, m + 1) <= n0 "
-    "(m < n0); T_Index is causal, so 'exact on every valid input' is 'decodes Index at the last position "
-    "of every valid prefix of length <= n0'. Average-hard decoding there (Appendix F.2.1's weights: value 2 e_letter "
-    "or 0, residual x + a; theory.brute_index._decode): over the k tied top positions the scores, scaled "
-    "by k, are k on the query token plus 2 on each tied letter, and a shared maximum is an error",
+    r"Every position of a valid input of length $m < n \le n_0$ is the last position of a valid prefix "
+    r"of length $p \le n_0$, and every valid prefix extends by letters to a valid input of length "
+    r"$\max(p, m + 1) \le n_0$ ($m < n_0$); $T_{\mathrm{Index}}$ is causal, so 'exact on every valid "
+    r"input' is 'decodes Index at the last position of every valid prefix of length $\le n_0$'. "
+    r"Average-hard decoding there (Appendix F.2.1's weights: value $2 e_{\mathrm{letter}}$ or 0, "
+    "residual $x + a$; theory.brute_index._decode): over the $k$ tied top positions the scores, "
+    "scaled by $k$, are $k$ on the query token plus 2 on each tied letter, and a shared maximum is an "
+    "error",
     positions,
     "sympy signs after substitution",
 )
 INTEGER_QUERIES = Step(
-    "If no D in 1..D_max has D theta in 2 pi Z: at an integer query s the offsets have |u| <= max(s, "
-    "p-1-s) <= D_max, so the target (u = 0) is the only top position; the scores e_s + 2 e_A (a letter "
-    "target A) or e_s (an integer target) decode Index's answer",
+    r"If no $D \in \{1, \ldots, D_{\max}\}$ has $D\theta \in 2\pi\mathbb{Z}$: at an integer query $s$ "
+    r"the offsets have $\lvert u\rvert \le \max(s, p-1-s) \le D_{\max}$, so the target ($u = 0$) is "
+    "the only top position; the scores $e_s + 2 e_A$ (a letter target A) or $e_s$ (an integer target) "
+    "decode Index's answer",
     integer_queries_decode,
     "sympy signs on the printed D_max, symbolic m, n0, p, s; the decoding rule on both target kinds",
 )
 LETTER_QUERIES = Step(
-    "If no D in 1..D_max has D theta in 2 pi Z: at a letter query the least period P (if any) is >= n0 - 1 "
-    "and 2P > n0 - 1, so the top positions are t = 0 or t in {0, P}; in every case (the token at P "
-    "sigma, another letter, an integer) sigma, Index's answer, is the unique top score",
+    r"If no $D \in \{1, \ldots, D_{\max}\}$ has $D\theta \in 2\pi\mathbb{Z}$: at a letter query the "
+    r"least period $P$ (if any) is $\ge n_0 - 1$ and $2P > n_0 - 1$, so the top positions are $t = 0$ "
+    r"or $t \in \{0, P\}$; in every case (the token at $P$ $\sigma$, another letter, an integer) "
+    r"$\sigma$, Index's answer, is the unique top score",
     letter_queries_decode,
     "sympy signs on the printed D_max; the decoding rule on the four top sets",
 )
 ONLY_IF = Step(
-    "Conversely a tie at some D <= D_max gives P <= D_max (the least period divides D): P <= n0 - 2 breaks the "
-    "first witness; otherwise D_max = n0 - 1 = m and P <= m breaks the second; each is a valid prefix of "
-    "length <= n0",
+    r"Conversely a tie at some $D \le D_{\max}$ gives $P \le D_{\max}$ (the least period divides $D$): "
+    r"$P \le n_0 - 2$ breaks the first witness; otherwise $D_{\max} = n_0 - 1 = m$ and $P \le m$ "
+    r"breaks the second; each is a valid prefix of length $\le n_0$",
     only_if,
     "sympy on the printed D_max; the two witness steps",
 )
 EXAMPLES = Step(
-    "The examples meet the condition: rational theta != 0 (pi is irrational), theta/pi irrational (D theta = "
-    "2 pi k makes theta/pi = 2k/D), theta = 2 pi/n0 (n0 | D is impossible for 1 <= D <= D_max <= n0 - 1)",
+    r"The examples meet the condition: rational $\theta \ne 0$ ($\pi$ is irrational), $\theta/\pi$ "
+    r"irrational ($D\theta = 2\pi k$ makes $\theta/\pi = 2k/D$), $\theta = 2\pi/n_0$ ($n_0 \mid D$ is "
+    r"impossible for $1 \le D \le D_{\max} \le n_0 - 1$)",
     examples,
     "sympy: pi irrational, identities and signs on the printed D_max",
 )
@@ -617,23 +633,24 @@ def paper_condition_examples() -> bool:
 
 
 BELOW_N0 = Step(
-    "At a position p <= n0 of a valid input every row's offsets have |u| <= max(s, p-1-s) <= p-1 <= n0-1, "
-    "the printed q bound n0 - 1",
+    r"At a position $p \le n_0$ of a valid input every row's offsets have $\lvert u\rvert \le \max(s, "
+    r"p-1-s) \le p-1 \le n_0-1$, the printed $q$ bound $n_0 - 1$",
     offsets_below_n0,
     "sympy signs after substitution, symbolic p, s, n0",
 )
 TIE_IFF = Step(
-    "cos x = 1 exactly on 2 pi Z. A tie at 1 <= u <= n0-1 makes theta/2pi = k/u, with reduced denominator "
-    "q | u, so q <= n0 - 1; conversely theta/2pi = p/q with q <= n0 - 1 ties the offsets 0 and q of the letter "
-    "query at position q + 1 <= n0 of an all-letter input (valid, extended by letters to length max(q + 1, "
-    "m + 1) <= n0 as m < n0)",
+    r"$\cos x = 1$ exactly on $2\pi\mathbb{Z}$. A tie at $1 \le u \le n_0-1$ makes $\theta/2\pi = "
+    r"k/u$, with reduced denominator $q \mid u$, so $q \le n_0 - 1$; conversely $\theta/2\pi = p/q$ "
+    r"with $q \le n_0 - 1$ ties the offsets 0 and $q$ of the letter query at position $q + 1 \le n_0$ "
+    r"of an all-letter input (valid, extended by letters to length $\max(q + 1, m + 1) \le n_0$ as $m "
+    "< n_0$)",
     tie_iff_denominator,
     "sympy identities, signs and solveset",
 )
 PAPER_EXAMPLES = Step(
-    "2 pi/5 is irrational, yet theta/2pi = 1/5 with 5 <= n0 - 1 from n0 = 6: F.2.1's 'theta not in Q' "
-    "is not sufficient; 0.8 is rational and 0.8/2pi = 2/(5 pi) is irrational, so it never ties: the "
-    "condition is not necessary",
+    r"$2\pi/5$ is irrational, yet $\theta/2\pi = 1/5$ with $5 \le n_0 - 1$ from $n_0 = 6$: F.2.1's "
+    r"'$\theta \notin \mathbb{Q}$' is not sufficient; 0.8 is rational and $0.8/2\pi = 2/(5\pi)$ is "
+    "irrational, so it never ties: the condition is not necessary",
     paper_condition_examples,
     "sympy: pi is irrational",
 )
@@ -677,24 +694,26 @@ def unique_tops_decode() -> bool:
 
 
 PREFIXES = Step(
-    "Every position of a valid input of length n <= n0 is the last position of a valid prefix of length "
-    "p <= n0; T_Index is causal (one decoder layer), so it computes Index on every valid input of length "
-    "<= n0 iff it decodes Index at the last position of each. Average-hard decoding there (Appendix "
-    "F.2.1's weights: value 2 e_letter or 0, residual x + a; theory.brute_index._decode): over the k tied "
-    "top positions the scores, scaled by k, are k on the query token plus 2 on each tied letter",
+    r"Every position of a valid input of length $n \le n_0$ is the last position of a valid prefix of "
+    r"length $p \le n_0$; $T_{\mathrm{Index}}$ is causal (one decoder layer), so it computes Index on "
+    r"every valid input of length $\le n_0$ iff it decodes Index at the last position of each. "
+    r"Average-hard decoding there (Appendix F.2.1's weights: value $2 e_{\mathrm{letter}}$ or 0, "
+    "residual $x + a$; theory.brute_index._decode): over the $k$ tied top positions the scores, "
+    "scaled by $k$, are $k$ on the query token plus 2 on each tied letter",
     prefixes,
     "sympy signs after substitution",
 )
 ANGLE = Step(
-    "Take T_Index (one layer, one head, one angle) at theta = 2 pi/n0, in (0, pi]: every offset at a position "
-    "p <= n0 has |u| <= p - 1 <= n0 - 1, and u theta in 2 pi Z would need n0 | u; so every top is unique",
+    r"Take $T_{\mathrm{Index}}$ (one layer, one head, one angle) at $\theta = 2\pi/n_0$, in $(0, "
+    r"\pi]$: every offset at a position $p \le n_0$ has $\lvert u\rvert \le p - 1 \le n_0 - 1$, and "
+    r"$u\theta \in 2\pi\mathbb{Z}$ would need $n_0 \mid u$; so every top is unique",
     angle_two_pi_over_n0,
     "sympy signs and identities, symbolic u, n0, p, s; solveset",
 )
 UNIQUE_DECODE = Step(
-    "A unique top decodes Index: a letter query's top is itself (3 on sigma); an integer query's top "
-    "is its target (1 on s plus 2 on a letter target A, or 1 on s when the target is an integer, "
-    "which Index keeps)",
+    r"A unique top decodes Index: a letter query's top is itself (3 on $\sigma$); an integer query's "
+    "top is its target (1 on $s$ plus 2 on a letter target A, or 1 on $s$ when the target is an "
+    "integer, which Index keeps)",
     unique_tops_decode,
     "the decoding rule on the three kinds of top",
 )

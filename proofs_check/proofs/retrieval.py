@@ -15,7 +15,7 @@ from sympy import cos, sin
 
 from proofs_check.evidence.classes import Step, proved
 from theory import retrieval_formulas as F
-from theory.brute_retrieval import LETTERS, _shapes, proper_inputs
+from theory.brute_retrieval import LETTERS, input_shapes, proper_inputs
 from theory.discrepancy_retrieval import realizable_vectors
 from theory.formula import THETA_PRIME
 from theory.functions import retrieval, split_pair
@@ -58,7 +58,7 @@ def realizable_rows() -> bool:
     """The rows of proper inputs are the vectors of Z_A^n with a zero (the docstring's construction)."""
     for A, n_top in SMALL:
         for n in range(1, n_top + 1):
-            rows = {tuple(d for _, d in pairs) for pairs, *_ in _shapes(A, 1, n)}
+            rows = {tuple(d for _, d in pairs) for pairs, *_ in input_shapes(A, 1, n)}
             if rows != set(realizable_vectors(A, n)):
                 return False
     return True
@@ -126,58 +126,60 @@ def positive_in_range() -> bool:
 
 
 SYMMETRY = Step(
-    "Every reading depends on theta only through theta': each logit cos(d omega + t theta) (t an integer "
-    "offset, d in Z_A) is 2 pi-periodic in theta, and theta -> -theta turns it into cos(-d omega + t theta), "
-    "which relabelling the letters phi -> -phi (a bijection of ALPH: proper inputs stay proper, answers "
-    "follow) undoes",
+    r"Every reading depends on $\theta$ only through $\theta'$: each logit $\cos(d\omega + t\theta)$ "
+    r"($t$ an integer offset, $d \in \mathbb{Z}_A$) is $2\pi$-periodic in $\theta$, and $\theta "
+    r"\mapsto -\theta$ turns it into $\cos(-d\omega + t\theta)$, which relabelling the letters $\phi "
+    r"\mapsto -\phi$ (a bijection of ALPH: proper inputs stay proper, answers follow) undoes",
     symmetry,
     "sympy identities; the relabelling on every proper input, |ALPH| <= 4, n <= 4",
-    cases="the relabelling: |ALPH| <= 4, n <= 4",
+    cases=r"the relabelling: $\lvert\mathrm{ALPH}\rvert \le 4$, $n \le 4$",
 )
 ROWS = Step(
-    "The rows of proper inputs are exactly the vectors (d_0..d_(n-1)) in Z_A^n with some d_t = 0: a proper "
-    "input has a key matching the query letter, and the input of theory.discrepancy_retrieval's docstring "
-    "realizes any such vector",
+    r"The rows of proper inputs are exactly the vectors $(d_0, \ldots, d_{n-1}) \in \mathbb{Z}_A^n$ "
+    "with some $d_t = 0$: a proper input has a key matching the query letter, and the input of "
+    "theory.discrepancy_retrieval's docstring realizes any such vector",
     realizable_rows,
     "the construction checked on every vector, |ALPH| <= 4, n <= 4",
-    cases="|ALPH| <= 4, n <= 4",
+    cases=r"$\lvert\mathrm{ALPH}\rvert \le 4$, $n \le 4$",
 )
 REGIME = Step(
-    "2n theta' < omega implies 2(n-1) theta' < omega, so every offset t <= n-1 has 0 <= t theta' < omega/2 "
-    "<= pi/2",
+    r"$2n\theta' < \omega$ implies $2(n-1)\theta' < \omega$, so every offset $t \le n-1$ has $0 \le "
+    r"t\theta' < \omega/2 \le \pi/2$",
     regime,
     "sympy, from the printed conditions",
 )
 BEST_OTHER_STEP = Step(
-    "For 0 <= x < omega/2 and d = 1..A-1 the angle d omega + x lies at distance min(d omega + x, "
-    "(A-d) omega - x) >= omega - x from 2 pi Z, with equality at d = A-1 = -1 mod A; cos decreases on "
-    "[0, pi], so the best other-symbol logit at offset t is cos(omega - t theta')",
+    r"For $0 \le x < \omega/2$ and $d = 1, \ldots, A-1$ the angle $d\omega + x$ lies at distance "
+    r"$\min(d\omega + x, (A-d)\omega - x) \ge \omega - x$ from $2\pi\mathbb{Z}$, with equality at $d = "
+    r"A-1 = -1 \bmod A$; cos decreases on $[0, \pi]$, so the best other-symbol logit at offset $t$ is "
+    r"$\cos(\omega - t\theta')$",
     best_other,
     "sympy signs after substitution; cos decreasing on [0, pi]",
 )
 MONOTONE = Step(
-    "cos(t theta') decreases and cos(omega - t theta') increases in t on 0..n-1: the best matched key "
-    "present is the one nearest the query, the best other-symbol key present the one farthest from it",
+    r"$\cos(t\theta')$ decreases and $\cos(\omega - t\theta')$ increases in $t$ on $0, \ldots, n-1$: "
+    "the best matched key present is the one nearest the query, the best other-symbol key present the "
+    "one farthest from it",
     monotone,
     "sympy derivatives; cos decreasing on [0, pi]",
 )
 WORST = Step(
-    "For the nearest matched offset t* the margin is >= cos(t* theta') - max over t != t* of cos(omega - "
-    "t theta'), with equality on the realizable vector with d = 0 at t* and d = -1 elsewhere; of the "
-    "candidates t* = n-1 and t* = n-2 (smaller t* only raise it), the difference is 4 sin(theta'/2) "
-    "cos(omega/2) sin(omega/2 - (2n-3) theta'/2) >= 0, so margin(n) = cos((n-2) theta') - cos(omega - "
-    "(n-1) theta'), the printed formula",
+    r"For the nearest matched offset $t^*$ the margin is $\ge \cos(t^* \theta') - \max_{t \ne t^*} "
+    r"\cos(\omega - t\theta')$, with equality on the realizable vector with $d = 0$ at $t^*$ and $d = "
+    "-1$ elsewhere; of the candidates $t^* = n-1$ and $t^* = n-2$ (smaller $t^*$ only raise it), the "
+    r"difference is $4\sin(\theta'/2)\cos(\omega/2)\sin(\omega/2 - (2n-3)\theta'/2) \ge 0$, so "
+    r"$\mathrm{margin}(n) = \cos((n-2)\theta') - \cos(\omega - (n-1)\theta')$, the printed formula",
     worst_input,
     "sympy identity and signs; compared with the printed MARGIN",
 )
 PRODUCT = Step(
-    "Sum to product: cos((n-2) theta') - cos(omega - (n-1) theta') = 2 sin((omega - theta')/2) "
-    "sin((omega - (2n-3) theta')/2)",
+    r"Sum to product: $\cos((n-2)\theta') - \cos(\omega - (n-1)\theta') = 2\sin((\omega - "
+    r"\theta')/2)\sin((\omega - (2n-3)\theta')/2)$",
     product_form,
     "sympy identity on the two printed formulas",
 )
 POSITIVE = Step(
-    "With 2n theta' < omega both sine arguments lie in (0, pi/2], so margin(n) > 0",
+    r"With $2n\theta' < \omega$ both sine arguments lie in $(0, \pi/2]$, so $\mathrm{margin}(n) > 0$",
     positive_in_range,
     "sympy signs after substitution",
 )
@@ -201,9 +203,10 @@ COMPETITOR_CORRECTED = proved(
     BEST_OTHER_STEP,
     MONOTONE,
     Step(
-        "The largest matched logit over inputs is cos(0) = 1 (an ALPH x INT query matches itself at offset 0) and the "
-        "best other-symbol logit at any position 1..n is at offset n-1, d = -1; so the maximum over inputs is "
-        "1 - cos(omega - (n-1) theta'), the printed formula, Theorem 3.2's 1 - cos(omega - n theta') with n - 1 for n",
+        r"The largest matched logit over inputs is $\cos(0) = 1$ (an $\mathrm{ALPH} \times \mathrm{INT}$ "
+        r"query matches itself at offset 0) and the best other-symbol logit at any position $1, \ldots, n$ "
+        r"is at offset $n-1$, $d = -1$; so the maximum over inputs is $1 - \cos(\omega - (n-1)\theta')$, "
+        r"the printed formula, Theorem 3.2's $1 - \cos(\omega - n\theta')$ with $n - 1$ for $n$",
         competitor_formula,
         "sympy, on the printed formulas",
     ),
@@ -223,7 +226,7 @@ def matched_keys_agree() -> bool:
     itself, the matched key at offset 0 (cos 0 = 1 > cos(t theta') for 0 < t theta' < pi)."""
     for A, n_top in SMALL:
         for n in range(1, n_top + 1):
-            for pairs, matched, tokens, answer in _shapes(A, 1, n):
+            for _pairs, matched, tokens, answer in input_shapes(A, 1, n):
                 pointer = not split_pair(tokens[-1])[1].isdigit()
                 held = {tok for tok, hit in zip(tokens, matched) if hit} if pointer else {tokens[-1]}
                 if held != {answer}:
@@ -233,8 +236,8 @@ def matched_keys_agree() -> bool:
 
 CONDITION = proved(
     Step(
-        "0 < theta < omega/(2 n0) and 2 <= n <= n0 give theta' = theta and 2n theta' < omega, the "
-        "range of C7-retrieval-margin-exact",
+        r"$0 < \theta < \omega/(2n_0)$ and $2 \le n \le n_0$ give $\theta' = \theta$ and $2n\theta' < "
+        r"\omega$, the range of C7-retrieval-margin-exact",
         paper_condition_in_range,
         "sympy signs after substitution",
     ),
@@ -246,13 +249,14 @@ CONDITION = proved(
     PRODUCT,
     POSITIVE,
     Step(
-        "margin(n) > 0: on every input of length n <= n0 the best matched key is strictly above every "
-        "other-symbol key present; it holds the answer (an ALPH x ALPH query: every matched key is the "
-        "answer token, Definition F.2; an ALPH x INT query: the query itself at offset 0, unique top "
-        "since 0 < t theta' < pi for its other matches), so average-hard attention picks the answer",
+        r"$\mathrm{margin}(n) > 0$: on every input of length $n \le n_0$ the best matched key is strictly "
+        r"above every other-symbol key present; it holds the answer (an $\mathrm{ALPH} \times "
+        r"\mathrm{ALPH}$ query: every matched key is the answer token, Definition F.2; an $\mathrm{ALPH} "
+        r"\times \mathrm{INT}$ query: the query itself at offset 0, unique top since $0 < t\theta' < \pi$ "
+        "for its other matches), so average-hard attention picks the answer",
         matched_keys_agree,
         "Definition F.2 on every proper input, |ALPH| <= 4, n <= 4",
-        cases="|ALPH| <= 4, n <= 4",
+        cases=r"$\lvert\mathrm{ALPH}\rvert \le 4$, $n \le 4$",
     ),
 )
 
@@ -284,15 +288,17 @@ def gaps_at_zero() -> bool:
 C8_PROOF = proved(
     ROWS,
     Step(
-        "At theta = 0 each logit is cos(d omega), independent of the offset; a proper input has a matched key "
-        "(logit 1, the largest value), and every other-symbol key has logit <= cos(omega) < 1, since 0 < omega <= pi",
+        r"At $\theta = 0$ each logit is $\cos(d\omega)$, independent of the offset; a proper input has a "
+        r"matched key (logit 1, the largest value), and every other-symbol key has logit $\le \cos(\omega) "
+        r"< 1$, since $0 < \omega \le \pi$",
         theta_zero,
         "sympy; the best-other step at x = 0",
     ),
     Step(
-        "So at every length n >= 2 the sup gap (top minus second), lambda (top minus the next value strictly below), "
-        "the competitor and the margin are each >= 1 - cos(omega) > 0 (equal to it on the input with one other key "
-        "at d = 1): Delta_Retrieval(n) stays away from zero; only the tie-as-0 minimum vanishes (repeated tokens tie)",
+        r"So at every length $n \ge 2$ the sup gap (top minus second), $\lambda$ (top minus the next value "
+        r"strictly below), the competitor and the margin are each $\ge 1 - \cos(\omega) > 0$ (equal to it "
+        r"on the input with one other key at $d = 1$): $\Delta_{\mathrm{Retrieval}}(n)$ stays away from "
+        "zero; only the tie-as-0 minimum vanishes (repeated tokens tie)",
         gaps_at_zero,
         "sympy signs; cos decreasing on [0, pi]",
     ),

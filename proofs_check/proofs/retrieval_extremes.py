@@ -101,25 +101,29 @@ SUP_EXACT = proved(
     BEST_OTHER_STEP,
     MONOTONE,
     Step(
-        "In the regime every matched key (>= cos((n-1) theta')) lies above cos(omega/2) and every other-symbol key "
-        "(<= cos(omega - (n-1) theta')) below it: a row's top is its nearest matched key, at offset t*",
+        r"In the regime every matched key ($\ge \cos((n-1)\theta')$) lies above $\cos(\omega/2)$ and every "
+        r"other-symbol key ($\le \cos(\omega - (n-1)\theta')$) below it: a row's top is its nearest "
+        "matched key, at offset $t^*$",
         top_is_matched,
         "sympy signs after substitution; cos decreasing",
     ),
     Step(
-        "The lowest logit at offset t is -cos(t theta') for |ALPH| even (d = |ALPH|/2) and -cos(omega/2 - t theta') "
-        "for |ALPH| odd (d = (|ALPH|-1)/2): the angle d omega + t theta' nearest to pi",
+        r"The lowest logit at offset $t$ is $-\cos(t\theta')$ for $\lvert\mathrm{ALPH}\rvert$ even ($d = "
+        r"\lvert\mathrm{ALPH}\rvert/2$) and $-\cos(\omega/2 - t\theta')$ for $\lvert\mathrm{ALPH}\rvert$ "
+        r"odd ($d = (\lvert\mathrm{ALPH}\rvert-1)/2$): the angle $d\omega + t\theta'$ nearest to $\pi$",
         lowest_logit,
         "sympy signs and identities",
     ),
     Step(
-        "So top - second <= cos(t* theta') - max over t != t* of the lowest logit at t, with equality when every "
-        "other key is at its lowest (realizable: the zero is at t*); the largest is at t* = 0: 1 + cos((n-1) theta') "
-        "for |ALPH| even and 1 + cos(omega/2 - theta') for |ALPH| odd, the printed formulas",
+        r"So $\mathrm{top} - \mathrm{second} \le \cos(t^* \theta')$ minus the max over $t \ne t^*$ of the "
+        "lowest logit at $t$, with equality when every other key is at its lowest (realizable: the zero "
+        r"is at $t^*$); the largest is at $t^* = 0$: $1 + \cos((n-1)\theta')$ for "
+        r"$\lvert\mathrm{ALPH}\rvert$ even and $1 + \cos(\omega/2 - \theta')$ for "
+        r"$\lvert\mathrm{ALPH}\rvert$ odd, the printed formulas",
         sup_value,
         "sympy identities and signs, on the printed formulas",
     ),
-    Step("Both are >= 1 + cos(omega/2), the printed floor", sup_floor, "sympy signs; cos decreasing"),
+    Step(r"Both are $\ge 1 + \cos(\omega/2)$, the printed floor", sup_floor, "sympy signs; cos decreasing"),
 )
 
 
@@ -178,35 +182,38 @@ INF_CORRECTED = proved(
     BEST_OTHER_STEP,
     MONOTONE,
     Step(
-        "In the regime a row's top is its nearest matched key, at offset t* (as for the sup)",
+        "In the regime a row's top is its nearest matched key, at offset $t^*$ (as for the sup)",
         top_is_matched,
         "sympy signs after substitution; cos decreasing",
     ),
     Step(
-        "A matched key at t > t* lies >= cos(t* theta') - cos((t*+1) theta') = 2 sin((2t*+1) theta'/2) sin(theta'/2) "
-        ">= 1 - cos theta' below the top, equality for a copy of the top at offset 1",
+        r"A matched key at $t > t^*$ lies $\ge \cos(t^* \theta') - \cos((t^*+1)\theta') = "
+        r"2\sin((2t^*+1)\theta'/2)\sin(\theta'/2) \ge 1 - \cos\theta'$ below the top, equality for a copy "
+        "of the top at offset 1",
         copy_gap,
         "sympy identities and signs",
     ),
     WORST,
     PRODUCT,
     Step(
-        "So for 0 < theta' in the regime lambda(n) = min{1 - cos theta', cos((n-2) theta') - cos(omega - (n-1) "
-        "theta')}: the next value strictly below the top is a matched key (>= the copy gap) or the best other-symbol "
-        "key (>= the margin), each attained; the printed formula",
+        r"So for $0 < \theta'$ in the regime $\lambda(n) = \min\{1 - \cos\theta', \cos((n-2)\theta') - "
+        r"\cos(\omega - (n-1)\theta')\}$: the next value strictly below the top is a matched key ($\ge$ "
+        r"the copy gap) or the best other-symbol key ($\ge$ the margin), each attained; the printed "
+        "formula",
         lambda_value,
         "sympy, on the printed formulas",
     ),
     *C8_PROOF.steps[1:],  # theta' = 0: lambda(n) = 1 - cos omega, C8's steps
     Step(
-        "For 0 < theta' with (n+1) theta' <= omega: lambda(n) <= 1 - cos theta' <= 1 - cos(omega - n theta'), as "
-        "theta' <= omega - n theta' <= pi; at theta' = 0, lambda(n) = 1 - cos omega = 1 - cos(omega - n 0)",
+        r"For $0 < \theta'$ with $(n+1)\theta' \le \omega$: $\lambda(n) \le 1 - \cos\theta' \le 1 - "
+        r"\cos(\omega - n\theta')$, as $\theta' \le \omega - n\theta' \le \pi$; at $\theta' = 0$, "
+        r"$\lambda(n) = 1 - \cos\omega = 1 - \cos(\omega - n \cdot 0)$",
         chain,
         "sympy, on the printed range and formulas; cos decreasing",
     ),
     Step(
-        "Where also (2n-3) theta' >= omega the formula's second sine is <= 0, so it is <= 0 < lambda(n): the equality "
-        "fails there",
+        r"Where also $(2n-3)\theta' \ge \omega$ the formula's second sine is $\le 0$, so it is $\le 0 < "
+        r"\lambda(n)$: the equality fails there",
         equality_fails,
         "sympy sign after substitution",
     ),

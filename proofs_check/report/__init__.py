@@ -19,7 +19,7 @@ from theory.io.inputs import read_bytes
 from . import html, markdown
 from .build import TITLE, build_document
 from .doc import FIGURES_OUTPUT, REPORT_FIGURES, Figure, Link, nodes
-from .folder import _TEMP, FIGURE_SUFFIXES, INDEX_HTML, MANIFEST, REPORT_MD, check_report_dir, report_dir_lock  # noqa: F401
+from .folder import FIGURE_SUFFIXES, INDEX_HTML, MANIFEST, REPORT_MD, TEMP, check_report_dir, report_dir_lock  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,8 +9,8 @@ citations) which go in ``Ref``.  So a number typed by hand into a template fails
 not in review.
 
 Inline parts besides words: ``Num``, ``Ref``, ``Link`` and ``Strong`` (emphasised words, such as
-a verdict).  Blocks: ``Para`` (inline parts), ``Bullets`` (a list of Para), ``Table`` (header and
-rows of inline parts), ``Figure`` (a repository-relative image and its caption), ``Code`` (a command
+a verdict).  Blocks: ``Para`` (inline parts), ``Bullets`` (a list of Para), ``Box`` (a few
+blocks under an anchor id), ``Table`` (header and rows of inline parts), ``Figure`` (a repository-relative image and its caption), ``Code`` (a command
 a reader can run, verbatim), ``Quote`` (words quoted verbatim from a named file, such as a claim's
 statement in the registry) and ``Data`` (exact values verbatim, such as a certified
 counterexample, with the file that produced them).  A ``Section`` has an anchor id, a title,
@@ -31,9 +31,11 @@ __all__ = [
     "Ref",
     "Link",
     "Strong",
+    "Said",
     "Para",
     "Bullets",
     "Table",
+    "Box",
     "Figure",
     "Code",
     "Quote",
@@ -81,7 +83,17 @@ class Strong:
         check_words(self.text, "emphasis")
 
 
-Inline = str | Num | Ref | Link | Strong
+@dataclass(frozen=True)
+class Said:
+    """Words quoted verbatim inside a sentence (digits allowed: they are the quoted text's), such as
+    the paper's words in the findings table or a corrected statement; ``source`` names where they
+    are quoted from (the paper's text file, or the module registering a statement)."""
+
+    text: str
+    source: str
+
+
+Inline = str | Num | Ref | Link | Strong | Said
 
 DIGIT = re.compile(r"\d")
 
@@ -115,8 +127,10 @@ class Para:
         for part in self.parts:
             if isinstance(part, str):
                 check_words(part)
-            elif not isinstance(part, (Num, Ref, Link, Strong)):
-                raise TypeError(f"a paragraph holds str, Num, Ref, Link or Strong, not {type(part).__name__}")
+            elif not isinstance(part, (Num, Ref, Link, Strong, Said)):
+                raise TypeError(
+                    f"a paragraph holds str, Num, Ref, Link, Strong or Said, not {type(part).__name__}"
+                )
 
     def sources(self) -> list[str]:
         """The distinct results files of this paragraph's numbers, in order of first use."""
@@ -132,10 +146,20 @@ class Bullets:
 class Table:
     header: list  # of str (words only)
     rows: list  # of lists of Para
+    kind: str = ""  # a name the renderers style it by (HTML class), e.g. "findings"; empty otherwise
 
     def __post_init__(self):
         for cell in self.header:
             check_words(cell, "table header")
+
+
+@dataclass
+class Box:
+    """A few blocks (Para, Bullets) kept together under an anchor id, such as the report's three
+    answers at the top: HTML renders a ``div`` with that id, Markdown an ``<a id>`` before them."""
+
+    anchor: str
+    blocks: list  # of Para and Bullets
 
 
 @dataclass
@@ -201,6 +225,8 @@ def nodes(item):
         children = item.parts
     elif isinstance(item, Bullets):
         children = item.items
+    elif isinstance(item, Box):
+        children = item.blocks
     elif isinstance(item, Table):
         children = [part for row in item.rows for cell in row for part in parts_of(cell)]
     elif isinstance(item, Figure):

@@ -51,7 +51,7 @@ GENERATOR = "python -m proofs_check --report"
 FIGURE_SUFFIXES = (".png", ".md")
 READ_LIMIT = 1 << 26  # a previous page is read to recognise it; ours are a few hundred kB
 # theory.io.files' temporaries of the files a report writes (".NAME.HOST.PID.RANDOM.tmp")
-_TEMP = re.compile(r"^\.(REPORT\.md|index\.html|\.report-manifest\.json|[\w.-]+\.(?:png|md))\..+\.tmp$")
+TEMP = re.compile(r"^\.(REPORT\.md|index\.html|\.report-manifest\.json|[\w.-]+\.(?:png|md))\..+\.tmp$")
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -169,7 +169,7 @@ def _legacy_files(dir_fd: int) -> set[str] | None:
 
 def _ignorable(name: str, dir_fd: int) -> bool:
     """What an interrupted or running writer leaves: the lock file, a temporary."""
-    return _regular(name, dir_fd) and (name == LOCK or bool(_TEMP.match(name)))
+    return _regular(name, dir_fd) and (name == LOCK or bool(TEMP.match(name)))
 
 
 def survey(out: Path, dir_fd: int) -> set[str]:

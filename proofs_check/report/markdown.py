@@ -19,7 +19,9 @@ import re
 from html import escape as attribute
 from urllib.parse import quote
 
+from . import mathtext
 from .doc import (
+    Box,
     Bullets,
     Code,
     Data,
@@ -29,6 +31,7 @@ from .doc import (
     Para,
     Quote,
     Ref,
+    Said,
     Section,
     Strong,
     Table,
@@ -67,7 +70,7 @@ def inline(part) -> str:
     if isinstance(part, str):
         return escape(part)
     if isinstance(part, Num):
-        return escape(part.text)
+        return mathtext.markdown(part.text, escape)
     if isinstance(part, Strong):
         return f"**{escape(part.text)}**"
     if isinstance(part, Ref):
@@ -76,6 +79,8 @@ def inline(part) -> str:
         )
     if isinstance(part, Link):
         return f"[{escape(part.text)}]({destination(local_target(part.target))})"
+    if isinstance(part, Said):  # quoted verbatim
+        return "“" + mathtext.markdown(part.text, escape) + "”"
     raise TypeError(f"not an inline part: {type(part).__name__}")
 
 
@@ -100,6 +105,15 @@ def block(item) -> str:
         return paragraph(item)
     if isinstance(item, Bullets):
         return "\n".join("- " + paragraph(entry) for entry in item.items)
+    if isinstance(item, Box):  # one note for the box's numbers, after it
+        out, sources = [], []
+        for b in item.blocks:
+            entries = b.items if isinstance(b, Bullets) else [b]
+            sources += [s for e in entries for s in sources_in(parts_of(e))]
+            said = ["".join(inline(p) for p in parts_of(e)) for e in entries]
+            out.append("\n".join("- " + x for x in said) if isinstance(b, Bullets) else said[0])
+        note = sources_note(list(dict.fromkeys(sources))).strip()
+        return f'<a id="{attribute(item.anchor)}"></a>\n\n' + "\n\n".join(out + ([note] if note else []))
     if isinstance(item, Table):
         lines = ["| " + " | ".join(escape(h) for h in item.header) + " |", "|" + "---|" * len(item.header)]
         sources = []
@@ -116,7 +130,7 @@ def block(item) -> str:
     if isinstance(item, Code):
         return fenced(item.text, "sh")
     if isinstance(item, Quote):
-        return "> " + escape(item.text) + "\n>\n> " + sources_note([item.source]).strip()
+        return "> " + mathtext.markdown(item.text, escape) + "\n>\n> " + sources_note([item.source]).strip()
     if isinstance(item, Data):
         return fenced(item.text, "json") + "\n\n" + sources_note([item.source]).strip()
     raise TypeError(f"not a block: {type(item).__name__}")

@@ -25,7 +25,9 @@ from theory.io.files import atomic_write_json
 from theory.io.inputs import load_json
 
 PAGES_FILE = Path(__file__).with_name("paper_pages.json")
+QUOTES_FILE = Path(__file__).with_name("paper_quotes.json")  # {quote: page} of findings.PAPER's quotes
 PAGES_SOURCE = "proofs_check/report/paper_pages.json"  # repository-relative, for the report's sources
+QUOTES_SOURCE = "proofs_check/report/paper_quotes.json"
 PAPER_NAME = "paper-2605.31558.txt"
 
 KEYWORDS = ("Theorem", "Lemma", "Remark", "Definition", "Table", "Figure", "Section", "Appendix")
@@ -133,6 +135,46 @@ def build_table(text: str, places) -> dict:
     return table
 
 
+_HYPHENATED = re.compile(r"(\w)-[ \t]*\n\s*(?=[a-z])")
+
+
+def normalise(text: str) -> str:
+    """The paper's words as a quote gives them: a word hyphenated at a line end joined, every run of
+    white space (line breaks, the layout's padding) one space."""
+    return re.sub(r"\s+", " ", _HYPHENATED.sub(r"\1", text)).strip()
+
+
+def quote_pages(text: str, quotes) -> dict:
+    """{quote: page} for every quote found verbatim (``normalise``d) in ``text``; a quote not found
+    is left out (``main`` refuses to write the table then)."""
+    pages = [normalise(page) for page in text.split("\f")]
+    found = {}
+    for quote in quotes:
+        wanted = normalise(quote)
+        hit = next((i for i, page in enumerate(pages) if wanted in page), None)
+        if hit is None:  # across a page break: the page where it starts
+            joined, starts = "", []
+            for page in pages:
+                starts.append(len(joined))
+                joined += page + " "
+            at = joined.find(wanted)
+            hit = None if at < 0 else max(i for i, s in enumerate(starts) if s <= at)
+        if hit is not None:
+            found[quote] = hit + 1
+    return found
+
+
+def finding_quotes() -> list[str]:
+    """The paper's words the findings table quotes (``findings.PAPER``)."""
+    from .findings_rows import PAPER
+
+    return sorted({f.quote for f in PAPER.values()})
+
+
+def load_quotes(path: Path = QUOTES_FILE) -> dict:
+    return load_json(path, {"*": int})
+
+
 def registry_places() -> list[str]:
     """Every place any registered claim's source names."""
     from proofs_check import claims  # noqa: F401  (registers the checks)
@@ -165,11 +207,17 @@ def main(argv=None) -> int:
         missing = missing_places(table, registry_places())
         if missing:
             raise UsageError(f"{argv[0]}: places not found in the text: {', '.join(missing)}")
+        quotes = quote_pages(text, finding_quotes())
+        misquoted = sorted(set(finding_quotes()) - set(quotes))
+        if misquoted:
+            raise UsageError(f"{argv[0]}: quotes not found in the text: {'; '.join(misquoted)}")
     except UsageError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return 2
     atomic_write_json(PAGES_FILE, table, indent=1, sort_keys=True, trailing_newline=True)
+    atomic_write_json(QUOTES_FILE, quotes, indent=1, sort_keys=True, trailing_newline=True)
     print(f"wrote {PAGES_SOURCE}: {len(table['places'])} places in {len(table['parts'])} parts")
+    print(f"wrote {QUOTES_SOURCE}: {len(quotes)} quotes")
     return 0
 
 

@@ -56,7 +56,7 @@ class OutputError(ValueError):
     """An output destination that cannot be written; the message is one line naming it."""
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
     for test, name in (
         (stat.S_ISREG, "a regular file"),
         (stat.S_ISDIR, "a directory"),
@@ -87,7 +87,7 @@ def _resolve_target(path: str) -> str:
     except OSError as error:
         raise OutputError(f"{path}: {error.strerror or error}") from None
     if not stat.S_ISREG(mode):
-        raise OutputError(f"{path} exists and is {_kind(mode)}; refusing to replace it")
+        raise OutputError(f"{path} exists and is {kind_of(mode)}; refusing to replace it")
     return path
 
 
@@ -165,7 +165,7 @@ def check_output_dir(path, what: str = "output folder") -> Path:
     text = os.fspath(path)
     _check_path_text(text, what)
     if os.path.exists(text) and not os.path.isdir(text):
-        raise OutputError(f"{what}: {text} exists and is {_kind(os.stat(text).st_mode)}, not a directory")
+        raise OutputError(f"{what}: {text} exists and is {kind_of(os.stat(text).st_mode)}, not a directory")
     existing = _nearest_existing(os.path.abspath(text))
     if not os.path.isdir(existing):
         raise OutputError(f"{what}: {existing} is not a directory, so {text} cannot be made")
@@ -289,7 +289,7 @@ def atomic_write_bytes_at(dir_fd: int, name: str, data: bytes, *, fsync: bool = 
     except FileNotFoundError:
         mode = None
     if mode is not None and not stat.S_ISREG(mode):
-        kind = "a symbolic link" if stat.S_ISLNK(mode) else _kind(mode)
+        kind = "a symbolic link" if stat.S_ISLNK(mode) else kind_of(mode)
         raise OutputError(f"{name} exists and is {kind}; refusing to replace it")
     _remove_dead_writers_temps(dir_fd, name)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)

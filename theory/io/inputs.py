@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from .cli import UsageError
-from .files import _kind  # "a FIFO", "a directory", ...: one wording for inputs and outputs
+from .files import kind_of  # "a FIFO", "a directory", ...: one wording for inputs and outputs
 
 __all__ = [
     "InputError",
@@ -125,7 +125,7 @@ def check_input_file(path, what: str = "input") -> Path:
     except OSError as error:
         raise InputError(f"{what}: cannot read {text}: {error.strerror or error}") from None
     if not stat.S_ISREG(mode):
-        raise InputError(f"{what}: {text} is {_kind(mode)}, not a regular file")
+        raise InputError(f"{what}: {text} is {kind_of(mode)}, not a regular file")
     return Path(text)
 
 
@@ -141,7 +141,7 @@ def read_bytes(path, what: str = "input", *, limit: int = MAX_BYTES) -> bytes:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise InputError(f"{what}: {text} is {_kind(info.st_mode)}, not a regular file")
+            raise InputError(f"{what}: {text} is {kind_of(info.st_mode)}, not a regular file")
         if info.st_size > limit:
             raise InputError(f"{what}: {text} is {info.st_size} bytes; at most {limit} are read")
         chunks, size = [], 0

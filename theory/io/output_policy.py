@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 # the repository (or, installed, the folder holding the packages): the source and shipped trees below
-PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 # shipped results and plans: tracked files that took days to compute (``--replace-shipped`` opens them)
 SHIPPED = (
     "training/reference",

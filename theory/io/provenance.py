@@ -33,7 +33,7 @@ from pathlib import Path
 __all__ = ["PACKAGE", "provenance", "git_commit", "model_files", "sha256_of"]
 
 PACKAGE = "rope-heads"
-ROOT = Path(__file__).resolve().parents[1]  # the checkout (or site-packages when installed)
+ROOT = Path(__file__).resolve().parents[2]  # the checkout (or site-packages when installed)
 _SHA1 = re.compile(r"^[0-9a-f]{40}$")
 
 

@@ -73,6 +73,7 @@ QUANTILE = 0.1
 THRESHOLD = 0.9
 RULES = ("lemma", "mass", "relative")
 RELATIVE_DROP = 0.5
+FACTOR = 2  # a predicted break "matches" a measured one within this factor (either way)
 PATH_RULE = {"relative": "mass"}  # the relative reading keeps every layer at the start: it takes mass's path
 # the members the relative reading was chosen on (2026-12-01); every other member tests it
 SEEN_BY_RELATIVE = frozenset(
@@ -251,7 +252,7 @@ def compare_breaks(members: dict, rule: str) -> dict:
             other = m if math.isinf(p) else p
             within.append(math.isinf(other) or other >= half_last)
         else:
-            within.append(0.5 <= p / m <= 2)
+            within.append(1 / FACTOR <= p / m <= FACTOR)
     rho = None
     if len(ids) >= 3 and len(set(predicted)) > 1 and len(set(measured)) > 1:
         # Spearman: Pearson's correlation of the ranks (ties averaged; inf, the censored, ranks last)

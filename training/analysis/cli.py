@@ -58,7 +58,7 @@ from training.cli_common import (
     prepare_json_output,
 )
 from training.model.gptj import INFERENCE_QUERY_SCALES
-from training.run.checkpoints import RunError
+from training.run.checks import RunError
 from training.tasks.definitions import TASKS
 
 from .adapters import supported_families

@@ -9,7 +9,7 @@ before any model loads.  Separate from the parsers in ``training.analysis.cli`` 
 from __future__ import annotations
 
 from training.cli_common import UsageError, int_list
-from training.run.checkpoints import RunError
+from training.run.checks import RunError
 from training.tasks.definitions import MAX_EXTRA_TARGET, check_seed
 
 from .limits import check_budget, forward_memory, forward_work

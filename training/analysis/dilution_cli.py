@@ -31,7 +31,7 @@ from training.cli_common import (
     prepare_json_output,
 )
 from training.model.gptj import INFERENCE_QUERY_SCALES
-from training.run.checkpoints import RunError
+from training.run.checks import RunError
 from training.tasks.definitions import TASKS
 
 from .cli_checks import MAX_LENGTH, check_query_scale, check_seed_option, parse_lengths, read_run_config

@@ -15,7 +15,8 @@ import numpy as np
 from tqdm import tqdm
 
 from theory.scores import DEFAULT_TAU
-from training.run.checkpoints import RunError, list_checkpoints
+from training.run.checkpoints import list_checkpoints
+from training.run.checks import RunError
 from training.run.metrics import Metrics
 from training.run.weights import load_model
 from training.tasks.definitions import get_task, load_vocab

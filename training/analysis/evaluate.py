@@ -94,7 +94,7 @@ def length_generalisation(
             _tensors(batch),
             max(batch_size_for(n, batch_tokens), 64),
             batch_size_for(n, batch_tokens),
-            lambda rows: bar.update(n * rows),
+            lambda rows, n=n: bar.update(n * rows),
         )
         result["accuracy"].append(accuracy)
         result["loss"].append(loss)

@@ -1,7 +1,7 @@
 """Adapters (``training.analysis.adapter_base.Adapter``) for Hugging Face RoPE families: GPT-J
 (adjacent pairs) and GPT-NeoX (``rotate_half`` pairs, partial rotary); the LLaMA-like
 families (grouped-query attention, QK norm, sliding windows, scaled RoPE) build on
-``_HalvesAdapter`` in ``training.analysis.llama_adapters``.  Each reads the hidden states
+``HalvesAdapter`` in ``training.analysis.llama_adapters``.  Each reads the hidden states
 with forward pre-hooks and recomputes the last-token logits with the family's own
 projections and rotary function (the ``rerun`` route), on float64 rotary tables of the same
 angles (module doc of ``adapter_base``).
@@ -128,7 +128,7 @@ class HFGPTJAdapter(_HFAdapter):
             return self._last_row(q.transpose(1, 2), k.transpose(1, 2), self.scale)
 
 
-class _HalvesAdapter(_HFAdapter):
+class HalvesAdapter(_HFAdapter):
     """NeoX and LLaMA: ``rotate_half`` pairs (k, k + r/2) on the first ``rotary_dim`` dims."""
 
     pairing = "halves"
@@ -161,7 +161,7 @@ def _default_rope(config) -> dict:
     return params
 
 
-class HFGPTNeoXAdapter(_HalvesAdapter):
+class HFGPTNeoXAdapter(HalvesAdapter):
     """transformers.GPTNeoXForCausalLM: fused qkv laid out per head as [q | k | v];
     partial rotary (``partial_rotary_factor``, formerly ``rotary_pct``)."""
 

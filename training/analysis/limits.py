@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from training.cli_common import UsageError
-from training.run.checkpoints import RunError
+from training.run.checks import RunError
 
 __all__ = [
     "MAX_WORK",
@@ -85,7 +85,7 @@ def add_device_option(parser) -> None:
 
 def device_of(args):
     """The torch device of ``--device``; a UsageError when CUDA is asked for and absent."""
-    from training.run.loop import resolve_device
+    from training.run.start import resolve_device
 
     try:
         return resolve_device(args.device)

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from .adapter_base import to_numpy
-from .hf_adapters import _HalvesAdapter
+from .hf_adapters import HalvesAdapter
 from .rope_scaling import dynamic_limit, rope_parameters, scaled_angles
 
 __all__ = [
@@ -59,7 +59,7 @@ def windows_from_layer_types(config, n_layers: int) -> list[int | None]:
     return [int(window) if t == "sliding_attention" else None for t in types]
 
 
-class HFLlamaAdapter(_HalvesAdapter):
+class HFLlamaAdapter(HalvesAdapter):
     """transformers.LlamaForCausalLM; the other families change the class attributes and hooks."""
 
     family = "hf-llama"

@@ -50,9 +50,11 @@ __all__ = [
 
 DEFAULT_LENGTHS = (17, 25, 50, 100, 200, 400, 850, 1500, 3000, 5000)
 ALPH_SIZE = {"number": 120, "letter": 8}
+# a layer is one kind when its own score reaches CLASSIFY_HIGH and the other stays at most CLASSIFY_LOW
+CLASSIFY_HIGH, CLASSIFY_LOW = 0.8, 0.5
 CLASSIFY_RULE = (
-    "index if s_POS >= 0.8 and s_SYM <= 0.5; retrieval if s_SYM >= 0.8 and s_POS <= 0.5; "
-    "else other (mean scores over the analysed inputs)"
+    f"index if s_POS >= {CLASSIFY_HIGH} and s_SYM <= {CLASSIFY_LOW}; retrieval if s_SYM >= {CLASSIFY_HIGH} "
+    f"and s_POS <= {CLASSIFY_LOW}; else other (mean scores over the analysed inputs)"
 )
 # a gap "decays with n" when the fitted exponent is at most this (17 -> 5,000 then shrinks it >= 4x)
 DECAY_THRESHOLD = -0.25
@@ -60,9 +62,9 @@ TOKEN_BUDGET = 32768  # tokens per forward pass (at least one sequence)
 
 
 def classify(positional: float, symbolic: float) -> str:
-    if positional >= 0.8 and symbolic <= 0.5:
+    if positional >= CLASSIFY_HIGH and symbolic <= CLASSIFY_LOW:
         return "index"
-    if symbolic >= 0.8 and positional <= 0.5:
+    if symbolic >= CLASSIFY_HIGH and positional <= CLASSIFY_LOW:
         return "retrieval"
     return "other"
 

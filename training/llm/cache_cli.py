@@ -64,7 +64,7 @@ def _size(path: Path) -> int:
     if path.is_symlink() or not path.is_dir():
         return path.lstat().st_size
     total = 0
-    for folder, dirs, files in os.walk(path):  # os.walk does not descend into linked folders
+    for folder, _dirs, files in os.walk(path):  # os.walk does not descend into linked folders
         for name in files:
             total += os.lstat(os.path.join(folder, name)).st_size
     return total

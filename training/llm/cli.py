@@ -70,7 +70,7 @@ def _number_or(keyword: str, value, convert, what: str):
         try:
             return convert(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what} or {keyword!r}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected {what} or {keyword!r}, got {text!r}") from None
 
     return parse
 
@@ -90,7 +90,7 @@ def _json_object(text: str) -> dict:
     try:  # the one JSON loader: nesting bounded, so a hostile value is one line, not a RecursionError
         return parse_json(text, "the value", dict)
     except InputError as bad:
-        raise argparse.ArgumentTypeError(f"expected a JSON object: {bad}")
+        raise argparse.ArgumentTypeError(f"expected a JSON object: {bad}") from None
 
 
 def add_llm_parser(subparsers) -> None:

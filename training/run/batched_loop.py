@@ -7,11 +7,12 @@ loadable by every command, resumable alone or batched): ``--out DIR`` puts seed 
 ``batched_seeds``, the members trained together.
 
 Per member, as in its single run (``training.model.batched`` says how): initial weights, dropout
-stream and data order (``step_parts.training_batch`` with its seed), AdamW state, learning-rate
-schedule, gradient clipping of its own global norm (``train.optimizer_step``), validation, best
-weights, checkpoints and log (``train.RunRecord``).  Only the forward and backward pass are
-shared, as batched products; on CPU each member's losses equal its single run's up to float
-reassociation (tests/test_batched_training.py).
+stream and data order (``step.training_batch`` with its seed), AdamW state, learning-rate
+schedule, gradient clipping of its own global norm (``step.train_step``, the one step of every
+run), validation, best weights, checkpoints and log (``loop.RunRecord``), through the single run's
+loop (``loop.run_steps``).  Only the forward and backward pass are shared, as batched products; on
+CPU each member's losses equal its single run's up to float reassociation
+(tests/test_batched_training.py).
 
 Resume: ``--resume`` continues every member from the last checkpoint step all of them have (a
 kill while the members' checkpoints of one step were being written leaves some one step ahead;
@@ -23,15 +24,11 @@ the resume is one line naming the member that differs.
 from __future__ import annotations
 
 import contextlib
-import functools
+import dataclasses
 import sys
-import time
 from pathlib import Path
 
-import numpy as np
 import torch
-import torch.nn.functional as F
-from tqdm import tqdm
 
 from training.model.batched import BatchedGPTJ
 from training.model.config import ModelConfig
@@ -41,15 +38,16 @@ from .checkpoints import checkpoint_name, list_checkpoints
 from .checks import RunError, parse_seed
 from .compile import compile_choice, compile_module
 from .distributed import SINGLE
-from .loop import RunRecord, _checked_flags, optimizer_step, resolve_device
+from .loop import RunRecord, run_steps, start_records
 from .memory import check_memory
 from .metrics import Metrics
 from .presets import Preset
-from .resume import model_config
 from .setup import fresh_files, open_run, resume_state, run_settings
-from .step import autocast_for, load_data, lr_factor, make_optimizer, training_batch
+from .start import TrainRequest, checked_flags, model_config, resolve_device
+from .step import StepJob, autocast_for, load_data, make_optimizer
+from .threads import apply_threads
 
-__all__ = ["MAX_SEEDS", "parse_seeds", "member_folders", "train_seeds"]
+__all__ = ["MAX_SEEDS", "parse_seeds", "member_folders", "train_seeds", "train_seeds_request", "unsupported"]
 
 # The most members one batch trains: 64 is the largest K that bench --k-table measures (on CUDA;
 # on the CPU a member's steps/s is flat from K = 1, so more buys nothing), and each member holds
@@ -123,56 +121,43 @@ def _check_batchable(recipe, config) -> None:
         raise RunError(f"--seeds: {reason}")
 
 
-def train_seeds(
-    task: str,
-    out,
-    seeds: list[int],
-    preset: str | None = None,
-    steps: int | None = None,
-    device: str = "auto",
-    resume: bool = False,
-    force: bool = False,
-    stop_at: int | None = None,
-    progress: bool = True,
-    overrides=(),
-    compiled: bool | None = None,
-) -> dict:
+def train_seeds(task: str, out, seeds: list[int], **options) -> dict:
     """Train (or resume) the members ``seeds`` together; returns a summary with one entry per member.
-    ``compiled``: the batched forward and backward compiled (``training.run.compile``); None:
-    eager for new members (a batched model compiles poorly); resumed members keep their own,
-    which must agree (``_batch_compile_choice``).
+    ``options``: those of ``training.run.loop.train`` but ``seed`` and ``checkpoint_dir`` (each
+    member keeps RUN/checkpoints).  ``compiled``: the batched forward and backward compiled
+    (``training.run.compile``); None: eager for new members (a batched model compiles poorly);
+    resumed members keep their own, which must agree (``_batch_compile_choice``).
     Raises RunError on bad input, before any work."""
-    if not seeds:
+    for name in ("seed", "checkpoint_dir", "seeds"):
+        if name in options:
+            raise TypeError(f"train_seeds() got an unexpected keyword argument {name!r}")
+    return train_seeds_request(TrainRequest(task, out, seeds=tuple(seeds), **options))
+
+
+def train_seeds_request(request: TrainRequest) -> dict:
+    """``train_seeds`` of a ``TrainRequest`` whose ``seeds`` lists the members."""
+    if not request.seeds:
         raise RunError("--seeds needs at least one seed")
-    recipe = _checked_flags(task, preset, steps, None, stop_at, resume, overrides)
-    dev = resolve_device(device)
-    if not resume:  # before any folder is made; a resume checks the saved recipe once read
-        config = model_config(task, recipe, f"--preset {recipe.name}")
+    recipe = checked_flags(request)
+    dev = resolve_device(request.device)
+    if not request.resume:  # before any folder is made; a resume checks the saved recipe once read
+        config = model_config(request.task, recipe, f"--preset {recipe.name}")
         _check_batchable(recipe, config)
-        _check_memory(recipe, config, dev, len(seeds))
+        _check_memory(recipe, config, dev, len(request.seeds))
     with contextlib.ExitStack() as stack:
         runs = [
-            stack.enter_context(open_run(folder, None, task, resume, force))
-            for folder in member_folders(out, seeds)
+            stack.enter_context(open_run(folder, None, request.task, request.resume, request.force))
+            for folder in member_folders(request.out, request.seeds)
         ]
-        return _train_members(
-            runs, task, recipe, seeds, preset, steps, dev, stop_at, progress, tuple(overrides), compiled
-        )
+        return _train_members(runs, request, recipe, dev)
 
 
-def _member_settings(runs, task, recipe, seeds, preset, steps, overrides):
+def _member_settings(runs, request: TrainRequest, recipe):
     """Each member's (settings, recipe, config, checkpoint to resume from); on --resume, the last
     step every member has a checkpoint of, and the members' recipes must be one."""
     found = [
-        run_settings(
-            run,
-            task,
-            recipe,
-            {"task": task, "preset": preset, "steps": steps, "seed": seed},
-            overrides,
-            SINGLE,
-        )
-        for run, seed in zip(runs, seeds)
+        run_settings(run, request.task, recipe, request.flags(seed), request.overrides, SINGLE)
+        for run, seed in zip(runs, request.seeds)
     ]
     if not runs[0].resume:
         return found
@@ -209,16 +194,18 @@ def _batch_compile_choice(asked, runs, seeds, settings: list, config, dev) -> bo
     return chosen[0]
 
 
-def _train_members(
-    runs, task, recipe, seeds, preset, steps, dev, stop_at, progress, overrides, compiled
-) -> dict:
-    found = _member_settings(runs, task, recipe, seeds, preset, steps, overrides)
+def _train_members(runs, request: TrainRequest, recipe, dev) -> dict:
+    task, seeds, stop_at = request.task, list(request.seeds), request.stop_at
+    found = _member_settings(runs, request, recipe)
     settings0, recipe, config, _ = found[0]
     total = settings0["steps"]
-    compiled = _batch_compile_choice(compiled, runs, seeds, [settings for settings, *_ in found], config, dev)
+    compiled = _batch_compile_choice(
+        request.compiled, runs, seeds, [settings for settings, *_ in found], config, dev
+    )
     if runs[0].resume:
         _check_batchable(recipe, config)
         _check_memory(recipe, config, dev, len(seeds))
+    threads = apply_threads(config.n_embd, request.threads)
     amp, scaler = autocast_for(dev)
     if scaler is not None:
         raise RunError(
@@ -228,6 +215,7 @@ def _train_members(
     model = BatchedGPTJ(config, seeds, dev)
     optimizers = [make_optimizer(m, recipe.lr, recipe.betas, recipe.weight_decay) for m in model.members]
     train_data, val_data = load_data(task, recipe, dev)
+    job = StepJob(task, train_data, recipe, total, model, tuple(optimizers), dev, amp)
     header = {
         "device": str(dev),
         "parameters": model.members[0].num_parameters(),
@@ -241,60 +229,17 @@ def _train_members(
             start, best, _ = (
                 resume_state(run, last_path, model.members[k], optimizers[k], config, metrics, stop_at, total)
                 if run.resume
-                else fresh_files(run.out, task, settings, recipe, config, overrides, metrics, header)
+                else fresh_files(run.out, task, settings, recipe, config, request.overrides, metrics, header)
             )
-        records.append(
-            RunRecord(
-                run,
-                settings,
-                recipe,
-                metrics,
-                model.members[k],
-                optimizers[k],
-                val_data,
-                amp,
-                None,
-                start,
-                best,
-                rng=functools.partial(model.member_rng, k),
-                name=f"member seed {seeds[k]} ({run.out}): ",
-            )
-        )
-    if start == 0 and not runs[0].resume:
-        for record in records:
-            record.validate_and_checkpoint(0)
-        for run in runs:
-            run.started()
-
-    bar = tqdm(
-        total=total,
-        initial=start,
-        disable=not progress,
-        desc=f"{task} x{len(seeds)} seeds",
-        dynamic_ncols=True,
-        mininterval=1.0 if sys.stderr.isatty() else 30.0,
+        records.append(RunRecord(run, settings, metrics, job, val_data, start, best, k))
+    start_records(records, fresh=start == 0 and not runs[0].resume)
+    if compiled:  # after the step-0 evaluation, as always (compile_module switches kernels process-wide)
+        job = dataclasses.replace(job, forward=compile_module(model))
+    if request.progress:
+        print(threads, file=sys.stderr, flush=True)  # every check passed: the members start now
+    done, seconds = run_steps(
+        job, records, start, stop_at, f"{task} x{len(seeds)} seeds", show=request.progress
     )
-    t0, done = time.perf_counter(), start
-    model.train()
-    forward = None
-    if compiled:
-        forward = compile_module(model)
-    for record in records:
-        record.t_window = time.perf_counter()
-    for step in range(start, total):
-        done = step + 1
-        losses, accuracies, norms = batched_step(
-            model, optimizers, task, train_data, recipe, step, total, amp, dev, forward
-        )
-        for record, loss, accuracy, norm in zip(records, losses, accuracies, norms):
-            record.record_step(done, loss, accuracy, norm)
-        bar.update(1)
-        for record in records:
-            record.validate_and_checkpoint(done, force_checkpoint=done == stop_at)
-        if done == stop_at:
-            break
-    bar.close()
-    seconds = (time.perf_counter() - t0) / max(1, done - start)
     members = [
         {
             "run": str(r.run.out),
@@ -312,44 +257,6 @@ def _train_members(
         "step": done,
         "steps_done": done - start,
         "seconds_per_step": seconds,
+        "torch_threads": torch.get_num_threads(),
         "members": members,
     }
-
-
-def batched_step(
-    model: BatchedGPTJ,
-    optimizers,
-    task: str,
-    train_data,
-    recipe,
-    step: int,
-    total: int,
-    amp,
-    dev,
-    forward=None,
-) -> tuple[list, list, list]:
-    """One optimizer step of every member (its own batch, schedule, clipping, AdamW); returns the
-    members' losses, accuracies and gradient norms before clipping.  ``forward``: the model's
-    compiled forward (``training.run.compile``; default the model itself).
-    A function of its own so that a benchmark times exactly the training step."""
-    lr = recipe.lr * lr_factor(step, recipe.warmup_steps, total)
-    for optimizer in optimizers:
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-    batches = [training_batch(task, train_data, seed, step, recipe.batch_size) for seed in model.seeds]
-    inputs = torch.as_tensor(np.stack([b.inputs for b in batches]), dtype=torch.long, device=dev)
-    answers = torch.as_tensor(np.stack([b.answers for b in batches]), dtype=torch.long, device=dev)
-    with amp:
-        logits = (model if forward is None else forward)(inputs).float()  # (K, B, vocab)
-    # each member's mean loss; their sum's gradient is, per member, that of its own loss alone
-    per_row = F.cross_entropy(logits.flatten(0, 1), answers.flatten(), reduction="none")
-    losses = per_row.view(answers.shape).mean(1)
-    losses.sum().backward()
-    model.split_gradients()
-    norms = [
-        optimizer_step(member, optimizer, None, recipe.grad_clip)  # each member's own global norm
-        for member, optimizer in zip(model.members, optimizers)
-    ]
-    model.zero_grad(set_to_none=True)
-    accuracies = (logits.argmax(-1) == answers).float().mean(1)
-    return losses.tolist(), accuracies.tolist(), norms

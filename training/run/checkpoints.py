@@ -1,6 +1,6 @@
 """Checkpoints of a run: writing one atomically, listing them, loading one to resume.
 
-Layout (``spec/architecture.md``)::
+Layout of a run folder::
 
     RUN/config.json              GPT-J config (model_type "gptj"), HF-readable
     RUN/model.safetensors        best checkpoint's weights, HF parameter names
@@ -26,7 +26,7 @@ checkpoints must share one architecture.
 
 A checkpoint holds only finite tensors: one with a NaN or an infinity is neither written nor
 resumed from (``nonfinite``), and the optimizer state loaded on ``--resume`` must have the
-shapes of the model's parameters (``runchecks.check_optimizer_state``), so another run's state cannot
+shapes of the model's parameters (``checks.check_optimizer_state``), so another run's state cannot
 be fed to AdamW.  A full disk while writing one (``theory.io.files.DISK_ERRORS``) is an
 ``OutputError`` naming the file: the temporary folder goes, the previous checkpoints stay.
 """
@@ -59,7 +59,6 @@ from .weights import (
 )
 
 __all__ = [
-    "RunError",
     "RUN_FILES",
     "Metrics",
     "save_weights",

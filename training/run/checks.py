@@ -27,7 +27,8 @@ from dataclasses import MISSING, fields
 
 from theory.io.cli import parse_int
 from training.model.gptj import ModelConfig
-from training.tasks.definitions import TASKS
+from training.tasks.definitions import SEED_MAX, TASKS
+from training.tasks.definitions import check_seed as check_task_seed
 
 from .presets import Preset
 from .recipe import KEYS, RecipeError, check_data, check_value, key_of_field
@@ -49,7 +50,6 @@ __all__ = [
 ]
 
 MAX_PARAMETERS = 2**31
-SEED_MAX = 2**64 - 1  # torch.manual_seed takes an unsigned 64-bit seed; numpy's data order takes any
 
 
 class RunError(Exception):
@@ -88,12 +88,11 @@ def _object(value, where: str) -> dict:
 
 
 def check_seed(seed, where: str = "--seed") -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
-        raise RunError(
-            f"{where} must be an integer in 0..{SEED_MAX} (2**64 - 1, the range of "
-            f"torch.manual_seed), got {seed!r}"
-        )
-    return seed
+    """``training.tasks.definitions.check_seed`` (the one rule: 0..SEED_MAX), as a RunError."""
+    try:
+        return check_task_seed(seed, where)
+    except ValueError as error:
+        raise RunError(str(error)) from None
 
 
 def parse_seed(text: str, where: str = "--seed") -> int:

@@ -34,8 +34,7 @@ from theory.io.provenance import provenance
 from training.cli_common import TASK_HELP, UsageError, ascii_int, check_output, output_argument
 from training.tasks.definitions import TASKS
 
-from .checkpoints import RunError
-from .checks import parse_seed
+from .checks import RunError, parse_seed
 from .presets import PRESETS
 
 # what --help shows: one plain sentence each (tests/test_help_texts.py)
@@ -76,7 +75,7 @@ def add_train_parser(subparsers) -> None:
     parser.add_argument(
         "--seed",
         default=None,
-        metavar="S",  # read by runchecks.parse_seed: digits 0-9 only
+        metavar="S",  # read by checks.parse_seed: digits 0-9 only
         help="initial weights, dropout and data order (default 0)",
     )
     parser.add_argument(
@@ -109,6 +108,14 @@ def add_train_parser(subparsers) -> None:
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
+        "--threads",
+        type=ascii_int,
+        default=None,
+        metavar="N",
+        help="torch CPU threads (default: chosen from the model and the machine, training.run.threads: "
+        "1 for the presets' small models or on a busy machine)",
+    )
+    parser.add_argument(
         "--compile",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -137,6 +144,8 @@ def run_train(args) -> int:
             own=[args.out],
             replace_shipped=args.replace_shipped,
         )
+    if args.threads is not None and args.threads < 1:
+        raise UsageError(f"--threads must be >= 1, got {args.threads}")
     if args.seeds is not None:
         return _run_train_seeds(args)
     try:
@@ -144,23 +153,31 @@ def run_train(args) -> int:
         summary = train(
             args.task,
             args.out,
-            preset=args.preset,
-            steps=args.steps,
             seed=seed,
-            device=args.device,
-            resume=args.resume,
-            force=args.force,
             checkpoint_dir=args.checkpoint_dir,
-            stop_at=args.stop_at,
-            progress=not args.no_progress,
-            overrides=args.overrides,
-            compiled=args.compile,
+            **_shared_options(args),
         )
     except RunError as error:
         raise UsageError(str(error)) from None
     if os.environ.get("RANK", "0") == "0":  # under torchrun, one summary line, not one per process
         print(json.dumps(summary))
     return 0
+
+
+def _shared_options(args) -> dict:
+    """The options ``train`` and ``train --seeds`` take alike (training.run.start.TrainRequest)."""
+    return {
+        "preset": args.preset,
+        "steps": args.steps,
+        "device": args.device,
+        "resume": args.resume,
+        "force": args.force,
+        "stop_at": args.stop_at,
+        "progress": not args.no_progress,
+        "overrides": args.overrides,
+        "compiled": args.compile,
+        "threads": args.threads,
+    }
 
 
 def _run_train_seeds(args) -> int:
@@ -176,15 +193,7 @@ def _run_train_seeds(args) -> int:
             args.task,
             args.out,
             parse_seeds(args.seeds),
-            preset=args.preset,
-            steps=args.steps,
-            device=args.device,
-            resume=args.resume,
-            force=args.force,
-            stop_at=args.stop_at,
-            progress=not args.no_progress,
-            overrides=args.overrides,
-            compiled=args.compile,
+            **_shared_options(args),
         )
     except RunError as error:
         raise UsageError(str(error)) from None
@@ -244,7 +253,10 @@ def add_bench_parser(subparsers) -> None:
     )
     parser.add_argument("--device", default="cpu", metavar="cpu|cuda", help="where to train (default cpu)")
     parser.add_argument(
-        "--threads", type=ascii_int, default=None, help="torch CPU threads (default: torch's)"
+        "--threads",
+        type=ascii_int,
+        default=None,
+        help="torch CPU threads (default: chosen from the model and the machine, training.run.threads)",
     )
     parser.set_defaults(handler=run_bench_command)
 
@@ -274,10 +286,16 @@ def run_bench_command(args) -> int:
         import transformers  # noqa: F401
     except ImportError:
         raise UsageError("bench needs transformers (pip install -e '.[dev]')") from None
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
+    _bench_threads(args, 128)  # the paper model's width (hf_compare trains the paper configuration)
     print(json.dumps(run_bench(args.rounds, args.steps_per_round, args.batch_size, args.device)))
     return 0
+
+
+def _bench_threads(args, width: int) -> None:
+    """``--threads N``, else ``training.run.threads``'s choice for a model of ``width``: one line on stderr."""
+    from training.run.threads import apply_threads
+
+    print(apply_threads(width, args.threads), file=sys.stderr, flush=True)
 
 
 def _run_k_table(args) -> int:
@@ -315,10 +333,10 @@ def _run_k_table(args) -> int:
         check_k_table_memory(args.task, args.preset, ks + compiled_ks, args.device)
     except RunError as error:
         raise UsageError(str(error)) from None
-    if args.threads is not None:
-        import torch
+    from training.run.presets import get_preset
+    from training.run.start import model_config
 
-        torch.set_num_threads(args.threads)
+    _bench_threads(args, model_config(args.task, get_preset(args.preset), "--preset").n_embd)
     result = run_k_table(
         args.task,
         args.preset,

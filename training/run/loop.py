@@ -27,6 +27,11 @@ torch RNG states) ends with exactly the weights of an uninterrupted run -- compi
 CPU (``training.run.compile``: deterministic kernels), on the same machine and thread count.
 The data set itself is the paper's fixed split (``paper_splits(task, seed=0)``).
 
+Torch CPU threads (``training.run.threads``): ``--threads N``, else one for a small model (the
+presets') or on an oversubscribed machine, else the cores the load leaves free; printed as one
+line (``torch threads: 1 (model small; load 3.2 on 2 cores)``) when the run starts, with a
+progress bar, and in the summary (``torch_threads``).
+
 Safety (``training.run.setup``): every destination is checked before any work, the
 run folder is locked for the whole run (``RUN/.lock``; a second ``train`` on it exits 2
 naming the holder), ``--force`` deletes only what belongs to the run at ``--out``, and a
@@ -40,8 +45,9 @@ global batch; on N machines add ``--nnodes=N --rdzv-backend=c10d --rdzv-endpoint
 Rank 0 alone writes; ``--resume`` works the same way.
 
 Several seeds of one recipe in one process: ``train --seeds 0,1,2`` (``training.run.batched_loop``)
-trains them as one seed-batched model, sharing this module's step pieces (``optimizer_step``,
-``RunRecord``); each member's folder is the run ``--seed S`` would write.
+trains them as one seed-batched model through the same loop (``run_steps``), step
+(``training.run.step.train_step``) and writer (``RunRecord``, one per member); each member's
+folder is the run ``--seed S`` would write.
 
 Reference runs (the shipped RUN dirs keep only best weights, config, vocab and
 metrics, < 25 MB; checkpoints go to the git-ignored runs/): scripts/train_reference.sh.
@@ -50,150 +56,68 @@ metrics, < 25 MB; checkpoints go to the git-ignored runs/): scripts/train_refere
 from __future__ import annotations
 
 import contextlib
-import dataclasses
+import functools
 import math
 import sys
 import time
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from tqdm import tqdm
 
 from training.model.gptj import GPTJ
-from training.tasks.definitions import get_task
-from training.tasks.vocab import SEQ_LEN
 
-from .checkpoints import RunError, nonfinite, save_checkpoint
-from .checks import check_seed
+from .checkpoints import nonfinite, save_checkpoint
 from .compile import compile_choice, compile_module
-from .distributed import SINGLE, Ranks, process_group, rank0_run, ranks_from_env
-from .memory import check_memory
+from .distributed import Ranks, process_group, rank0_run, ranks_from_env
 from .metrics import Metrics
-from .presets import Preset, get_preset
-from .recipe import apply_overrides, check_steps
-from .resume import model_config
-from .setup import RunFolder, check_stop_at, fresh_files, open_run, resume_state, run_settings
+from .setup import RunFolder, fresh_files, open_run, resume_state, run_settings
+from .start import TrainRequest, check_run_memory, checked_flags, model_config, resolve_device
 
-# looked up here at each call (not as step_parts.X), so a test can replace one in this module
-from .step import autocast_for, evaluate, load_data, lr_factor, make_optimizer, training_batch
+# looked up here at each call (not as step.X), so a test can replace one in this module
+from .step import StepJob, autocast_for, evaluate, load_data, make_optimizer, train_step
+from .threads import apply_threads, ranks_per_machine
 from .weights import save_weights
 
-__all__ = ["train", "resolve_device", "RunRecord", "optimizer_step"]
-
-
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cpu":
-        return torch.device("cpu")
-    if name == "cuda":
-        if not torch.cuda.is_available():
-            raise RunError("--device cuda: no CUDA device is available")
-        return torch.device("cuda")
-    raise RunError(f"unknown device {name!r} (expected auto, cpu or cuda)")
-
-
-def _checked_flags(task: str, preset, steps, seed, stop_at, resume: bool, overrides=()) -> Preset:
-    """Every flag that can be checked without the run folder; the recipe of a fresh start:
-    the preset, then each ``--set KEY=VALUE`` (training.run.recipe), then ``--steps``."""
-    try:
-        get_task(task)
-        recipe = apply_overrides(get_preset(preset or "paper"), overrides)
-        if steps is not None:  # the check a resume applies to the saved settings: what starts, resumes
-            steps = check_steps(steps)
-    except ValueError as e:
-        raise RunError(str(e)) from None
-    if seed is not None:
-        check_seed(seed)
-    if resume:
-        return recipe
-    total = recipe.steps if steps is None else steps
-    check_stop_at(stop_at, 0, total)
-    return dataclasses.replace(recipe, steps=total)
-
-
-def _check_memory(recipe: Preset, config, dev: torch.device, ranks: Ranks) -> None:
-    """Refuse, before any allocation, a batch whose step needs more memory than the device has.
-    On CUDA each process holds its share of the batch; on the CPU the processes share the host."""
-    rows = recipe.batch_size // ranks.world_size if dev.type == "cuda" else recipe.batch_size
-    tokens = SEQ_LEN + recipe.extra_target_max
-    check_memory(
-        config,
-        rows,
-        tokens,
-        dev,
-        f"batch_size {recipe.batch_size}"
-        + (f" with data.extra_target_max {recipe.extra_target_max}" if recipe.extra_target_max else ""),
-    )
-    check_memory(
-        config,
-        recipe.eval_batch_size,
-        SEQ_LEN,
-        dev,
-        f"eval_batch_size {recipe.eval_batch_size}",
-        training=False,
-    )
-
-
-def _stop_diverged(what: str, step: int, last_checkpoint: int, ranks: Ranks):
-    ranks.fail(
-        f"{what} at step {step}: training diverged and stopped; nothing was written from this state, "
-        f"the last checkpoint is step {last_checkpoint} (lower lr, or check the recipe; --force starts again)"
-    )
-
-
-def optimizer_step(model: torch.nn.Module, optimizer, scaler, grad_clip: float) -> torch.Tensor:
-    """Clip the gradient's global norm (of this model alone) and step: returns the norm before clipping."""
-    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
-    if scaler is not None:
-        scaler.step(optimizer)
-        scaler.update()
-    else:
-        optimizer.step()
-    optimizer.zero_grad(set_to_none=True)
-    return grad_norm
+__all__ = ["train", "train_request", "RunRecord", "start_records", "run_steps"]
 
 
 class RunRecord:
     """What one run writes while it trains: the training log, validation, best weights, checkpoints.
 
     Apart from the step loop so that one implementation serves both loops: ``train`` holds one,
-    the seed-batched loop (``training.run.batched_loop``) one per member.  ``rng`` is the
-    context a checkpoint is written in (the batched loop swaps the member's RNG stream in);
-    ``name`` prefixes the divergence message (which member stopped)."""
+    the seed-batched loop (``training.run.batched_loop``) one per member.  ``job`` is the training
+    (``training.run.step.StepJob``) and ``k`` the member this record writes: its model, its
+    optimizer and, in a batched model, its RNG streams (a checkpoint saves them) and its name,
+    which prefixes the divergence message (which member stopped)."""
 
     def __init__(
         self,
         run: RunFolder,
         settings: dict,
-        recipe: Preset,
         metrics: Metrics,
-        model,
-        optimizer,
+        job: StepJob,
         val_data: dict,
-        amp,
-        scaler,
         start: int,
         best: dict,
-        ranks: Ranks = SINGLE,
-        rng=contextlib.nullcontext,
-        name: str = "",
+        k: int = 0,
     ):
-        self.run, self.settings, self.recipe, self.metrics = run, settings, recipe, metrics
-        self.model, self.optimizer, self.val_data, self.amp, self.scaler = (
-            model,
-            optimizer,
-            val_data,
-            amp,
-            scaler,
-        )
-        self.ranks, self.rng, self.name = ranks, rng, name
+        self.run, self.settings, self.metrics, self.val_data = run, settings, metrics, val_data
+        self.recipe, self.amp, self.scaler, self.ranks = job.recipe, job.amp, job.scaler, job.ranks
+        self.model, self.optimizer = job.members[k], job.optimizers[k]
+        self.rng, self.name = contextlib.nullcontext, ""
+        if job.batched:
+            self.rng = functools.partial(job.model.member_rng, k)
+            self.name = f"member seed {job.model.seeds[k]} ({run.out}): "
         self.total, self.best, self.last_checkpoint = settings["steps"], best, start
         self.window, self.running, self.t_window = [], math.nan, time.perf_counter()
 
     def stop_diverged(self, what: str, step: int):
-        _stop_diverged(self.name + what, step, self.last_checkpoint, self.ranks)
+        self.ranks.fail(
+            f"{self.name}{what} at step {step}: training diverged and stopped; nothing was written from this "
+            f"state, the last checkpoint is step {self.last_checkpoint} (lower lr, or check the recipe; "
+            f"--force starts again)"
+        )
 
     def record_step(self, done: int, loss: float, accuracy: float, grad_norm: torch.Tensor) -> None:
         """After optimizer step ``done``: stop on a non-finite loss or norm, log every ``log_every``."""
@@ -249,66 +173,103 @@ class RunRecord:
             self.last_checkpoint = step
 
 
-def train(
-    task: str,
-    out,
-    preset: str | None = None,
-    steps: int | None = None,
-    seed: int | None = None,
-    device: str = "auto",
-    resume: bool = False,
-    force: bool = False,
-    checkpoint_dir=None,
-    stop_at: int | None = None,
-    progress: bool = True,
-    overrides=(),
-    compiled: bool | None = None,
-) -> dict:
+def start_records(records: list[RunRecord], fresh: bool) -> None:
+    """A fresh start's step 0 (a resume from step 0 has its record and checkpoint already): each
+    run's validation and checkpoint, then every run counts as started (``RunFolder.started``)."""
+    if fresh:
+        for record in records:
+            record.validate_and_checkpoint(0)
+        for record in records:
+            record.run.started()
+
+
+def run_steps(job: StepJob, records: list[RunRecord], start: int, stop_at, desc: str, show: bool):
+    """The step loop of ``train`` and ``train --seeds``: steps ``start``..``job.total`` (or up to
+    ``stop_at``) of ``train_step``, each member's record after each (its log, its validation and
+    checkpoint cadence, its divergence guard), a progress bar.  Returns the step reached and the
+    seconds per training step."""
+    bar = tqdm(
+        total=job.total,
+        initial=start,
+        disable=not show,
+        desc=desc,
+        dynamic_ncols=True,
+        mininterval=1.0 if sys.stderr.isatty() else 30.0,
+    )  # a log file: a line per 30 s
+    t0, done = time.perf_counter(), start
+    job.model.train()
+    for record in records:  # seconds_per_step counts training steps, not the step-0 evaluation
+        record.t_window = time.perf_counter()
+    for step in range(start, job.total):
+        losses, accuracies, norms = train_step(job, step)
+        done = step + 1
+        # read where the step already waits for the loss; the norm is of the all-reduced gradient, so
+        # every rank stops alike.  With a GradScaler an infinite norm is routine: that step is skipped.
+        for record, loss, accuracy, norm in zip(records, losses, accuracies, norms):
+            record.record_step(done, loss, accuracy, norm)
+        bar.update(1)
+        if len(records) == 1:
+            bar.set_postfix(
+                loss=f"{records[0].running:.3f}", val_acc=f"{records[0].best['accuracy']:.3f}", refresh=False
+            )
+        for record in records:
+            record.validate_and_checkpoint(done, force_checkpoint=done == stop_at)
+        if done == stop_at:
+            break
+    bar.close()
+    return done, (time.perf_counter() - t0) / max(1, done - start)
+
+
+def train(task: str, out, **options) -> dict:
     """Train (or resume) a run; returns a summary.  Raises RunError on bad input.
-    ``overrides``: ``KEY=VALUE`` strings of ``--set`` (training.run.recipe); ``compiled``: the
-    training step's forward and backward compiled (``training.run.compile``: a disk cache);
-    None: ``compiled.compile_by_default`` decides for a new run, and a resumed run keeps its own."""
+    ``options``: the fields of ``TrainRequest`` (training.run.start) but ``seeds``: ``preset``,
+    ``steps``, ``seed``, ``device``, ``resume``, ``force``, ``checkpoint_dir``, ``stop_at``,
+    ``progress``, ``overrides`` (``KEY=VALUE`` strings of ``--set``, training.run.recipe) and
+    ``compiled`` (the training step's forward and backward compiled, ``training.run.compile``: a
+    disk cache; None: ``compiled.compile_by_default`` decides for a new run, and a resumed run
+    keeps its own)."""
+    if "seeds" in options:
+        raise TypeError("train() takes no seeds; train --seeds is training.run.batched_loop.train_seeds")
+    return train_request(TrainRequest(task, out, **options))
+
+
+def train_request(request: TrainRequest) -> dict:
+    """``train`` of a ``TrainRequest``: every check that needs no run folder, then the run."""
     ranks = ranks_from_env()  # torchrun's processes; SINGLE without torchrun
     with ranks.said_once():
-        recipe = _checked_flags(task, preset, steps, seed, stop_at, resume, overrides)
-        dev = resolve_device(device)
-        if not resume:  # a resumed run's batch size is checked once its recipe is read
+        recipe = checked_flags(request)
+        dev = resolve_device(request.device)
+        if not request.resume:  # a resumed run's batch size is checked once its recipe is read
             ranks.check_batch_split(recipe.batch_size)
     dev = ranks.device(dev)
-    if not resume:  # before the run folder is made (a resume checks once it has read the recipe)
+    if not request.resume:  # before the run folder is made (a resume checks once it has read the recipe)
         with ranks.said_once():
-            _check_memory(recipe, model_config(task, recipe, f"--preset {recipe.name}"), dev, ranks)
-    opened = rank0_run(
-        ranks, lambda: open_run(out, checkpoint_dir, task, resume, force)
-    )  # rank 0 holds the folder
+            check_run_memory(
+                recipe, model_config(request.task, recipe, f"--preset {recipe.name}"), dev, ranks
+            )
+    opened = rank0_run(  # rank 0 holds the folder
+        ranks,
+        lambda: open_run(request.out, request.checkpoint_dir, request.task, request.resume, request.force),
+    )
     with process_group(ranks, dev), opened as run:
-        flags = {"task": task, "preset": preset, "steps": steps, "seed": seed}
-        return _train_run(run, task, recipe, flags, dev, stop_at, progress, tuple(overrides), ranks, compiled)
+        return _train_run(run, request, recipe, dev, ranks)
 
 
-def _train_run(
-    run: RunFolder,
-    task: str,
-    recipe: Preset,
-    flags: dict,
-    dev,
-    stop_at,
-    progress: bool,
-    overrides: tuple,
-    ranks: Ranks = SINGLE,
-    compiled: bool | None = None,
-) -> dict:
-    out, resume = run.out, run.resume
+def _train_run(run: RunFolder, request: TrainRequest, recipe, dev, ranks: Ranks) -> dict:
+    out, resume, task, stop_at = run.out, run.resume, request.task, request.stop_at
     metrics = Metrics(out / "metrics.jsonl")
     settings, recipe, config, last_path = ranks.on_rank0(
-        lambda: run_settings(run, task, recipe, flags, overrides, ranks)
+        lambda: run_settings(run, task, recipe, request.flags(), request.overrides, ranks)
     )
     total, seed = settings["steps"], settings["seed"]
     with ranks.said_once():
-        settings["compiled"] = compile_choice(compiled, settings, resume, config, dev, ranks.distributed)
+        settings["compiled"] = compile_choice(
+            request.compiled, settings, resume, config, dev, ranks.distributed
+        )
     if resume:
         with ranks.said_once():
-            _check_memory(recipe, config, dev, ranks)
+            check_run_memory(recipe, config, dev, ranks)
+    threads = apply_threads(config.n_embd, request.threads, jobs=ranks_per_machine())
 
     torch.manual_seed(seed)  # on every rank: the same initial weights
     model = GPTJ(config).to(dev)
@@ -325,7 +286,7 @@ def _train_run(
         lambda: (
             resume_state(run, last_path, model, optimizer, config, metrics, stop_at, total)
             if resume
-            else fresh_files(out, task, settings, recipe, config, overrides, metrics, header)
+            else fresh_files(out, task, settings, recipe, config, request.overrides, metrics, header)
         )
     )
     if resume:
@@ -335,65 +296,23 @@ def _train_run(
     step_model = ranks.wrap(model, dev)  # DDP for the training steps; evaluation and saving use the model
     if settings["compiled"]:
         step_model = compile_module(step_model)
-    record = RunRecord(
-        run, settings, recipe, metrics, model, optimizer, val_data, amp, scaler, start, best, ranks
+    job = StepJob(
+        task, train_data, recipe, total, model, (optimizer,), dev, amp, scaler, step_model, seed, ranks
     )
-
-    bar = tqdm(
-        total=total,
-        initial=start,
-        disable=not progress or not ranks.writer,
-        desc=f"{task}",
-        dynamic_ncols=True,
-        mininterval=1.0 if sys.stderr.isatty() else 30.0,
-    )  # a log file: a line per 30 s
-    t0 = time.perf_counter()
-    done = start
-    if start == 0 and not resume:  # a resume from step 0 has its step-0 record and checkpoint already
-        record.validate_and_checkpoint(0)
-        run.started()
-    model.train()
-    record.t_window = time.perf_counter()  # seconds_per_step counts training steps, not the step-0 eval
-    for step in range(start, total):
-        for group in optimizer.param_groups:
-            group["lr"] = recipe.lr * lr_factor(step, recipe.warmup_steps, total)
-        ranks.seed_dropout(seed, step)
-        batch = training_batch(task, train_data, seed, step, recipe.batch_size, recipe.extra_target_max)
-        inputs = torch.as_tensor(ranks.shard(batch.inputs), dtype=torch.long, device=dev)  # this rank's rows
-        answers = torch.as_tensor(ranks.shard(batch.answers), dtype=torch.long, device=dev)
-        with amp:
-            logits = step_model(inputs, last_only=True)
-        # The mean over this rank's rows.  DDP averages the gradients over the K ranks, and the
-        # slices are equal, so the result is the gradient of the mean over the global batch: a
-        # single process's, up to the order of float additions.
-        loss = F.cross_entropy(logits.float(), answers)
-        if scaler is not None:
-            scaler.scale(loss).backward()
-            scaler.unscale_(optimizer)
-        else:
-            loss.backward()
-        # backward() returned after DDP's all-reduce: every rank clips the same, global-batch gradient
-        grad_norm = optimizer_step(model, optimizer, scaler, recipe.grad_clip)
-
-        done = step + 1
-        # read where the step already waits for the loss; the norm is of the all-reduced gradient, so
-        # every rank stops alike.  With a GradScaler an infinite norm is routine: that step is skipped.
-        record.record_step(done, loss.item(), (logits.argmax(-1) == answers).float().mean().item(), grad_norm)
-        bar.update(1)
-        bar.set_postfix(loss=f"{record.running:.3f}", val_acc=f"{record.best['accuracy']:.3f}", refresh=False)
-        record.validate_and_checkpoint(done, force_checkpoint=done == stop_at)
-        if done == stop_at:
-            break
-    bar.close()
+    record = RunRecord(run, settings, metrics, job, val_data, start, best)
+    start_records([record], fresh=start == 0 and not resume)
+    if request.progress and (not ranks.distributed or ranks.local_rank == 0):
+        print(threads, file=sys.stderr, flush=True)  # every check passed: the run starts now
+    done, seconds = run_steps(job, [record], start, stop_at, task, show=request.progress and ranks.writer)
     best = ranks.share(
         record.best
     )  # also waits for rank 0's last checkpoint: no rank leaves before it is written
-    done_steps = done - start
     return {
         "run": str(out),
-        "step": start + done_steps,
-        "steps_done": done_steps,
+        "step": done,
+        "steps_done": done - start,
         "best_step": best["step"],
         "best_accuracy": best["accuracy"],
-        "seconds_per_step": (time.perf_counter() - t0) / max(1, done_steps),
+        "seconds_per_step": seconds,
+        "torch_threads": torch.get_num_threads(),
     }

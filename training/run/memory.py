@@ -3,7 +3,7 @@ and the refusal of a step that would need more than the device has.
 
 Used by ``train`` (at a start and on ``--resume``) and ``bench``, before anything is allocated:
 a batch too large for the device is one line naming the value to change, not an out-of-memory
-kill or minutes of swapping later.  Separate from ``runchecks`` (the shape checks of a run's
+kill or minutes of swapping later.  Separate from ``checks`` (the shape checks of a run's
 files) because it asks the machine, not a file: free CUDA memory or the host's MemAvailable.
 """
 

@@ -4,7 +4,7 @@ Separate from the checkpoint code because its failure modes differ: every other 
 written whole and atomically, while this log grows a line at a time, so a kill or a full disk
 can tear its last line.  Readers drop a final line that is not JSON (``Metrics.torn_line``);
 a bad line anywhere else is an error naming the line.  Each record's shape is checked where it
-is read (``runchecks.check_metrics_record``).
+is read (``checks.check_metrics_record``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class Metrics:
         self.torn_line: int | None = None  # the number of a torn last line the last read() dropped
 
     def read(self) -> list[dict]:
-        """The records, each checked (runchecks.check_metrics_record).  The lines go through
+        """The records, each checked (checks.check_metrics_record).  The lines go through
         theory.io.inputs like every JSON we read (a FIFO, bad UTF-8, deep nesting: one line naming
         the file); not ``iter_jsonl``, because a torn last line must be reported by number
         (``torn_line``) and the record checks name their line too."""

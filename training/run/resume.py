@@ -3,7 +3,7 @@
 * Settings come from the last checkpoint's ``training_state.json`` (shape-checked); a flag
   given again must agree with them.
 * The checkpoint's weights must match its config and this run's model, and its AdamW state
-  must have the shapes of the model's parameters (``runchecks.check_optimizer_state``); both
+  must have the shapes of the model's parameters (``checks.check_optimizer_state``); both
   must be finite (``checkpoints.load_checkpoint``).  Another run's state (another vocabulary,
   another width) is refused naming the tensor.
 * ``RUN/config.json`` must describe the checkpoints' model: a checkpoint folder holding
@@ -18,40 +18,24 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from theory.io.files import atomic_write_bytes
 from training.model.gptj import ModelConfig
-from training.tasks.definitions import get_task
 
 from .checkpoints import STATE_JSON, checkpoint_name
-from .checks import RunError, check_model_size, check_recipe
+from .checks import RunError, check_recipe
 from .metrics import Metrics
+from .notes import note
 from .presets import Preset
 from .weights import WEIGHTS, read_config, write_json_atomic
 
 __all__ = [
-    "note",
-    "model_config",
     "resumed_settings",
     "check_run_config",
     "restore_best_weights",
     "truncate_metrics",
 ]
-
-
-def note(message: str) -> None:
-    print(f"python -m training train: note: {message}", file=sys.stderr)
-
-
-def model_config(task: str, recipe: Preset, where: str) -> ModelConfig:
-    """The model a recipe trains, its size checked before anything is allocated."""
-    try:
-        config = ModelConfig(vocab_size=len(get_task(task).vocab), **recipe.model)
-    except (TypeError, ValueError) as error:
-        raise RunError(f"{where}: bad model in the recipe: {error}") from None
-    return check_model_size(config, where)
 
 
 def resumed_settings(info: dict, last_path: Path, flags: dict) -> tuple[dict, Preset]:

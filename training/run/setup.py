@@ -52,10 +52,11 @@ from .model_card import CARD, is_card
 from .ownership import OWNER_NAME, check_owner, claim, holds_run, owner_of
 from .presets import Preset
 from .recipe import apply_overrides, resolved_recipe
-from .resume import check_run_config, model_config, restore_best_weights, resumed_settings, truncate_metrics
+from .resume import check_run_config, restore_best_weights, resumed_settings, truncate_metrics
+from .start import check_stop_at, model_config
 from .weights import write_json_atomic
 
-__all__ = ["RunFolder", "open_run", "check_stop_at", "run_settings", "resume_state", "fresh_files"]
+__all__ = ["RunFolder", "open_run", "run_settings", "resume_state", "fresh_files"]
 
 
 @dataclass
@@ -220,11 +221,6 @@ def open_run(out, checkpoint_dir, task: str, resume: bool, force: bool):
 
 
 # --- the start of a run: rank 0 alone (training.run.distributed) ----------------------------------
-
-
-def check_stop_at(stop_at, start: int, total: int) -> None:
-    if stop_at is not None and not start < stop_at <= total:
-        raise RunError(f"--stop-at must be in {start + 1}..{total}, got {stop_at}")
 
 
 def _check_resumed_overrides(saved: Preset, overrides) -> None:

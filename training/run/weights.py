@@ -4,7 +4,7 @@ The same two files make a run folder (RUN/), a checkpoint (CKPT/step-NNNNNN/) an
 ``save_pretrained`` folder, so reading and writing them lives here, apart from the checkpoint
 machinery (``training.run.checkpoints``: optimizer state, RNG, atomic folder swap) that builds
 on them.  Every JSON is read through ``theory.io.inputs`` and its config checked field by field
-(``runchecks.config_from_dict``); every file is written atomically (``theory.io.files``).
+(``checks.config_from_dict``); every file is written atomically (``theory.io.files``).
 """
 
 from __future__ import annotations

@@ -22,12 +22,12 @@ from .plan import Member, Plan
 from .runner import (
     OUTPUTS,
     MemberFailed,
-    _check_member_recipe,
-    _has_checkpoint,
-    _run_stage,
-    _train_summary,
-    _training,
+    check_member_recipe,
+    has_checkpoint,
     run_folder,
+    run_stage,
+    train_summary,
+    training_stage,
 )
 
 __all__ = ["seed_groups", "train_group", "train_seed_groups"]
@@ -36,7 +36,7 @@ __all__ = ["seed_groups", "train_group", "train_seed_groups"]
 def seed_groups(plan: Plan, members: list[Member]) -> list[list[Member]]:
     """The groups of two or more ``members`` that one ``train --seeds`` process can train (module doc)."""
     from training.run.batched_loop import unsupported
-    from training.run.resume import model_config
+    from training.run.start import model_config
 
     groups: dict = {}
     for member in members:
@@ -47,7 +47,7 @@ def seed_groups(plan: Plan, members: list[Member]) -> list[list[Member]]:
         recipe = plan.recipes[variant]
         if unsupported(recipe, model_config(task, recipe, variant)):
             continue
-        if len(group) > 1 and len({_has_checkpoint(run_folder(plan, m)) for m in group}) == 1:
+        if len(group) > 1 and len({has_checkpoint(run_folder(plan, m)) for m in group}) == 1:
             out.append(group)
     return out
 
@@ -60,7 +60,7 @@ def train_group(plan: Plan, group: list[Member], threads: int = 1) -> dict:
     pattern = str(plan.root / first.variant / first.task) + "/seed-{seed}/run"
     if [Path(pattern.replace("{seed}", str(m.seed))) for m in group] != [run_folder(plan, m) for m in group]:
         return {m.id: "skipped" for m in group}  # a root whose path the pattern cannot name: one by one
-    argv = _training(
+    argv = training_stage(
         "train",
         "--task",
         first.task,
@@ -74,16 +74,16 @@ def train_group(plan: Plan, group: list[Member], threads: int = 1) -> dict:
     )
     for override in variant["set"]:
         argv += ["--set", override]
-    if _has_checkpoint(run_folder(plan, first)):
+    if has_checkpoint(run_folder(plan, first)):
         argv.append("--resume")
     try:
         with contextlib.ExitStack() as locks:
             for member in group:
                 plan.folder(member).mkdir(parents=True, exist_ok=True)
                 locks.enter_context(RunLock(plan.folder(member), ".member.lock", "study process"))
-                _check_member_recipe(plan, member)
-            result = _run_stage("train", argv, plan.folder(first), threads)
-            summary = _train_summary(result["stdout"], plan.folder(first))
+                check_member_recipe(plan, member)
+            result = run_stage("train", argv, plan.folder(first), threads)
+            summary = train_summary(result["stdout"], plan.folder(first))
             by_seed = {m.get("seed"): m for m in summary.get("members", []) if isinstance(m, dict)}
             for member in group:
                 atomic_write_json(

@@ -77,7 +77,12 @@ def add_study_parser(subparsers) -> None:
     )
     parser.add_argument("--jobs", type=ascii_int, default=1, metavar="N", help="members at once (default 1)")
     parser.add_argument(
-        "--threads", type=ascii_int, default=1, metavar="K", help="torch threads per member (default 1)"
+        "--threads",
+        type=ascii_int,
+        default=None,
+        metavar="K",
+        help="torch threads per member (default: the machine's cores // --jobs, at least 1; "
+        "--list and --sbatch: 1)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     batch = parser.add_mutually_exclusive_group()
@@ -103,11 +108,11 @@ def run_study_command(args) -> int:
 
     from .collect import collect
     from .plan import PlanError, load_plan
-    from .runner import check_members, list_commands, run_study, stage_commands
+    from .runner import check_members, list_commands, member_threads, run_study, stage_commands
 
     if args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
-    if args.threads < 1:
+    if args.threads is not None and args.threads < 1:
         raise UsageError(f"--threads must be >= 1, got {args.threads}")
     if args.overwrite_summary and not args.collect:
         raise UsageError("--overwrite-summary only goes with --collect")
@@ -123,7 +128,7 @@ def run_study_command(args) -> int:
     except PlanError as error:
         raise UsageError(str(error)) from None
     if args.list:
-        print("\n".join(list_commands(plan, args.threads)))
+        print("\n".join(list_commands(plan, args.threads or 1)))
         return 0
     # the folders the work writes, checked before any (the output policy: one line, exit 2); the plan
     # names them, so a plan cannot aim its runs at the package's own files or shipped results unasked
@@ -138,10 +143,10 @@ def run_study_command(args) -> int:
         from .sbatch import check_slurm_options, write_sbatch
 
         if slurm["cpus-per-task"] is None:
-            slurm["cpus-per-task"] = args.threads
+            slurm["cpus-per-task"] = args.threads or 1
         options = check_slurm_options(*slurm.values())
         check_output(args.sbatch, "--sbatch", inputs=[plan.path], replace_shipped=args.replace_shipped)
-        write_sbatch(plan, args.sbatch, options, args.threads)
+        write_sbatch(plan, args.sbatch, options, args.threads or 1)
         print(json.dumps({"sbatch": args.sbatch, "members": len(members), "submit": f"bash {args.sbatch}"}))
         return 0
     if args.collect:
@@ -173,11 +178,14 @@ def run_study_command(args) -> int:
         import torch
 
         batch_seeds = torch.cuda.is_available()
+    # each member's share of this machine (training.run.threads.member_threads); a member's train
+    # stage still takes one thread for a small model (training.run.threads.choose_threads)
+    threads = member_threads(args.jobs) if args.threads is None else args.threads
     if batch_seeds:  # each seed group trained in one process first; run_study then finds them trained
         from .batch_seeds import train_seed_groups
 
-        train_seed_groups(plan, members, args.threads)
-    outcome = run_study(plan, members, jobs=args.jobs, threads=args.threads, progress=not args.no_progress)
+        train_seed_groups(plan, members, threads)
+    outcome = run_study(plan, members, jobs=args.jobs, threads=threads, progress=not args.no_progress)
     failed = {m: o for m, o in outcome.items() if o.startswith("failed")}
     print(
         json.dumps(

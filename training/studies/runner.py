@@ -17,7 +17,9 @@ exists (outputs are written atomically, so existing means complete):
 
 so rerunning a study skips finished members and resumes partial ones, and a kill -9 at any
 moment loses at most one checkpoint interval of training (or one evaluation).  Each stage is
-a subprocess with its own torch thread count (``--threads``, default 1), which is also what
+a subprocess with its own torch thread count (``--threads``, default max(1, cores // --jobs);
+the train stage gets it as ``OMP_NUM_THREADS``, its cap: ``training.run.threads`` takes one thread
+for a small model), which is also what
 ``--list`` prints for a scheduler: one line per member, ``study PLAN --member ID``.  A stage's
 subprocess dies with the study, even one killed with SIGKILL (``stage_process``), and every
 file the runner reads or trusts is checked before any work (``check_members``).
@@ -77,7 +79,7 @@ class MemberFailed(RuntimeError):
     """A stage of a member exited non-zero; the message names it and the end of its log."""
 
 
-def _training(*args) -> list[str]:
+def training_stage(*args) -> list[str]:
     return [sys.executable, "-m", "training", *map(str, args)]
 
 
@@ -85,7 +87,7 @@ def run_folder(plan: Plan, member: Member) -> Path:
     return plan.reuse.get(member.id) or plan.folder(member) / "run"
 
 
-def _has_checkpoint(run: Path) -> bool:
+def has_checkpoint(run: Path) -> bool:
     return any((run / "checkpoints").glob("step-*"))
 
 
@@ -93,7 +95,7 @@ def stage_commands(plan: Plan, member: Member, threads: int = 1) -> dict:
     """stage -> argv of the command that makes its output (module doc)."""
     folder, run, task = plan.folder(member), run_folder(plan, member), member.task
     variant = plan.variants[member.variant]
-    train = _training(
+    train = training_stage(
         "train",
         "--task",
         task,
@@ -107,13 +109,13 @@ def stage_commands(plan: Plan, member: Member, threads: int = 1) -> dict:
     )
     for override in variant["set"]:
         train += ["--set", override]
-    if _has_checkpoint(run):
+    if has_checkpoint(run):
         train.append("--resume")
     common = ["--threads", threads, "--no-progress"]
     ev, an = plan.evaluate, plan.analyze
 
     def evaluate(settings: dict, stage: str) -> list:
-        argv = _training(
+        argv = training_stage(
             "evaluate",
             "--run",
             run,
@@ -134,7 +136,7 @@ def stage_commands(plan: Plan, member: Member, threads: int = 1) -> dict:
         return argv
 
     def dilution(lengths, stage: str, accuracy_stage: str) -> list:
-        return _training(
+        return training_stage(
             "dilution",
             "--run",
             run,
@@ -173,7 +175,7 @@ def stage_commands(plan: Plan, member: Member, threads: int = 1) -> dict:
                 rescale["query_scale"],
             ]
     if an is not None:
-        commands["analyze"] = analyze = _training(
+        commands["analyze"] = analyze = training_stage(
             "analyze",
             "--run",
             run,
@@ -192,7 +194,7 @@ def stage_commands(plan: Plan, member: Member, threads: int = 1) -> dict:
         if an["discrepancy_count"]:
             analyze += ["--discrepancy-count", str(an["discrepancy_count"])]
     if ev["test_split"]:
-        commands["test"] = _training(
+        commands["test"] = training_stage(
             "evaluate",
             "--run",
             run,
@@ -249,7 +251,7 @@ def _log_tail(path: Path, size: int = 4096) -> str:
         return f"(its log {path} cannot be read: {error.strerror or error})"
 
 
-def _run_stage(stage: str, argv: list, folder: Path, threads: int) -> dict:
+def run_stage(stage: str, argv: list, folder: Path, threads: int) -> dict:
     """Run one stage (``stage_process.run_tied``: it dies with this process), its output in
     ``logs/<stage>.log``; MemberFailed naming the log's last line if it fails."""
     logs = folder / "logs"
@@ -274,7 +276,7 @@ def _run_stage(stage: str, argv: list, folder: Path, threads: int) -> dict:
     return {"seconds": round(time.time() - started, 1), "stdout": lines[-1] if lines else ""}
 
 
-def _train_summary(stdout: str, folder: Path) -> dict:
+def train_summary(stdout: str, folder: Path) -> dict:
     """The JSON line train prints last (its summary), checked like any input."""
     try:
         return parse_json(
@@ -309,7 +311,7 @@ def run_member(plan: Plan, member: Member, threads: int = 1, on_stage=None) -> s
     folder.mkdir(parents=True, exist_ok=True)
     try:
         with RunLock(folder, ".member.lock", "study process"):
-            _check_member_recipe(plan, member)
+            check_member_recipe(plan, member)
             if member.id in plan.reuse:
                 _reuse_results(plan, member)
             for stage, argv in stage_commands(plan, member, threads).items():
@@ -318,12 +320,12 @@ def run_member(plan: Plan, member: Member, threads: int = 1, on_stage=None) -> s
                     continue
                 if on_stage:
                     on_stage(member, stage)
-                result = _run_stage(stage, argv, folder, threads)
+                result = run_stage(stage, argv, folder, threads)
                 if stage == "train":
                     atomic_write_json(
                         output,
                         {
-                            "summary": _train_summary(result["stdout"], folder),
+                            "summary": train_summary(result["stdout"], folder),
                             "seconds": result["seconds"],
                             "threads": threads,
                             "host": os.uname().nodename,
@@ -352,7 +354,7 @@ def recipe_conflict(plan: Plan, member: Member) -> str | None:
     return f"{path} records another recipe ({recorded}) than plan {plan.path} ({recipe})"
 
 
-def _check_member_recipe(plan: Plan, member: Member) -> None:
+def check_member_recipe(plan: Plan, member: Member) -> None:
     """Record the member's recipe in its folder; one that records another is refused rather than mixed."""
     conflict = recipe_conflict(plan, member)
     if conflict:
@@ -368,6 +370,14 @@ def study_command(plan: Plan) -> str:
         f"cd {shlex.quote(str(Path.cwd()))} && {shlex.quote(sys.executable)} -m training study "
         f"{shlex.quote(str(plan.path.resolve()))}"
     )
+
+
+def member_threads(jobs: int, cores: int | None = None) -> int:
+    """Each member's torch threads when ``jobs`` members run at once on this machine:
+    max(1, cores // jobs) (training.run.threads.member_threads)."""
+    from training.run.threads import member_threads as share
+
+    return share(jobs, cores)
 
 
 def list_commands(plan: Plan, threads: int = 1) -> list[str]:

@@ -45,11 +45,11 @@ def _hops(text: str) -> tuple[int, ...]:
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected comma-separated hop counts in 1..{MAX_HOPS}, got {text!r}"
-        )
+        ) from None
     try:
         return check_hops(values)
     except ValueError as bad:
-        raise argparse.ArgumentTypeError(str(bad))
+        raise argparse.ArgumentTypeError(str(bad)) from None
 
 
 def add_data_parser(subparsers) -> None:

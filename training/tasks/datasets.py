@@ -135,7 +135,7 @@ def build_splits(task_name, sizes=None, seed: int = 0, hops=ALL_HOPS) -> tuple[d
     the rows redrawn as duplicates."""
     task = get_task(task_name)
     sizes = dict(PAPER_SPLIT_SIZES if sizes is None else sizes)
-    for name, size in sizes.items():
+    for size in sizes.values():
         check_count(size)
     seed, hops = check_seed(seed), check_hops(hops)
     rng = np.random.default_rng(seed)

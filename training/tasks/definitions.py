@@ -47,7 +47,9 @@ __all__ = [
     "load_vocab",
     "MAX_EXTRA_TARGET",
     "MAX_COUNT",
+    "SEED_MAX",
     "check_hops",
+    "check_seed",
 ]
 
 TASKS = ("number", "letter")
@@ -90,9 +92,17 @@ def check_count(count) -> int:
     return int(count)
 
 
-def check_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+SEED_MAX = 2**64 - 1  # torch.manual_seed takes an unsigned 64-bit seed; numpy's generators take any
+
+
+def check_seed(seed, where: str = "seed") -> int:
+    """A seed of data, weights or dropout: an integer in 0..SEED_MAX, the one rule of every command
+    (``training.run.checks.check_seed`` reports it as a RunError)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= SEED_MAX:
+        raise ValueError(
+            f"{where} must be an integer in 0..{SEED_MAX} (2**64 - 1, the range of torch.manual_seed), "
+            f"got {seed!r}"
+        )
     return int(seed)
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from proofs_check.claims.llm_heads import SCORE_LIMIT, SHIPPED, SINK_LIMIT, TASKS, compare_groups
+from proofs_check.claims.llm_heads import SCORE_LIMIT, SHIPPED, SINK_LIMIT, TASKS, compare_groups, weights
 from proofs_check.claims.llm_layers import KINDS, fisher_row, layer_table
-from proofs_check.claims.llm_local import SCREEN_LENGTH, SCREEN_LEVEL, decide, load_results, screen
+from proofs_check.claims.llm_local import SCREEN_LENGTH, SCREEN_LEVEL, decide, load_results, run_facts, screen
 from proofs_check.evidence.shipped import LLM_HEADS, read
 from proofs_check.registry import REGISTRY
 from proofs_check.report.doc import Bullets, Num, Para, Ref, Section, num
@@ -77,6 +77,9 @@ def section(root: Path) -> Section:
             ]
         )
     ]
+    quantised = _weights_finding(folders)
+    if quantised is not None:
+        blocks.append(quantised)
     for folder in folders:
         blocks.append(Bullets(_head_findings(root, folder)))
         layers = _layer_finding(folder)
@@ -102,6 +105,35 @@ def section(root: Path) -> Section:
         if para is not None:
             blocks.append(para)
     return Section(ANCHOR, TITLE, blocks)
+
+
+def _weights_finding(folders: list[Path]) -> Para | None:
+    """The weights each head analysis ran on: the GGUF type its file name carries (the ``model``
+    field names the file, README) and the dtype it was de-quantised to (``dtype``)."""
+    found = [(f, weights(read(f / f"analysis_{TASKS[0]}.json", LLM_HEADS))) for f in folders]
+    found = [(f, w) for f, w in found if w["gguf"]]
+    if not found:
+        return None
+    parts = ["The head analyses ran on the quantised weights of GGUF files, not on full-precision weights: "]
+    for i, (folder, w) in enumerate(found):
+        src = f"{FOLDER}/{folder.name}/analysis_{TASKS[0]}.json"
+        parts += [*([", "] if i else []), Ref(w["file"])]
+        if w["quantisation"] is None:
+            parts += [" (its name gives no quantisation type)"]
+        else:
+            parts += [" (type ", Ref(w["quantisation"]), ", ", num(w["bits"], "d", src), "-bit weights)"]
+    dtypes = sorted({w["dtype"] for _, w in found if w["dtype"]})
+    if dtypes:
+        parts += [", de-quantised to ", *joined([Ref(d) for d in dtypes]), " for the scoring"]
+    return Para(
+        parts
+        + [
+            ". The type is read from the file name each analysis records (its ",
+            Ref("model"),
+            " field); the analysis does not record the file's header. A full-precision model's heads may "
+            "score differently.",
+        ]
+    )
 
 
 def _layer_finding(folder: Path) -> Para | None:
@@ -169,6 +201,15 @@ def _screen_finding(root: Path, models: list) -> Para | None:
             " scores ",
             num(result["accuracy"], ".3f", data),
             " there (",
+            *(
+                []
+                if result.get("parse_rate") is None
+                else [
+                    "an answer could be read from ",
+                    num(result["parse_rate"], ".3f", data),
+                    " of its replies; ",
+                ]
+            ),
             "passes" if result["passes"] else "screened out",
             ")",
         ]
@@ -237,8 +278,9 @@ def _harness_finding(root: Path, model: str) -> Para | None:
     near = [c for c in cells if c["versus_chance"] == "near"]
     name = results["letter"].get("model") or model
     parts = ["On the one-hop prompts of ", Ref("Table 2"), ", ", Ref(str(name)), " answers the letter task "]
+    runs = _runs_said(model, run_facts(results), str(name))
     if difference["ci"] is None:
-        return Para(parts + ["on too few seeds for an interval (", claim("C12-local"), ")."])
+        return Para(parts + ["on too few seeds for an interval (", claim("C12-local"), "). ", *runs])
     low, high = difference["ci"]
     tail = (
         " task and length cells, so this model is near chance and cannot show the relation the frontier "
@@ -260,5 +302,42 @@ def _harness_finding(root: Path, model: str) -> Para | None:
             " of its ",
             num(len(cells), "d", src),
             tail,
+            " ",
+            *runs,
         ]
     )
+
+
+def _runs_said(model: str, facts: dict, name: str) -> list:
+    """The harness runs' parse rates (overall and the lowest at one length, per task) and whether
+    the prompts were wrapped in the model's chat template, from each run's file."""
+    parts = ["Its parse rate (the share of replies an answer could be read from) was "]
+    for i, (task, f) in enumerate(facts.items()):
+        src = f"{FOLDER}/{model}_{task}.json"
+        parts += [" and " if i else ""]
+        parts += ["not recorded"] if f["parse_rate"] is None else [num(f["parse_rate"], ".3f", src)]
+        parts += [" on the ", task, " task"]
+        if f["lowest_parse_rate"] is not None:
+            parts += [
+                " (lowest ",
+                num(f["lowest_parse_rate"], ".3f", src),
+                ", at length ",
+                num(f["lowest_at_length"], "d", src),
+                ")",
+            ]
+    templates = {f["chat_template"] for f in facts.values()}
+    if templates == {False}:
+        parts += [
+            ". The prompts were given as plain text, without the model's chat template (each run's recorded "
+            "setting ",
+            Ref("settings.backend.chat_template"),
+            ")",
+            "; this model is instruction-tuned, so it never saw the turns it was trained to answer in."
+            if "instruct" in name.lower()
+            else ".",
+        ]
+    elif templates == {True}:
+        parts += [". The prompts were wrapped in the model's chat template (each run's recorded setting)."]
+    else:
+        parts += [". The runs do not all record whether the model's chat template was used."]
+    return [p for p in parts if p != ""]

@@ -1,20 +1,29 @@
 """``python -m training bench --k-table``: training throughput of K seeds at once, eager and compiled.
 
-Rows: K = 1, 2, 5, 10 on CPU (1, 8, 64 on CUDA), each eager and compiled.  K = 1 is the single
-run's step (``single_step``: exactly ``train``'s loop body); K > 1 is ``train --seeds``'s step
-(``train_batched.batched_step``), K members of the batched model.  Every row trains on the
-recipe's own data (the paper preset: batch 64 of the paper split) from the recipe's lr schedule.
+Rows: K = 1, 2, 5, 10 on CPU (1, 8, 64 on CUDA), each eager and compiled.  Every row times
+``training.run.step.train_step``, the step ``train`` runs: K = 1 that of a single run (one GPTJ,
+with the GradScaler ``train`` uses where the device needs one), K > 1 that of ``train --seeds``,
+K members of the batched model.  Every row trains on the recipe's own data (the paper preset:
+batch 64 of the paper split, with its extra target window if the recipe has one) from the
+recipe's lr schedule.
 
 Timing alternates the rows round by round (the row order rotates each round) in one process,
-so load from another process slows every row alike; a row's figure is its median seconds per
-step over the rounds.  Columns per row:
+each row's timing preceded by a float32 2048^2 GEMM timing on the same threads
+(``training.run.bench.timing``: GEMM, row, GEMM, row, ...), every one by wall AND CPU time
+(``time.process_time``); a row's figure is its median over the rounds.  The load average at the
+start and the end is recorded (``load_average``).  Columns per row:
 
-* ``steps_per_s``: each member's steps per second (a K-member step advances K runs by one step);
-  ``member_steps_per_s``: K times that, the runs' steps per second together; ``per_member_vs_k1``:
-  that over the K = 1 row's of the same mode, i.e. the time of one member's step alone over its
-  share of a K-member step (>= 1: batching K seeds is at least as fast per run as one by one);
-* ``fraction_of_2048_peak``: the step's matrix-multiply FLOPs (``bench.step_flops`` x K) per
-  second over the float32 2048^2 GEMM rate measured in the same run;
+* ``steps_per_s``: each member's steps per second by wall time (a K-member step advances K runs
+  by one step); ``steps_per_cpu_s``: the same per CPU second of this process;
+  ``member_steps_per_s``: K times ``steps_per_s``, the runs' steps per second together;
+  ``per_member_vs_k1``: the runs' steps together over the K = 1 row's of the same mode, by the
+  headline clock (CPU time on a CPU), i.e. the time of one member's step alone over its share of
+  a K-member step (>= 1: batching K seeds is at least as fast per run as one by one);
+* ``fraction_of_2048_peak`` (the headline): the step's matrix-multiply FLOPs
+  (``bench.step_flops`` x K) per CPU second over the 2048^2 GEMM's FLOPs per CPU second measured
+  next to it, the median over the rounds -- load from other processes hardly moves it (on CUDA:
+  by wall time, synchronised); ``fraction_of_2048_peak_wall``: the same by wall time, which
+  a busy machine lowers;
 * ``members_per_hour``: runs of the recipe's length finished per hour at this rate;
 * compiled rows: ``cold_compile_s``, the first step of a NEW process whose compile cache is an
   empty folder (minus one compiled step: the compile alone), and ``warm_compile_s``, the same in
@@ -39,14 +48,13 @@ import tempfile
 import time
 
 import torch
-import torch.nn.functional as F
 
 from theory.io.cli import parse_int
-from training.run.loop import optimizer_step, resolve_device
-from training.run.resume import model_config
-from training.run.step import autocast_for, load_data, lr_factor, make_optimizer, training_batch
+from training.run.start import model_config, resolve_device
+from training.run.step import StepJob, autocast_for, load_data, make_optimizer, train_step
 
-from .hf_compare import gemm_gflops, step_flops
+from .hf_compare import step_flops
+from .timing import GemmProbe, headline_clock, load_average, rotate
 
 __all__ = ["K_CPU", "K_CUDA", "TARGETS", "parse_ks", "check_k_table_memory", "run_k_table", "format_k_table"]
 
@@ -80,35 +88,33 @@ class Row:
     def __init__(self, task: str, recipe, k: int, dev, compiled: bool, data, cache=None):
         from training.model.batched import BatchedGPTJ
         from training.model.gptj import GPTJ
-        from training.run.batched_loop import batched_step
         from training.run.compile import compile_module
 
         self.k, self.compiled = k, compiled
         self.cold = self.warm = None  # a compiled row's compile seconds: a new process's, then this one's
         config = model_config(task, recipe, f"--preset {recipe.name}")
-        train_data, total = data, recipe.steps
-        amp, _ = autocast_for(dev)
-        if k == 1:
+        amp, scaler = autocast_for(dev)
+        if k == 1:  # train --seed 0's model and step
             torch.manual_seed(0)
             model = GPTJ(config).to(dev).train()
-            optimizer = make_optimizer(model, recipe.lr, recipe.betas, recipe.weight_decay)
-            forward = compile_module(model, cache) if compiled else model
-
-            def step(i):
-                single_step(model, forward, optimizer, task, train_data, recipe, i, total, amp, dev)
-        else:
-            model = BatchedGPTJ(config, list(range(k)), dev).train()
-            optimizers = [
-                make_optimizer(m, recipe.lr, recipe.betas, recipe.weight_decay) for m in model.members
-            ]
-            forward = compile_module(model, cache) if compiled else model
-
-            def step(i):
-                batched_step(model, optimizers, task, train_data, recipe, i, total, amp, dev, forward=forward)
-
-        self.step, self.dev = step, dev
+        else:  # train --seeds 0,..,K-1: a batch of members has no GradScaler (train refuses one)
+            model, scaler = BatchedGPTJ(config, list(range(k)), dev).train(), None
+        members = model.members if k > 1 else [model]
+        optimizers = tuple(make_optimizer(m, recipe.lr, recipe.betas, recipe.weight_decay) for m in members)
+        forward = compile_module(model, cache) if compiled else None
+        self.job = StepJob(task, data, recipe, recipe.steps, model, optimizers, dev, amp, scaler, forward)
+        self.dev = dev
         self.flops = step_flops(config, recipe.batch_size) * k
         self.done = 0
+
+    def step(self, i: int) -> None:
+        train_step(self.job, i)
+
+    def run(self, n: int) -> None:
+        """``n`` steps, not timed (``timing.rotate`` times them)."""
+        for _ in range(n):
+            self.step(self.done)
+            self.done += 1
 
     def timed(self, n: int) -> float:
         """Seconds per step over ``n`` steps (the device synchronised around them)."""
@@ -121,23 +127,6 @@ class Row:
         if self.dev.type == "cuda":
             torch.cuda.synchronize()
         return (time.perf_counter() - start) / n
-
-
-def single_step(
-    model, forward, optimizer, task, train_data, recipe, step: int, total: int, amp, dev
-) -> float:
-    """One step of ``train``'s loop (a single run: lr schedule, its batch, loss, clipping, AdamW)."""
-    for group in optimizer.param_groups:
-        group["lr"] = recipe.lr * lr_factor(step, recipe.warmup_steps, total)
-    batch = training_batch(task, train_data, 0, step, recipe.batch_size)
-    inputs = torch.as_tensor(batch.inputs, dtype=torch.long, device=dev)
-    answers = torch.as_tensor(batch.answers, dtype=torch.long, device=dev)
-    with amp:
-        logits = forward(inputs, last_only=True)
-    loss = F.cross_entropy(logits.float(), answers)
-    loss.backward()
-    optimizer_step(model, optimizer, None, recipe.grad_clip)
-    return loss.item()
 
 
 def probe_cold_compile(task: str, preset: str, k: int, device: str, cache: str) -> float:
@@ -193,16 +182,19 @@ def run_k_table(
     compiled_ks=None,
     cache=None,
     progress=None,
+    gemm_size: int = 2048,
 ) -> dict:
     """The table (module doc): eager rows for ``ks``, compiled rows for ``compiled_ks`` (default
     ``ks``; empty: none).  ``cache``: the compile cache folder (default: a new empty temp folder,
-    so the cold compile is cold)."""
+    so the cold compile is cold).  ``gemm_size``: the square GEMM of the peak (2048; smaller
+    only to test the table's structure quickly)."""
     from training.run.presets import get_preset
 
     say = progress or (lambda line: None)
     dev = resolve_device(device)
     recipe = get_preset(preset)
     train_data, _ = load_data(task, recipe, dev)
+    load_start = load_average()
     with tempfile.TemporaryDirectory(prefix="rope-heads-inductor-") as temp:
         folder = str(cache or temp)
         rows = []
@@ -218,32 +210,32 @@ def run_k_table(
                 else:
                     row.timed(1)  # warm-up: allocator, lazy init
                 rows.append(row)
-        times = {id(r): [] for r in rows}
-        for r in range(rounds):
-            say(f"round {r + 1}/{rounds}")
-            for row in rows[r % len(rows) :] + rows[: r % len(rows)]:
-                times[id(row)].append(row.timed(steps))
-    peak = gemm_gflops(2048, 2048, 2048, str(dev))
+        probes = {"2048": GemmProbe(gemm_size, gemm_size, gemm_size, str(dev))}
+        times = rotate(rows, lambda row, n: row.run(n), probes, rounds, steps, str(dev), say)
+    clock = headline_clock(str(dev))
     table = []
-    for row in rows:
-        seconds = statistics.median(times[id(row)])
+    for row, timed in zip(rows, times):
+        seconds, cpu_seconds = timed.seconds("wall"), timed.seconds("cpu")
         table.append(
             {
                 "k": row.k,
                 "mode": "compiled" if row.compiled else "eager",
                 "steps_per_s": round(1 / seconds, 3),
+                "steps_per_cpu_s": round(1 / max(cpu_seconds, 1e-9), 3),
                 "member_steps_per_s": round(row.k / seconds, 3),
-                "fraction_of_2048_peak": round(row.flops / seconds / 1e9 / peak, 3),
+                "fraction_of_2048_peak": round(timed.fraction(row.flops, "2048", clock), 3),
+                "fraction_of_2048_peak_wall": round(timed.fraction(row.flops, "2048", "wall"), 3),
+                "fraction_of_2048_peak_cpu": round(timed.fraction(row.flops, "2048", "cpu"), 3),
                 "members_per_hour": round(3600 * row.k / seconds / recipe.steps, 2),
                 "cold_compile_s": None if row.cold is None else round(row.cold, 1),
                 "warm_compile_s": None if row.warm is None else round(row.warm, 1),
             }
         )
+    # by the headline clock: on a loaded machine one row's wall time can stretch and not the next's
+    rate = "steps_per_s" if clock == "wall" else "steps_per_cpu_s"
     for entry in table:
         base = next((e for e in table if e["mode"] == entry["mode"] and e["k"] == 1), None)
-        entry["per_member_vs_k1"] = (
-            None if base is None else round(entry["member_steps_per_s"] / base["member_steps_per_s"], 3)
-        )
+        entry["per_member_vs_k1"] = None if base is None else round(entry["k"] * entry[rate] / base[rate], 3)
     return {
         "task": task,
         "preset": preset,
@@ -252,7 +244,12 @@ def run_k_table(
         "run_steps": recipe.steps,
         "rounds": rounds,
         "steps_per_round": steps,
-        "gemm_gflops_2048": round(peak, 1),
+        "gemm_size": gemm_size,
+        "clock": clock,
+        "gemm_gflops_2048": round(statistics.median(t.peak("2048", clock) for t in times), 1),
+        "gemm_gflops_2048_wall": round(statistics.median(t.peak("2048", "wall") for t in times), 1),
+        "gemm_gflops_2048_cpu": round(statistics.median(t.peak("2048", "cpu") for t in times), 1),
+        "load_average": {"start": load_start, "end": load_average()},
         "torch_threads": torch.get_num_threads(),
         "rows": table,
         "targets": _against_targets(table, dev.type),
@@ -296,9 +293,11 @@ COLUMNS = (
     "k",
     "mode",
     "steps_per_s",
+    "steps_per_cpu_s",
     "member_steps_per_s",
     "per_member_vs_k1",
     "fraction_of_2048_peak",
+    "fraction_of_2048_peak_wall",
     "members_per_hour",
     "cold_compile_s",
     "warm_compile_s",
@@ -308,13 +307,17 @@ COLUMNS = (
 def format_k_table(result: dict) -> str:
     """The rows side by side, then the targets, as text."""
     cell = lambda v: "-" if v is None else str(v)  # noqa: E731
+    load = result["load_average"]
+    size = result.get("gemm_size", 2048)
     lines = [
         f"{result['task']} {result['preset']} (batch {result['batch_size']}, {result['run_steps']} steps a run) "
-        f"on {result['device']}, 2048^2 GEMM {result['gemm_gflops_2048']} GFLOP/s, "
-        f"{result['rounds']} rounds x {result['steps_per_round']} steps",
-        "  ".join(f"{c:>20}" for c in COLUMNS),
+        f"on {result['device']} ({result['torch_threads']} threads), {size}^2 GEMM "
+        f"{result['gemm_gflops_2048_cpu']} GFLOP/s per CPU s, {result['gemm_gflops_2048_wall']} per wall s, "
+        f"{result['rounds']} rounds x {result['steps_per_round']} steps, load {load['start'][0]} -> "
+        f"{load['end'][0]}; fraction_of_2048_peak by {result['clock']} time",
+        "  ".join(f"{c:>{len(c)}}" for c in COLUMNS),
     ]
-    lines += ["  ".join(f"{cell(row[c]):>20}" for c in COLUMNS) for row in result["rows"]]
+    lines += ["  ".join(f"{cell(row[c]):>{len(c)}}" for c in COLUMNS) for row in result["rows"]]
     for name, t in result["targets"].items():
         lines.append(f"target {name}: {t['value']} against {t['target']} (ratio {t['ratio_to_target']})")
     return "\n".join(lines)
