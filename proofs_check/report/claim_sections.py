@@ -14,7 +14,7 @@ from proofs_check.evidence.classes import PROVED
 from .doc import Code, Data, Figure, Link, Num, Para, Quote, Ref, Section, Strong
 from .figures_map import TABLES, figure_command, figure_file, figures_of
 from .paper_places import BEYOND, PAGES_SOURCE, places_in
-from .rows import correction_of, evidence_source, joined, module_path, part_of, prose
+from .rows import comma_joined, correction_of, evidence_source, module_path, part_of, prose
 
 
 def _runs(values: list) -> list:
@@ -210,7 +210,7 @@ def claim_section(row: dict, pages: dict, root: Path, corrects: dict, verdicts: 
     elif corrected is not None:
         blocks.append(Para([label, Ref(corrected), " (not in this partial report)."]))
     if cid in corrects:
-        blocks.append(Para(["Corrects: ", *joined([Link(c, "#" + c) for c in corrects[cid]]), "."]))
+        blocks.append(Para(["Corrects: ", *comma_joined([Link(c, "#" + c) for c in corrects[cid]]), "."]))
     blocks += figure_blocks(cid, root, shown)
     blocks += [Para(["Reproduce the check:"]), Code(f"python -m proofs_check --only ={cid}")]
     return Section(cid, f"{cid}: {row['verdict']}", blocks, kind="claim")

@@ -25,7 +25,7 @@ from .doc import Box, Bullets, Link, Num, Para, Ref, Strong
 from .findings_own import HEADLINE, HEADLINE_SAYS, NEW, PACKAGE, SCALE, SCALE_SAYS, THEOREMS
 from .findings_rows import PAPER, SHORT
 from .paper_places import places_in
-from .rows import FAILED, RUN_SOURCE, correction_of, evidence_source, joined, words_with_places
+from .rows import FAILED, RUN_SOURCE, comma_joined, correction_of, evidence_source, words_with_places
 
 ANCHOR = "at-a-glance"
 QUESTIONS = ("Which theorems are false?", "Does the headline reproduce?", "What is new here?")
@@ -39,7 +39,7 @@ def _by_verdict(ids: list, verdicts: dict) -> list:
     """The claims grouped by verdict word, in their order: "A, B (false); C (not reproduced)"."""
     out = []
     for k, word in enumerate(dict.fromkeys(verdicts[c] for c in ids)):
-        out += (["; "] if k else []) + joined([_link(c) for c in ids if verdicts[c] == word])
+        out += (["; "] if k else []) + comma_joined([_link(c) for c in ids if verdicts[c] == word])
         out += [" (", Strong(word), ")"]
     return out
 

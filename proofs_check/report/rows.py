@@ -116,7 +116,8 @@ def words_with_places(text: str) -> list:
     return [p for p in parts + [text[at:]] if p != ""]
 
 
-def joined(parts: list) -> list:
+def comma_joined(parts: list) -> list:
+    """Inline ``parts`` separated by commas: a, b, c (studies.common.joined ends with "and")."""
     out = []
     for i, part in enumerate(parts):
         out += ([", "] if i else []) + [part]

@@ -43,7 +43,7 @@ from .memory import check_memory
 from .metrics import Metrics
 from .presets import Preset
 from .setup import fresh_files, open_run, resume_state, run_settings
-from .start import TrainRequest, checked_flags, model_config, resolve_device
+from .start import TrainRequest, check_eval_memory, checked_flags, model_config, resolve_device
 from .step import StepJob, autocast_for, load_data, make_optimizer
 from .threads import apply_threads
 
@@ -105,14 +105,7 @@ def _check_memory(recipe, config, dev, k: int) -> None:
         f"--seeds with {k} members (batch_size {recipe.batch_size} each)",
         copies=k,
     )
-    check_memory(
-        config,
-        recipe.eval_batch_size,
-        SEQ_LEN,
-        dev,
-        f"eval_batch_size {recipe.eval_batch_size}",
-        training=False,
-    )
+    check_eval_memory(recipe, config, dev)
 
 
 def _check_batchable(recipe, config) -> None:

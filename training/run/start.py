@@ -29,6 +29,7 @@ __all__ = [
     "check_stop_at",
     "model_config",
     "check_run_memory",
+    "check_eval_memory",
 ]
 
 
@@ -129,6 +130,12 @@ def check_run_memory(recipe: Preset, config, dev: torch.device, ranks: Ranks) ->
         f"batch_size {recipe.batch_size}"
         + (f" with data.extra_target_max {recipe.extra_target_max}" if recipe.extra_target_max else ""),
     )
+    check_eval_memory(recipe, config, dev)
+
+
+def check_eval_memory(recipe: Preset, config, dev: torch.device) -> None:
+    """Refuse an evaluation batch the device cannot hold (one model: a batched run evaluates its
+    members one at a time)."""
     check_memory(
         config,
         recipe.eval_batch_size,

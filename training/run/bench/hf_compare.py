@@ -42,8 +42,6 @@ close the step comes to being pure matrix multiplication.
 from __future__ import annotations
 
 import dataclasses
-import statistics
-import time
 
 import numpy as np
 import torch
@@ -52,12 +50,20 @@ import torch.nn.functional as F
 from training.model.gptj import GPTJ, ModelConfig
 from training.run.memory import check_memory
 from training.run.presets import get_preset
-from training.run.step import StepJob, autocast_for, lr_factor, make_optimizer, train_step, training_batch
+from training.run.step import (
+    StepJob,
+    autocast_for,
+    lr_factor,
+    make_optimizer,
+    optimizer_step,
+    train_step,
+    training_batch,
+)
 from training.tasks.definitions import Batch
 
 from .timing import GemmProbe, headline_clock, load_average, rotate
 
-__all__ = ["run_bench", "check_bench_memory", "step_flops", "gemm_gflops"]
+__all__ = ["run_bench", "check_bench_memory", "step_flops"]
 
 
 def step_flops(config: ModelConfig, batch_size: int, tokens: int = 17) -> float:
@@ -67,27 +73,6 @@ def step_flops(config: ModelConfig, batch_size: int, tokens: int = 17) -> float:
     last_block = 4 * d * d + 4 * T * d * d + 4 * T * d + 4 * d * f
     forward = (L - 1) * full_block + last_block + 2 * d * V
     return 3.0 * forward * batch_size
-
-
-def gemm_gflops(m: int, k: int, n: int, device: str = "cpu", seconds: float = 0.5) -> float:
-    """float32 GFLOP/s of an (m x k) @ (k x n) product, the median of repeated timings."""
-    g = torch.Generator().manual_seed(0)
-    a = torch.randn(m, k, generator=g).to(device)
-    b = torch.randn(k, n, generator=g).to(device)
-    out = torch.empty(m, n, device=device)
-    reps = max(1, int(2e8 / (m * k * n)))  # about 0.4 GFLOP per timing
-    timings = []
-    deadline = time.perf_counter() + seconds
-    while len(timings) < 5 or time.perf_counter() < deadline:
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        for _ in range(reps):
-            torch.mm(a, b, out=out)
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
-        timings.append((time.perf_counter() - start) / reps)
-    return 2.0 * m * k * n / statistics.median(timings) / 1e9
 
 
 def _hf_model(config: ModelConfig):
@@ -169,13 +154,7 @@ def run_bench(
             scaler_theirs.unscale_(opt_theirs)
         else:
             loss.backward()
-        torch.nn.utils.clip_grad_norm_(theirs.parameters(), recipe.grad_clip)
-        if scaler_theirs is not None:
-            scaler_theirs.step(opt_theirs)
-            scaler_theirs.update()
-        else:
-            opt_theirs.step()
-        opt_theirs.zero_grad(set_to_none=True)
+        optimizer_step(theirs, opt_theirs, scaler_theirs, recipe.grad_clip)  # train_step's own clip and step
         steps["theirs"] += 1
 
     def run(step, k):
