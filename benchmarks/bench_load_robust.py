@@ -42,10 +42,10 @@ def busy_loop(core: int) -> subprocess.Popen:
 
 
 def measure(rows, probes, rounds: int, steps: int) -> list:
-    from training.run.bench.timing import load_average, rotate
+    from training.run.bench.timing import MIN_TIMING_S, load_average, rotate
 
     start = load_average()
-    times = rotate(rows, lambda row, n: row.run(n), probes, rounds, steps)
+    times = rotate(rows, lambda row, n: row.run(n), probes, rounds, steps, min_seconds=MIN_TIMING_S)
     end = load_average()
     out = []
     for row, t in zip(rows, times):
@@ -59,6 +59,7 @@ def measure(rows, probes, rounds: int, steps: int) -> list:
                 "gemm_gflops_cpu": t.peak("2048", "cpu"),
                 "gemm_gflops_wall": t.peak("2048", "wall"),
                 "load": [start[0], end[0]],
+                "steps_per_timing": t.steps,
             }
         )
     return out

@@ -151,7 +151,9 @@ def no_cache_env(monkeypatch, determinism_restored):
         monkeypatch.delenv(name)
     # torch's own patch() puts back exactly what was set before (a config attribute must not be deleted)
     with (
-        inductor_config.patch(fx_graph_cache=True, fallback_random=False),
+        inductor_config.patch(
+            {"fx_graph_cache": True, "fallback_random": False, "cpp.use_decompose_tanh": False}
+        ),
         functorch_config.patch(enable_autograd_cache=True),
     ):
         yield monkeypatch

@@ -79,9 +79,9 @@ def test_members_see_the_single_runs_batches_bit_for_bit(tmp_path, monkeypatch):
     seen = {"batched": [], "single": []}
     real_batched, real_single = BatchedGPTJ.forward, GPTJ.forward
 
-    def record_batched(self, idx):
+    def record_batched(self, idx, masks=None):
         seen["batched"].append(idx.clone())
-        return real_batched(self, idx)
+        return real_batched(self, idx, masks)
 
     def record_single(self, idx, last_only=False, **kwargs):
         if self.training:  # training steps, not validation

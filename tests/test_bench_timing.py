@@ -43,8 +43,10 @@ def test_the_k_table_times_the_peak_next_to_every_row_by_both_clocks(monkeypatch
     result = k_table.run_k_table(
         "letter", "smoke", ks=(1, 2), device="cpu", rounds=2, steps=1, compiled_ks=(), gemm_size=32
     )
-    timed = events[1:]  # the first sample: the probe's warm-up
-    assert events[0] == ("gemm", (32, 32, 32))
+    assert events[0] == ("gemm", (32, 32, 32))  # the probe's warm-up sample
+    # one step of each row sizes its timings (timing.MIN_TIMING_S), then the rounds
+    assert events[1:3] == [("row", 0), ("row", 1)]
+    timed = events[3:]
     # GEMM, row, GEMM, row ...; the row order rotates each round
     assert [kind for kind, _ in timed] == ["gemm", "row"] * 4
     assert [i for kind, i in timed if kind == "row"] == [0, 1, 1, 0]
@@ -73,6 +75,33 @@ def test_the_hf_comparison_times_both_peaks_next_to_each_side(monkeypatch):
         assert result[key] > 0, key
     assert result["fraction_of_2048_peak_wall"] > 0 and result["fraction_of_model_shape_peak_cpu"] > 0
     assert all(len(result["load_average"][end]) == 3 for end in ("start", "end"))
+
+
+def test_a_short_step_is_timed_over_enough_steps_to_last_min_seconds(monkeypatch):
+    """A row whose step takes 1 ms of the headline clock gets ceil(0.05 / 0.001) = 50 steps a
+    timing; a 0.1 s row keeps the requested 2; without ``min_seconds`` both get 2."""
+    clock = {"t": 0.0}
+    monkeypatch.setattr(timing.time, "process_time", lambda: clock["t"])
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: clock["t"])
+    cost = {"fast": 0.001, "slow": 0.1}
+    ran = []
+
+    def run(row, n):
+        ran.append((row, n))
+        clock["t"] += cost[row] * n
+
+    class Probe:
+        def sample(self):
+            return {"wall": 1.0, "cpu": 1.0}
+
+    times = timing.rotate(["fast", "slow"], run, {"p": Probe()}, rounds=2, steps=2, min_seconds=0.05)
+    assert [t.steps for t in times] == [50, 2]
+    assert ran[:2] == [("fast", 1), ("slow", 1)]  # the sizing step of each row
+    assert sorted(ran[2:]) == [("fast", 50), ("fast", 50), ("slow", 2), ("slow", 2)]
+    assert times[0].cpu == pytest.approx([0.001, 0.001]) and times[1].wall == pytest.approx([0.1, 0.1])
+    ran.clear()
+    plain = timing.rotate(["fast", "slow"], run, {"p": Probe()}, rounds=1, steps=2)
+    assert [t.steps for t in plain] == [2, 2] and sorted(ran) == [("fast", 2), ("slow", 2)]
 
 
 def test_row_times_pair_each_round_with_its_own_peak():

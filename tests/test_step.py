@@ -40,7 +40,9 @@ def test_both_loops_run_the_one_step(monkeypatch, tmp_path):
 
 def test_the_k_table_times_the_one_step(monkeypatch):
     calls = _recorded(monkeypatch, k_table)
-    k_table.run_k_table("letter", "smoke", ks=(1, 2), device="cpu", rounds=1, steps=2, compiled_ks=())
+    k_table.run_k_table(  # min_seconds 0: the warm-up step, then exactly 2 steps a timing
+        "letter", "smoke", ks=(1, 2), device="cpu", rounds=1, steps=2, compiled_ks=(), min_seconds=0
+    )
     assert sorted(set(calls)) == [("batched", i) for i in range(3)] + [("single", i) for i in range(3)]
 
 

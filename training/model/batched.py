@@ -17,7 +17,8 @@ How it stays each seed's own run:
   the single run only by the order of float additions.
 * **Dropout.** Every mask is drawn from the member's own torch RNG stream, in the single run's
   order and shapes, by the single run's own dropout modules (the global generator is swapped to
-  the member's state around each draw: ``member_rng``).  On CPU this reproduces the single run's
+  the member's state around its draws: ``member_rng``), all before the forward
+  (``dropout_masks``), which multiplies them in.  On CPU this reproduces the single run's
   masks bit for bit, attention dropout included (``F.scaled_dot_product_attention`` draws its
   CPU mask as ``F.dropout`` of ones would: tested).  On CUDA each member still has its own
   stream, saved in its checkpoints, but SDPA's in-kernel dropout cannot be replayed, so the
@@ -70,6 +71,11 @@ def _linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = N
         else torch.baddbmm(bias.unsqueeze(1), flat, weight.transpose(1, 2))
     )
     return y.view(*x.shape[:-1], weight.shape[1])
+
+
+def _drop(x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """``x`` times its dropout mask (``BatchedGPTJ.dropout_masks``); no mask: ``x``."""
+    return x if mask is None else x * mask
 
 
 def _per_member(t: torch.Tensor, ndim: int) -> torch.Tensor:
@@ -135,29 +141,53 @@ class BatchedGPTJ(nn.Module):
 
     # --- the forward pass -----------------------------------------------------------------
 
-    def _masks(self, draw) -> torch.Tensor:
-        """Stack ``draw(k)``, each made with member k's RNG stream (the single run's draw)."""
-        masks = []
-        for k in range(len(self.members)):
-            with self.member_rng(k):
-                masks.append(draw(k))
-        return torch.stack(masks)
+    def dropout_masks(self, idx: torch.Tensor) -> list:
+        """Every dropout mask a training forward on (K, B, T) ids applies, in the order it applies
+        them, each stacked over members (K, ...); None for a site that draws nothing (eval mode,
+        p = 0).  Member k's masks are drawn in one stretch of its own stream, in the single run's
+        order and shapes, by the single run's own dropout modules (module doc) -- the embedding's,
+        then per layer the attention weights', the attention output's and the MLP's.
 
-    def _dropout(self, site: str, x: torch.Tensor) -> torch.Tensor:
-        """The dropout module at ``site`` (a path in GPTJ) applied per member, with its own masks."""
-        modules = [m.get_submodule(site) for m in self.members]
-        if not self.training or modules[0].p == 0:
-            return x
-        return x * self._masks(lambda k: modules[k](torch.ones_like(x[k])))
+        Drawn before the forward rather than inside it: switching the global RNG state is not
+        something ``torch.compile`` can trace, so draws inside split the compiled forward at every
+        site (and the per-layer code hit dynamo's recompile limit); drawn here, the compiled
+        forward is one graph whose masks are inputs."""
+        if not self.training:
+            return [None] * (1 + 3 * self.config.n_layer)
+        _, B, T = idx.shape
+        cfg, device = self.config, idx.device
+        # each site's mask has the dtype of the activations it multiplies: the projections' under
+        # autocast, float32 for the embedding and the softmax weights
+        autocast = torch.is_autocast_enabled(device.type)
+        projected = torch.get_autocast_dtype(device.type) if autocast else torch.float32
+        sites = [("transformer.drop", (B, T, cfg.n_embd), torch.float32)]
+        for i in range(cfg.n_layer):
+            Tq = 1 if i == cfg.n_layer - 1 else T
+            sites += [
+                (f"transformer.h.{i}.attn", (B, cfg.n_head, Tq, T), torch.float32),  # the weights'
+                (f"transformer.h.{i}.attn.resid_dropout", (B, Tq, cfg.n_embd), projected),
+                (f"transformer.h.{i}.mlp.dropout", (B, Tq, cfg.n_embd), projected),
+            ]
+        drawn = [[] for _ in sites]
+        for k, member in enumerate(self.members):
+            with self.member_rng(k):
+                for (site, shape, dtype), masks in zip(sites, drawn):
+                    ones, module = torch.ones(shape, dtype=dtype, device=device), member.get_submodule(site)
+                    if site.endswith(".attn"):  # SDPA's CPU draw: F.dropout of ones of the weights' shape
+                        masks.append(F.dropout(ones, module.attn_pdrop) if module.attn_pdrop > 0 else None)
+                    else:
+                        masks.append(module(ones) if module.p > 0 else None)
+        return [None if masks[0] is None else torch.stack(masks) for masks in drawn]
 
     def _layer_norm(self, prefix: str, x: torch.Tensor) -> torch.Tensor:
         weight, bias = self.stacked[prefix + ".weight"], self.stacked[prefix + ".bias"]
         normed = F.layer_norm(x, (x.shape[-1],), eps=self.config.layer_norm_epsilon)
         return normed * _per_member(weight, x.dim()) + _per_member(bias, x.dim())
 
-    def _attend(self, i: int, q, k, v, causal: bool) -> torch.Tensor:
+    def _attend(self, i: int, q, k, v, causal: bool, masks) -> torch.Tensor:
         """Layer i's attention from projections q (K, B, Tq, C), k and v (K, B, T, C), before RoPE:
-        ``Attention.attend`` with the softmax written out, so each member's dropout mask applies."""
+        ``Attention.attend`` with the softmax written out, so each member's dropout mask applies
+        (``masks``: an iterator over ``dropout_masks``, at this layer's attention weights)."""
         attn, prefix = self.members[0].transformer.h[i].attn, f"transformer.h.{i}.attn"
         K, B, T, C = k.shape
         Tq = q.shape[2]
@@ -168,20 +198,18 @@ class BatchedGPTJ(nn.Module):
             scores = scores.masked_fill(
                 torch.ones(Tq, T, dtype=torch.bool, device=q.device).triu(1), float("-inf")
             )
-        weights = scores.softmax(-1)
-        if self.training and attn.attn_pdrop > 0:  # SDPA's CPU draw: F.dropout of ones of the weights' shape
-            weights = weights * self._masks(lambda _: F.dropout(torch.ones_like(weights[0]), attn.attn_pdrop))
+        weights = _drop(scores.softmax(-1), next(masks))
         y = (weights @ split(v)).transpose(2, 3).reshape(K, B, Tq, C)
-        return self._dropout(prefix + ".resid_dropout", _linear(y, self.stacked[prefix + ".out_proj.weight"]))
+        return _drop(_linear(y, self.stacked[prefix + ".out_proj.weight"]), next(masks))
 
-    def _mlp_after_fc_in(self, i: int, inner: torch.Tensor) -> torch.Tensor:
+    def _mlp_after_fc_in(self, i: int, inner: torch.Tensor, masks) -> torch.Tensor:
         prefix = f"transformer.h.{i}.mlp"
         out = _linear(
             gelu_new(inner), self.stacked[prefix + ".fc_out.weight"], self.stacked[prefix + ".fc_out.bias"]
         )
-        return self._dropout(prefix + ".dropout", out)
+        return _drop(out, next(masks))
 
-    def _block(self, i: int, x: torch.Tensor, last: bool) -> torch.Tensor:
+    def _block(self, i: int, x: torch.Tensor, last: bool, masks) -> torch.Tensor:
         p, C = f"transformer.h.{i}", x.shape[-1]
         W = {
             name: self.stacked[f"{p}.{name}"]
@@ -201,9 +229,10 @@ class BatchedGPTJ(nn.Module):
                 _linear(h, W["attn.k_proj.weight"]),
                 _linear(h, W["attn.v_proj.weight"]),
                 causal=False,
+                masks=masks,
             )
             inner = _linear(h[:, :, -1:], W["mlp.fc_in.weight"], W["mlp.fc_in.bias"])
-            return x[:, :, -1:] + a + self._mlp_after_fc_in(i, inner)
+            return x[:, :, -1:] + a + self._mlp_after_fc_in(i, inner, masks)
         stacked = torch.cat(
             (
                 W["attn.q_proj.weight"],
@@ -214,17 +243,20 @@ class BatchedGPTJ(nn.Module):
             dim=1,
         )
         q, k, v, inner = _linear(h, stacked).split((C, C, C, W["mlp.fc_in.bias"].shape[-1]), dim=-1)
-        a = self._attend(i, q, k, v, causal=True)
-        return x + a + self._mlp_after_fc_in(i, inner + _per_member(W["mlp.fc_in.bias"], inner.dim()))
+        a = self._attend(i, q, k, v, causal=True, masks=masks)
+        return x + a + self._mlp_after_fc_in(i, inner + _per_member(W["mlp.fc_in.bias"], inner.dim()), masks)
 
-    def forward(self, idx: torch.Tensor) -> torch.Tensor:
-        """(K, B, T) token ids -> (K, B, vocab) logits of the last position."""
+    def forward(self, idx: torch.Tensor, masks: list | None = None) -> torch.Tensor:
+        """(K, B, T) token ids -> (K, B, vocab) logits of the last position.  ``masks``: this
+        forward's ``dropout_masks(idx)``, drawn by the caller (a compiled forward takes them as
+        inputs); None: drawn here."""
         K = idx.shape[0]
+        masks = iter(self.dropout_masks(idx) if masks is None else masks)
         wte = self.stacked["transformer.wte.weight"]
         x = wte[torch.arange(K, device=idx.device)[:, None, None], idx]  # each member's own embedding
-        x = self._dropout("transformer.drop", x)
+        x = _drop(x, next(masks))
         n = self.config.n_layer
         for i in range(n):
-            x = self._block(i, x, last=i == n - 1)
+            x = self._block(i, x, last=i == n - 1, masks=masks)
         x = self._layer_norm("transformer.ln_f", x[:, :, -1])
         return _linear(x, self.stacked["lm_head.weight"], self.stacked["lm_head.bias"])

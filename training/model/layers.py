@@ -59,6 +59,13 @@ class Rotary(nn.Module):
     product (x0 + i x1) * e^(i a): one complex multiply rotates all 64 planes,
     3-4x cheaper in a training step than GPT-J's rotate_every_two with cos/sin
     tables (identical result; tested against HF).
+
+    Under ``torch.compile`` the same rotation is written in real arithmetic,
+    ``(x0 cos a - x1 sin a, x0 sin a + x1 cos a)`` (``rotate_real``): inductor generates
+    no code for complex tensors, so the complex form ran as eager kernels with copies
+    in and out of the fused code around it, while the real form fuses into them (a
+    compiled paper-preset step about 5% faster).  The two agree to float32 rounding
+    (``tests/test_model.py``).
     """
 
     def __init__(self, rotary_dim: int, base: float, fraction: float = 1.0):
@@ -83,6 +90,8 @@ class Rotary(nn.Module):
 
     def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
         """Rotate ``x`` (B, H, T, head_dim): entry t sits at position ``start + t``."""
+        if torch.compiler.is_compiling():
+            return self.rotate_real(x, start)
         r = self.rotary_dim
         # complex arithmetic exists for float32/64 only; half precision rotates in float32
         work = torch.float64 if x.dtype == torch.float64 else torch.float32
@@ -90,6 +99,18 @@ class Rotary(nn.Module):
         cis = self.table(start + x.shape[-2], x.device, cdtype)[start:]
         pairs = torch.view_as_complex(x[..., :r].to(work).unflatten(-1, (r // 2, 2)).contiguous())
         rotated = torch.view_as_real(pairs * cis).flatten(-2).to(x.dtype)
+        return rotated if r == x.shape[-1] else torch.cat((rotated, x[..., r:]), dim=-1)
+
+    def rotate_real(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """``forward``'s rotation in real arithmetic, for compiled code (class doc)."""
+        r = self.rotary_dim
+        work = torch.float64 if x.dtype == torch.float64 else torch.float32
+        cdtype = torch.complex128 if work == torch.float64 else torch.complex64
+        cis = torch.view_as_real(self.table(start + x.shape[-2], x.device, cdtype)[start:])
+        cos, sin = cis[..., 0], cis[..., 1]  # (T, r/2)
+        pairs = x[..., :r].to(work).unflatten(-1, (r // 2, 2))
+        x0, x1 = pairs[..., 0], pairs[..., 1]
+        rotated = torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1).flatten(-2).to(x.dtype)
         return rotated if r == x.shape[-1] else torch.cat((rotated, x[..., r:]), dim=-1)
 
 

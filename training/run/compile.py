@@ -31,10 +31,12 @@ What is compiled: the module's forward (``torch.compile(module)``); autograd com
 backward from the same graph.  The optimizer (AdamW, already one fused kernel per step),
 evaluation and saving run the eager module, whose parameters the compiled one shares.
 
-Seed-batched models (``train --seeds --compile``) gain little: each member's dropout draw swaps
-the global RNG state (``BatchedGPTJ.member_rng``), which dynamo cannot trace, so the forward
-splits at every draw (``torch._dynamo.explain`` on the paper config shows dozens of graphs) and
-the per-layer helpers hit dynamo's recompile limit, after which they run eager.
+Seed-batched models (``train --seeds --compile``) compile as one graph too: the members' dropout
+masks are drawn before the forward (``BatchedGPTJ.dropout_masks``) and enter it as inputs.  Drawn
+inside, each draw switched the global RNG state, which dynamo cannot trace, so the forward split at
+every draw and the per-layer helpers hit dynamo's recompile limit (compiled K = 2 ran at 0.69-0.75
+of K = 1's speed per member; see the shipped K table for now).  A batch still stays eager unless
+asked (``train --seeds`` has no measured rule).
 
 When (``compile_by_default``): ``train`` without ``--compile``/``--no-compile`` compiles a run only
 where a measurement says it pays -- a ``bench --k-table --json`` file saved under
@@ -71,6 +73,7 @@ __all__ = [
     "compile_cache_dir",
     "use_compile_cache",
     "compile_module",
+    "tanh_from_exp",
     "compile_by_default",
     "compile_choice",
 ]
@@ -148,15 +151,32 @@ def reproducible_kernels() -> None:
     torch.utils.deterministic.fill_uninitialized_memory = False
 
 
+def tanh_from_exp() -> None:
+    """Inductor's C++ code writes tanh as ``2 / (1 + exp(-2x)) - 1`` (process-wide, like
+    ``reproducible_kernels``; part of the compile cache's key).
+
+    Why: the only tanh of the model is ``gelu_new``'s, and inductor's vectorised ``tanh()`` ran
+    3.9x slower than eager's on this package's CPU (1,088 x 512 floats: 1.05 ms against 0.27 ms),
+    so the MLP's GELU forward and backward took 3.2 ms a layer, against 1.8 ms written with exp --
+    about a tenth of a compiled paper-preset step.  torch leaves the exp form off by default
+    because near 0 it is exact only to about 1e-8 absolutely (pytorch issue 148241, where an
+    ``atan2`` then magnified it); ``gelu_new`` adds tanh to 1, whose float32 spacing (1.2e-7)
+    is larger, so the GELU is unchanged to rounding (``tests/test_compile_and_bench.py``)."""
+    import torch._inductor.config as inductor_config
+
+    inductor_config.cpp.use_decompose_tanh = True
+
+
 def compile_module(module: torch.nn.Module, cache=None) -> torch.nn.Module:
     """``module`` compiled (static shapes: a training step's never change) with the cache of
-    ``use_compile_cache(cache)``; on the CPU with ``reproducible_kernels`` (module doc), a switch
-    that stays on in this process like inductor's settings.  Compilation happens at the first call.
-    ``$ROPE_HEADS_COMPILE_BACKEND`` names another ``torch.compile`` backend than inductor (e.g.
-    ``aot_eager``: the same tracing, no code generation, for a quick check of the code path)."""
+    ``use_compile_cache(cache)``; on the CPU with ``reproducible_kernels`` (module doc) and
+    ``tanh_from_exp``, switches that stay on in this process like inductor's settings.
+    Compilation happens at the first call.  ``$ROPE_HEADS_COMPILE_BACKEND`` names another
+    ``torch.compile`` backend than inductor (e.g. ``aot_eager``: the same tracing, no code generation, for a quick check of the code path)."""
     use_compile_cache(cache)
     if next(module.parameters()).device.type == "cpu":
         reproducible_kernels()
+        tanh_from_exp()
     _fill_rotary_tables(module)
     return torch.compile(module, dynamic=False, backend=os.environ.get(BACKEND_ENV) or "inductor")
 

@@ -204,7 +204,10 @@ def train_step(job: StepJob, step: int) -> tuple[list[float], list[float], list[
     inputs, answers = rows("inputs"), rows("answers")
     forward = model if job.forward is None else job.forward
     with job.amp:
-        logits = forward(inputs).float() if batched else forward(inputs, last_only=True)  # (K,) B, vocab
+        if batched:  # the members' masks drawn here, outside a compiled forward (BatchedGPTJ.dropout_masks)
+            logits = forward(inputs, model.dropout_masks(inputs)).float()  # K, B, vocab
+        else:
+            logits = forward(inputs, last_only=True)  # B, vocab
     if batched:  # each member's mean loss; their sum's gradient is, per member, that of its own loss alone
         per_row = F.cross_entropy(logits.flatten(0, 1), answers.flatten(), reduction="none")
         losses = per_row.view(answers.shape).mean(1)

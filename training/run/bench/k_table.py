@@ -33,7 +33,7 @@ start and the end is recorded (``load_average``).  Columns per row:
 device type and preset), a table is the measurement ``train`` reads to decide whether it compiles
 by default (``compiled.compile_by_default``): the K = 1 rows, eager against compiled.
 
-Targets (printed as ratios, not asserted): CPU compiled K = 1 at 0.55 of the 2048^2 peak or more;
+Targets (printed as ratios, not asserted): CPU compiled K = 1 at 0.6 of the 2048^2 peak or more;
 K = 5 per member at least 0.9x K = 1; CUDA members per hour at K = 64 at least 10x K = 1.
 """
 
@@ -54,14 +54,14 @@ from training.run.start import model_config, resolve_device
 from training.run.step import StepJob, autocast_for, load_data, make_optimizer, train_step
 
 from .hf_compare import step_flops
-from .timing import GemmProbe, headline_clock, load_average, rotate
+from .timing import MIN_TIMING_S, GemmProbe, headline_clock, load_average, rotate
 
 __all__ = ["K_CPU", "K_CUDA", "TARGETS", "parse_ks", "check_k_table_memory", "run_k_table", "format_k_table"]
 
 K_CPU, K_CUDA = (1, 2, 5, 10), (1, 8, 64)
 K_MAX = 256
 TARGETS = {
-    "cpu_compiled_k1_fraction_of_peak": 0.55,
+    "cpu_compiled_k1_fraction_of_peak": 0.6,  # issue 41
     "k5_per_member_vs_k1": 0.9,
     "cuda_k64_members_per_hour_vs_k1": 10.0,
 }
@@ -183,11 +183,13 @@ def run_k_table(
     cache=None,
     progress=None,
     gemm_size: int = 2048,
+    min_seconds: float = MIN_TIMING_S,
 ) -> dict:
     """The table (module doc): eager rows for ``ks``, compiled rows for ``compiled_ks`` (default
     ``ks``; empty: none).  ``cache``: the compile cache folder (default: a new empty temp folder,
     so the cold compile is cold).  ``gemm_size``: the square GEMM of the peak (2048; smaller
-    only to test the table's structure quickly)."""
+    only to test the table's structure quickly).  ``steps``: steps per timing, more for a row whose
+    timing would last under ``min_seconds`` (``timing.rotate``)."""
     from training.run.presets import get_preset
 
     say = progress or (lambda line: None)
@@ -211,7 +213,7 @@ def run_k_table(
                     row.timed(1)  # warm-up: allocator, lazy init
                 rows.append(row)
         probes = {"2048": GemmProbe(gemm_size, gemm_size, gemm_size, str(dev))}
-        times = rotate(rows, lambda row, n: row.run(n), probes, rounds, steps, str(dev), say)
+        times = rotate(rows, lambda row, n: row.run(n), probes, rounds, steps, str(dev), say, min_seconds)
     clock = headline_clock(str(dev))
     table = []
     for row, timed in zip(rows, times):
@@ -229,6 +231,7 @@ def run_k_table(
                 "members_per_hour": round(3600 * row.k / seconds / recipe.steps, 2),
                 "cold_compile_s": None if row.cold is None else round(row.cold, 1),
                 "warm_compile_s": None if row.warm is None else round(row.warm, 1),
+                "steps_per_timing": timed.steps,
             }
         )
     # by the headline clock: on a loaded machine one row's wall time can stretch and not the next's
@@ -244,6 +247,7 @@ def run_k_table(
         "run_steps": recipe.steps,
         "rounds": rounds,
         "steps_per_round": steps,
+        "min_timing_s": min_seconds,
         "gemm_size": gemm_size,
         "clock": clock,
         "gemm_gflops_2048": round(statistics.median(t.peak("2048", clock) for t in times), 1),
@@ -301,6 +305,7 @@ COLUMNS = (
     "members_per_hour",
     "cold_compile_s",
     "warm_compile_s",
+    "steps_per_timing",
 )
 
 
@@ -313,11 +318,12 @@ def format_k_table(result: dict) -> str:
         f"{result['task']} {result['preset']} (batch {result['batch_size']}, {result['run_steps']} steps a run) "
         f"on {result['device']} ({result['torch_threads']} threads), {size}^2 GEMM "
         f"{result['gemm_gflops_2048_cpu']} GFLOP/s per CPU s, {result['gemm_gflops_2048_wall']} per wall s, "
-        f"{result['rounds']} rounds x {result['steps_per_round']} steps, load {load['start'][0]} -> "
+        f"{result['rounds']} rounds x at least {result['steps_per_round']} steps and "
+        f"{result.get('min_timing_s', 0)} s a timing, load {load['start'][0]} -> "
         f"{load['end'][0]}; fraction_of_2048_peak by {result['clock']} time",
         "  ".join(f"{c:>{len(c)}}" for c in COLUMNS),
     ]
-    lines += ["  ".join(f"{cell(row[c]):>{len(c)}}" for c in COLUMNS) for row in result["rows"]]
+    lines += ["  ".join(f"{cell(row.get(c)):>{len(c)}}" for c in COLUMNS) for row in result["rows"]]
     for name, t in result["targets"].items():
         lines.append(f"target {name}: {t['value']} against {t['target']} (ratio {t['ratio_to_target']})")
     return "\n".join(lines)

@@ -11,12 +11,19 @@ just before it, and the row's figure is the median over the rounds -- load that 
 goes (or a clock that changes with temperature) falls on the row and its peak alike.  The load
 average (``os.getloadavg``) at the start and the end says how busy the machine was.
 
+A timing lasts at least ``MIN_TIMING_S`` (by the headline clock): a row whose step is short (the
+smoke preset's, about 5 ms) runs as many steps per timing as that takes.  Three 5 ms steps are one
+scheduler tick: on a busy machine a context switch or a cold cache lands on one timing in full, and
+the smoke preset's fraction moved 13% between an idle and a loaded machine with 3 steps a timing,
+2-3% with 30 (``benchmarks/bench_load_robust.py``).
+
 On CUDA the CPU clock says nothing about the device: there the headline is by wall time
 (synchronised), and the CPU-time figures are the host's.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import time
@@ -25,7 +32,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-__all__ = ["Clock", "GemmProbe", "load_average", "rotate", "RowTimes", "headline_clock"]
+__all__ = ["Clock", "GemmProbe", "load_average", "rotate", "RowTimes", "headline_clock", "MIN_TIMING_S"]
+
+MIN_TIMING_S = 0.25  # the shortest timing of a row (module doc)
+MAX_STEPS_PER_TIMING = 10_000  # a row that takes no measurable time still ends
 
 
 def load_average() -> list[float]:
@@ -105,6 +115,7 @@ class RowTimes:
     wall: list = field(default_factory=list)
     cpu: list = field(default_factory=list)
     peaks: list = field(default_factory=list)  # per round: {probe name: {"wall": GFLOP/s, "cpu": GFLOP/s}}
+    steps: int = 0  # steps per timing (``rotate``: at least its ``steps``, more for a short step)
 
     def seconds(self, clock: str) -> float:
         return statistics.median(getattr(self, clock))
@@ -127,20 +138,31 @@ def rotate(
     steps: int,
     device: str = "cpu",
     progress=None,
+    min_seconds: float = 0.0,
 ) -> list[RowTimes]:
-    """Time ``step(row, steps)`` for every row, ``rounds`` times, the row order rotating each
-    round, each row's timing preceded by a sample of every GEMM probe (module doc).  Returns one
-    ``RowTimes`` per row, in the order of ``rows``."""
-    times = [RowTimes() for _ in rows]
+    """Time ``step(row, n)`` for every row, ``rounds`` times, the row order rotating each round,
+    each row's timing preceded by a sample of every GEMM probe (module doc).  ``n`` is ``steps``,
+    or more where one step of the row (timed once, before the rounds) is shorter than
+    ``min_seconds / steps`` by the headline clock.  Returns one ``RowTimes`` per row, in the order
+    of ``rows``."""
+    clock_name = headline_clock(device)
+    times = [RowTimes(steps=steps) for _ in rows]
+    if min_seconds > 0:
+        for row, timed in zip(rows, times):
+            with Clock(device) as clock:
+                step(row, 1)
+            once = max(getattr(clock, clock_name), 1e-6)
+            timed.steps = max(steps, min(MAX_STEPS_PER_TIMING, math.ceil(min_seconds / once)))
     order = list(range(len(rows)))
     for r in range(rounds):
         if progress:
             progress(f"round {r + 1}/{rounds}")
         shift = r % len(order) if order else 0
         for i in order[shift:] + order[:shift]:
+            n = times[i].steps
             times[i].peaks.append({name: probe.sample() for name, probe in probes.items()})
             with Clock(device) as clock:
-                step(rows[i], steps)
-            times[i].wall.append(clock.wall / steps)
-            times[i].cpu.append(clock.cpu / steps)
+                step(rows[i], n)
+            times[i].wall.append(clock.wall / n)
+            times[i].cpu.append(clock.cpu / n)
     return times
