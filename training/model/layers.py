@@ -63,9 +63,8 @@ class Rotary(nn.Module):
     Under ``torch.compile`` the same rotation is written in real arithmetic,
     ``(x0 cos a - x1 sin a, x0 sin a + x1 cos a)`` (``rotate_real``): inductor generates
     no code for complex tensors, so the complex form ran as eager kernels with copies
-    in and out of the fused code around it, while the real form fuses into them (a
-    compiled paper-preset step about 5% faster).  The two agree to float32 rounding
-    (``tests/test_model.py``).
+    in and out of the fused code around it, while the real form fuses into that code.
+    The two agree to float32 rounding (``tests/test_model.py``).
     """
 
     def __init__(self, rotary_dim: int, base: float, fraction: float = 1.0):

@@ -34,9 +34,9 @@ evaluation and saving run the eager module, whose parameters the compiled one sh
 Seed-batched models (``train --seeds --compile``) compile as one graph too: the members' dropout
 masks are drawn before the forward (``BatchedGPTJ.dropout_masks``) and enter it as inputs.  Drawn
 inside, each draw switched the global RNG state, which dynamo cannot trace, so the forward split at
-every draw and the per-layer helpers hit dynamo's recompile limit (compiled K = 2 ran at 0.69-0.75
-of K = 1's speed per member; see the shipped K table for now).  A batch still stays eager unless
-asked (``train --seeds`` has no measured rule).
+every draw and the per-layer helpers hit dynamo's recompile limit: compiled K = 2 then ran at
+0.69-0.75 of K = 1's speed per member (the shipped K table has today's).  A batch still stays eager
+unless asked (``train --seeds`` has no measured rule).
 
 When (``compile_by_default``): ``train`` without ``--compile``/``--no-compile`` compiles a run only
 where a measurement says it pays -- a ``bench --k-table --json`` file saved under
