@@ -158,7 +158,7 @@ def tanh_from_exp() -> None:
     Why: the only tanh of the model is ``gelu_new``'s, and inductor's vectorised ``tanh()`` ran
     3.9x slower than eager's on this package's CPU (1,088 x 512 floats: 1.05 ms against 0.27 ms),
     so the MLP's GELU forward and backward took 3.2 ms a layer, against 1.8 ms written with exp --
-    about a tenth of a compiled paper-preset step.  torch leaves the exp form off by default
+    with 11 full layers, about a sixth of a compiled paper-preset step.  torch leaves the exp form off by default
     because near 0 it is exact only to about 1e-8 absolutely (pytorch issue 148241, where an
     ``atan2`` then magnified it); ``gelu_new`` adds tanh to 1, whose float32 spacing (1.2e-7)
     is larger, so the GELU is unchanged to rounding (``tests/test_compile_and_bench.py``)."""
@@ -172,7 +172,8 @@ def compile_module(module: torch.nn.Module, cache=None) -> torch.nn.Module:
     ``use_compile_cache(cache)``; on the CPU with ``reproducible_kernels`` (module doc) and
     ``tanh_from_exp``, switches that stay on in this process like inductor's settings.
     Compilation happens at the first call.  ``$ROPE_HEADS_COMPILE_BACKEND`` names another
-    ``torch.compile`` backend than inductor (e.g. ``aot_eager``: the same tracing, no code generation, for a quick check of the code path)."""
+    ``torch.compile`` backend than inductor (e.g. ``aot_eager``: the same tracing, no code
+    generation, for a quick check of the code path)."""
     use_compile_cache(cache)
     if next(module.parameters()).device.type == "cpu":
         reproducible_kernels()
