@@ -157,11 +157,12 @@ def tanh_from_exp() -> None:
 
     Why: the only tanh of the model is ``gelu_new``'s, and inductor's vectorised ``tanh()`` ran
     3.9x slower than eager's on this package's CPU (1,088 x 512 floats: 1.05 ms against 0.27 ms),
-    so the MLP's GELU forward and backward took 3.2 ms a layer, against 1.8 ms written with exp --
-    with 11 full layers, about a sixth of a compiled paper-preset step.  torch leaves the exp form off by default
-    because near 0 it is exact only to about 1e-8 absolutely (pytorch issue 148241, where an
-    ``atan2`` then magnified it); ``gelu_new`` adds tanh to 1, whose float32 spacing (1.2e-7)
-    is larger, so the GELU is unchanged to rounding (``tests/test_compile_and_bench.py``)."""
+    so the MLP's GELU forward and backward took 3.2 ms a layer, against 1.8 ms written with exp;
+    with 11 full layers, about a sixth of a compiled paper-preset step.  torch leaves the exp form
+    off by default because near 0 it is exact only to about 1e-8 absolutely (pytorch issue
+    148241, where an ``atan2`` then magnified it); ``gelu_new`` adds tanh to 1, whose float32
+    spacing (1.2e-7) is larger, so the GELU is unchanged to rounding
+    (``tests/test_compile_and_bench.py``)."""
     import torch._inductor.config as inductor_config
 
     inductor_config.cpp.use_decompose_tanh = True
