@@ -11,7 +11,7 @@ import torch
 
 from training.__main__ import main
 from training.run import step
-from training.run.bench import hf_compare, k_table, timing
+from training.run.bench import hf_compare, k_table, k_table_summary, timing
 from training.run.threads import SMALL_WIDTH, choose_threads, member_threads
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -57,8 +57,8 @@ def test_the_k_table_times_the_peak_next_to_every_row_by_both_clocks(monkeypatch
         assert row["steps_per_cpu_s"] > 0 and row["steps_per_s"] > 0
         assert row["fraction_of_2048_peak"] == row["fraction_of_2048_peak_cpu"] > 0
         assert row["fraction_of_2048_peak_wall"] > 0
-    text = k_table.format_k_table(result).splitlines()
-    assert "load" in text[0] and "per CPU s" in text[0] and text[1].split() == list(k_table.COLUMNS)
+    text = k_table_summary.format_k_table(result).splitlines()
+    assert "load" in text[0] and "per CPU s" in text[0] and text[1].split() == list(k_table_summary.COLUMNS)
 
 
 def test_the_hf_comparison_times_both_peaks_next_to_each_side(monkeypatch):

@@ -19,7 +19,8 @@ from training.model.batched import BatchedGPTJ
 from training.model.gptj import GPTJ, ModelConfig
 from training.run import compile as compiled
 from training.run.batched_loop import train_seeds
-from training.run.bench.k_table import COLUMNS, TARGETS, parse_ks
+from training.run.bench.k_table import parse_ks
+from training.run.bench.k_table_summary import COLUMNS, TARGETS
 from training.run.presets import get_preset
 from training.run.start import model_config
 

@@ -300,14 +300,8 @@ def _bench_threads(args, width: int) -> None:
 
 def _run_k_table(args) -> int:
     """``bench --k-table`` (training.run.bench.k_table): every flag checked before any work."""
-    from training.run.bench.k_table import (
-        K_CPU,
-        K_CUDA,
-        check_k_table_memory,
-        format_k_table,
-        parse_ks,
-        run_k_table,
-    )
+    from training.run.bench.k_table import K_CPU, K_CUDA, check_k_table_memory, parse_ks, run_k_table
+    from training.run.bench.k_table_summary import format_k_table
 
     try:
         ks = parse_ks(args.k) if args.k is not None else (K_CUDA if args.device == "cuda" else K_CPU)
