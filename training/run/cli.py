@@ -214,7 +214,7 @@ def add_bench_parser(subparsers) -> None:
         type=ascii_int,
         default=None,
         metavar="N",
-        help="steps per round (default 5; --k-table 3, more for a step too short to time alone)",
+        help="steps per round (default 5; --k-table 3, raised there for a step too short to time alone)",
     )
     parser.add_argument(
         "--k-table",

@@ -26,6 +26,7 @@ process it always was, numerics included.  With them (``Ranks``):
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 from dataclasses import dataclass
 
@@ -227,9 +228,12 @@ def process_group(ranks: Ranks, device: torch.device):
     except BaseException:
         dist.destroy_process_group()
         raise
-    # every rank reaches the end before any tears the group down: a rank that destroyed its
-    # gloo context while a peer was still closing has aborted ("terminate called without an
-    # active exception") under heavy load
+    # The DDP wrapper (its reducer holds the group) sits in reference cycles (autograd hooks), so
+    # without a collection here it outlived destroy_process_group and was freed while the
+    # interpreter shut down, where the group's C++ teardown aborted now and then under load
+    # ("terminate called without an active exception", no Python frame, after the run had ended).
+    gc.collect()
+    # every rank reaches the end before any tears the group down
     dist.barrier()
     dist.destroy_process_group()
 
