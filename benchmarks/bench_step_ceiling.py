@@ -57,8 +57,6 @@ def record_products(row) -> list:
 class Replay:
     """The recorded products on random operands made once; ``run(n)`` replays them ``n`` times."""
 
-    compiled, k = False, 1
-
     def __init__(self, products: list, flops: float):
         import torch
 

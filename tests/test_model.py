@@ -56,12 +56,12 @@ def exact_hf_table(theirs, ours):
 @pytest.mark.parametrize("dtype,tol", [(torch.float32, 2e-6), (torch.float64, 1e-14)])
 @pytest.mark.parametrize("cfg", [TINY, TINY_PARTIAL], ids=["tiny", "tiny-partial-rotary"])
 def test_compiled_rotation_in_real_arithmetic_equals_the_complex_one(cfg, dtype, tol):
-    """Rotary.rotate_real (what compiled code runs) against forward's complex multiply, at
+    """Rotary.rotate(real=True) (what compiled code runs) against the eager complex multiply, at
     positions far from 0 (start 4,000: large angles) and with a partial rotary_dim."""
     rotary = GPTJ(cfg).rotary
     x = torch.randn(2, cfg.n_head, 9, cfg.head_dim, generator=torch.Generator().manual_seed(3), dtype=dtype)
     for start in (0, 4000):
-        complex_form, real_form = rotary(x, start=start), rotary.rotate_real(x, start=start)
+        complex_form, real_form = rotary(x, start=start), rotary.rotate(x, start=start, real=True)
         assert real_form.dtype == dtype and real_form.shape == x.shape
         assert not torch.equal(complex_form, x)
         assert (real_form - complex_form).abs().max().item() < tol

@@ -61,7 +61,7 @@ class Rotary(nn.Module):
     tables (identical result; tested against HF).
 
     Under ``torch.compile`` the same rotation is written in real arithmetic,
-    ``(x0 cos a - x1 sin a, x0 sin a + x1 cos a)`` (``rotate_real``): inductor generates
+    ``(x0 cos a - x1 sin a, x0 sin a + x1 cos a)`` (``rotate(..., real=True)``): inductor generates
     no code for complex tensors, so the complex form ran as eager kernels with copies
     in and out of the fused code around it, while the real form fuses into that code.
     The two agree to float32 rounding (``tests/test_model.py``).
@@ -89,27 +89,23 @@ class Rotary(nn.Module):
 
     def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
         """Rotate ``x`` (B, H, T, head_dim): entry t sits at position ``start + t``."""
-        if torch.compiler.is_compiling():
-            return self.rotate_real(x, start)
+        return self.rotate(x, start, real=torch.compiler.is_compiling())
+
+    def rotate(self, x: torch.Tensor, start: int = 0, real: bool = False) -> torch.Tensor:
+        """``forward``'s rotation; ``real``: in real arithmetic, as compiled code runs it (class doc)."""
         r = self.rotary_dim
         # complex arithmetic exists for float32/64 only; half precision rotates in float32
         work = torch.float64 if x.dtype == torch.float64 else torch.float32
         cdtype = torch.complex128 if work == torch.float64 else torch.complex64
         cis = self.table(start + x.shape[-2], x.device, cdtype)[start:]
-        pairs = torch.view_as_complex(x[..., :r].to(work).unflatten(-1, (r // 2, 2)).contiguous())
-        rotated = torch.view_as_real(pairs * cis).flatten(-2).to(x.dtype)
-        return rotated if r == x.shape[-1] else torch.cat((rotated, x[..., r:]), dim=-1)
-
-    def rotate_real(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
-        """``forward``'s rotation in real arithmetic, for compiled code (class doc)."""
-        r = self.rotary_dim
-        work = torch.float64 if x.dtype == torch.float64 else torch.float32
-        cdtype = torch.complex128 if work == torch.float64 else torch.complex64
-        cis = torch.view_as_real(self.table(start + x.shape[-2], x.device, cdtype)[start:])
-        cos, sin = cis[..., 0], cis[..., 1]  # (T, r/2)
         pairs = x[..., :r].to(work).unflatten(-1, (r // 2, 2))
-        x0, x1 = pairs[..., 0], pairs[..., 1]
-        rotated = torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1).flatten(-2).to(x.dtype)
+        if real:
+            cos, sin = torch.view_as_real(cis).unbind(-1)  # each (T, r/2)
+            x0, x1 = pairs.unbind(-1)
+            rotated = torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1)
+        else:
+            rotated = torch.view_as_real(torch.view_as_complex(pairs.contiguous()) * cis)
+        rotated = rotated.flatten(-2).to(x.dtype)
         return rotated if r == x.shape[-1] else torch.cat((rotated, x[..., r:]), dim=-1)
 
 
